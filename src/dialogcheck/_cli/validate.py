@@ -1,0 +1,59 @@
+"""`dialogcheck validate PATH...`: load and check scenario, SOP and config files."""
+
+from __future__ import annotations
+
+import click
+from rich.text import Text
+
+from ..definitions import Definition, definition_files, load_definition
+from ..errors import LoadError
+from ..report.json import dumps
+from ..report.text import render_load_error
+from .output import EXIT_BAD_INPUT, EXIT_OK, FORMAT_OPTION, fail_with_load_error, print_json, print_text
+
+
+def _summary(definition: Definition) -> str:
+    value = definition.value
+    if definition.kind == "scenario":
+        goals = value.goals
+        sop = f", {len(goals.sop.steps)} SOP steps" if goals.sop is not None else ""
+        return f"scenario {value.name!r}: {len(goals.assertions)} assertions, {len(goals.criteria)} criteria{sop}"
+    if definition.kind == "sop":
+        return f"SOP {value.id} {value.name!r}: {len(value.steps.steps)} steps"
+    return "config: YAML read (its keys are checked once the LLM layer lands)"
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@FORMAT_OPTION
+def validate(paths: tuple[str, ...], output_format: str) -> None:
+    """Load and check scenario, SOP and config files (files or folders)."""
+    try:
+        files = definition_files(paths)
+    except LoadError as err:
+        fail_with_load_error(err, output_format)
+    if not files:
+        fail_with_load_error(LoadError.one("no YAML files found", " ".join(paths)), output_format)
+    entries, problems = [], []
+    text = Text()
+    for path in files:
+        try:
+            definition = load_definition(path)
+        except LoadError as err:
+            problems.extend(err.problems)
+            entries.append({"path": str(path), "ok": False, "problems": [p.to_dict() for p in err.problems]})
+            text.append_text(render_load_error(err))
+            continue
+        entries.append({"path": str(path), "ok": True, "kind": definition.kind})
+        text.append("ok    ", style="bold green")
+        text.append(f"{path}  {_summary(definition)}\n")
+    bad = sum(not e["ok"] for e in entries)
+    text.append(f"{len(files)} files, {len(files) - bad} valid, {bad} with problems\n", style="bold")
+    if output_format == "json":
+        document = {"files": entries, "valid": not problems}
+        if problems:
+            document["error"] = problems[0].to_dict()
+        print_json(dumps(document))
+    else:
+        print_text(text, stderr=False)
+    raise SystemExit(EXIT_BAD_INPUT if problems else EXIT_OK)

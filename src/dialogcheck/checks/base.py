@@ -1,0 +1,132 @@
+"""The one interface every check implements, and the result it returns.
+
+A check is a frozen dataclass whose fields are its file schema. It holds no
+state between conversations: `evaluate` reads a `Conversation` and returns a
+`CheckResult`, plain data that explains itself.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, ClassVar
+
+from ..events.model import Conversation, Event
+from ..events.values import show
+
+
+class Outcome(str, Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What one check concluded about one conversation, and why.
+
+    `evidence` holds the indexes of the events the explanation points to.
+    """
+
+    check: Any
+    outcome: Outcome
+    detail: str
+    evidence: tuple[int, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is Outcome.PASS
+
+
+class Check(ABC):
+    """A yes-or-no question about a conversation."""
+
+    key: ClassVar[str]
+
+    @property
+    def label(self) -> str:
+        """A short human name: the key plus what it is about."""
+        return self.key
+
+    @abstractmethod
+    def evaluate(self, conversation: Conversation) -> CheckResult: ...
+
+    def result(self, passed: bool, detail: str, evidence: Sequence[int] = ()) -> CheckResult:
+        return CheckResult(self, Outcome.PASS if passed else Outcome.FAIL, detail, tuple(evidence))
+
+
+def at(event: Event) -> str:
+    return f"event {event.index} (turn {event.turn})"
+
+
+class EventCheck(Check):
+    """A check that passes when one event matches: the default rule of the seed.
+
+    Subclasses say which events are candidates and how one differs from what
+    is asked; the closest candidate explains a failure. `sequencing` reuses
+    the same three methods to match one step at a time.
+    """
+
+    @abstractmethod
+    def candidates(self, conversation: Conversation) -> Sequence[Event]:
+        """Events that could match, in conversation order."""
+
+    @abstractmethod
+    def mismatches(self, event: Event) -> list[str]:
+        """How `event` differs from what the check asks; empty when it matches."""
+
+    def same_subject(self, event: Event) -> bool:
+        """Whether `event` is about the same thing (tool, skill), for picking the closest miss."""
+        return True
+
+    def matches(self, event: Event) -> bool:
+        return not self.mismatches(event)
+
+    def first_match(self, conversation: Conversation) -> Event | None:
+        for event in self.candidates(conversation):
+            if not self.mismatches(event):
+                return event
+        return None
+
+    def closest_miss(self, events: Sequence[Event]) -> tuple[Event, list[str]] | None:
+        best: tuple[tuple[bool, int], Event, list[str]] | None = None
+        for event in events:
+            miss = self.mismatches(event)
+            rank = (not self.same_subject(event), len(miss))
+            if best is None or rank < best[0]:
+                best = (rank, event, miss)
+        return None if best is None else (best[1], best[2])
+
+    def explain_miss(self, conversation: Conversation, events: Sequence[Event] | None = None) -> tuple[str, tuple[int, ...]]:
+        """Why no candidate matched: what the closest one had instead."""
+        events = self.candidates(conversation) if events is None else events
+        if not events:
+            return f"no {self.event_noun} event was recorded", ()
+        event, miss = self.closest_miss(events)  # type: ignore[misc]
+        count = f"{len(events)} {self.event_noun} event{'s' if len(events) != 1 else ''} recorded, none matched"
+        return f"{count}; closest: {self.describe_event(event)} at {at(event)} but {', '.join(miss)}", (event.index,)
+
+    @property
+    def event_noun(self) -> str:
+        return self.key
+
+    def describe_event(self, event: Event) -> str:
+        return event.type
+
+    def evaluate(self, conversation: Conversation) -> CheckResult:
+        event = self.first_match(conversation)
+        if event is not None:
+            return self.result(True, f"matched {self.describe_event(event)} at {at(event)}", (event.index,))
+        detail, evidence = self.explain_miss(conversation)
+        return self.result(False, detail, evidence)
+
+
+def was(field: str, actual: Any, expected: Any) -> str:
+    """'field was X, expected Y' with compact JSON renderings."""
+    return f"{field} was {show(actual)}, expected {show(expected)}"

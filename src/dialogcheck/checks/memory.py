@@ -1,0 +1,152 @@
+"""Memory checks: writes to and clears of memory keys.
+
+Writes and clears are separate events: a key written then cleared passes
+`memory_was_set` and `memory_was_cleared` and fails `memory_was_not_set`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..events.model import Conversation, Event, MemorySet
+from ..events.values import json_equal, show
+from .base import Check, CheckResult, EventCheck, at
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    """One `{name, value?}` item; `value` is UNSET when the file gives none."""
+
+    name: str
+    value: Any = UNSET
+
+    @property
+    def has_value(self) -> bool:
+        return self.value is not UNSET
+
+
+def _writes(conversation: Conversation, name: str) -> list[MemorySet]:
+    return [e for e in conversation.of_type("memory_set") if e.key == name]  # type: ignore[misc]
+
+
+def _other_keys(conversation: Conversation, event_type: str, name: str) -> str:
+    keys = {e.key for e in conversation.of_type(event_type)}  # type: ignore[attr-defined]
+    close = difflib.get_close_matches(name, sorted(keys), n=1, cutoff=0.6)
+    return f" (a similar key was: `{close[0]}`)" if close else ""
+
+
+def _list_writes(writes: Sequence[MemorySet], limit: int = 3) -> str:
+    shown = ", ".join(f"{show(w.value, 40)} at {at(w)}" for w in writes[:limit])
+    more = f" and {len(writes) - limit} more" if len(writes) > limit else ""
+    return shown + more
+
+
+@dataclass(frozen=True)
+class _MemoryCheck(Check):
+    entries: tuple[MemoryEntry, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} " + ", ".join(e.name for e in self.entries)
+
+    def evaluate(self, conversation: Conversation) -> CheckResult:
+        verdicts = [self.check_entry(conversation, entry) for entry in self.entries]
+        passed = all(ok for ok, _, _ in verdicts)
+        shown = [text for ok, text, _ in verdicts if passed or not ok]  # on a failure, only what failed
+        evidence = sorted({i for _, _, ev in verdicts for i in ev})
+        return self.result(passed, "; ".join(shown), evidence)
+
+    def check_entry(self, conversation: Conversation, entry: MemoryEntry) -> tuple[bool, str, list[int]]:
+        raise NotImplementedError
+
+
+class MemoryWasSet(_MemoryCheck):
+    key = "memory_was_set"
+
+    def check_entry(self, conversation, entry):
+        writes = _writes(conversation, entry.name)
+        if not writes:
+            return False, f"{entry.name} was never written{_other_keys(conversation, 'memory_set', entry.name)}", []
+        if not entry.has_value:
+            return True, f"{entry.name} written at {at(writes[0])}", [writes[0].index]
+        for write in writes:
+            if json_equal(write.value, entry.value):
+                return True, f"{entry.name} = {show(entry.value)} written at {at(write)}", [write.index]
+        return (
+            False,
+            f"{entry.name} was written as {_list_writes(writes)}, never {show(entry.value)}",
+            [w.index for w in writes[:3]],
+        )
+
+
+class MemoryWasNotSet(_MemoryCheck):
+    key = "memory_was_not_set"
+
+    def check_entry(self, conversation, entry):
+        writes = _writes(conversation, entry.name)
+        if not writes:
+            return True, f"{entry.name} was never written", []
+        last = writes[-1]
+        if not entry.has_value:
+            return False, f"{entry.name} was written: {_list_writes(writes)}", [w.index for w in writes[:3]]
+        if json_equal(last.value, entry.value):
+            return False, f"the last write of {entry.name} was {show(entry.value)} at {at(last)}", [last.index]
+        return True, f"the last write of {entry.name} was {show(last.value)} at {at(last)}, not {show(entry.value)}", [last.index]
+
+
+class MemoryWasCleared(_MemoryCheck):
+    key = "memory_was_cleared"
+
+    def check_entry(self, conversation, entry):
+        for event in conversation.of_type("memory_cleared"):
+            if event.key == entry.name:  # type: ignore[attr-defined]
+                return True, f"{entry.name} cleared at {at(event)}", [event.index]
+        hint = _other_keys(conversation, "memory_cleared", entry.name)
+        written = " (it was written but never cleared)" if _writes(conversation, entry.name) else ""
+        return False, f"{entry.name} was never cleared{written}{hint}", []
+
+
+@dataclass(frozen=True)
+class _MemoryStep(EventCheck):
+    """The string form used inside `sequencing`: `memory_was_set: KEY`."""
+
+    name: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} {self.name}"
+
+    def mismatches(self, event: Event) -> list[str]:
+        key = event.key  # type: ignore[attr-defined]
+        return [] if key == self.name else [f"key was {show(key)}"]
+
+    def describe_event(self, event: Event) -> str:
+        return f"{event.type} {event.key}"  # type: ignore[attr-defined]
+
+
+class MemoryWasSetStep(_MemoryStep):
+    key = "memory_was_set"
+    event_noun = "memory_set"
+
+    def candidates(self, conversation: Conversation) -> Sequence[Event]:
+        return conversation.of_type("memory_set")
+
+
+class MemoryWasClearedStep(_MemoryStep):
+    key = "memory_was_cleared"
+    event_noun = "memory_cleared"
+
+    def candidates(self, conversation: Conversation) -> Sequence[Event]:
+        return conversation.of_type("memory_cleared")
+

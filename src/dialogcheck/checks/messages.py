@@ -1,0 +1,117 @@
+"""Agent message checks: `bot_uttered` and `bot_did_not_utter`.
+
+One single bot message must satisfy every field set; `bot_did_not_utter`
+passes exactly when the same `bot_uttered` would fail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..events.model import BotMessage, Button, Conversation, Event
+from ..events.values import show
+from .base import Check, CheckResult, EventCheck, at
+
+
+@dataclass(frozen=True)
+class ButtonSpec:
+    """A listed button: `title` always compared, `payload` only when listed."""
+
+    title: str
+    payload: str | None = None
+    has_payload: bool = False
+
+    def accepts(self, button: Button) -> bool:
+        return button.title == self.title and (not self.has_payload or button.payload == self.payload)
+
+    def __str__(self) -> str:
+        return f"{self.title!r}" + (f" ({self.payload})" if self.has_payload else "")
+
+
+def buttons_in_order(wanted: Sequence[ButtonSpec], present: Sequence[Button]) -> int:
+    """How many of `wanted` appear among `present` in order (others may sit between)."""
+    found = 0
+    for button in present:
+        if found < len(wanted) and wanted[found].accepts(button):
+            found += 1
+    return found
+
+
+@dataclass(frozen=True)
+class MessageMatch:
+    """The fields of `bot_uttered`; at least one is set (checked by the loader)."""
+
+    utter_name: str | None = None
+    text_matches: str | None = None
+    buttons: tuple[ButtonSpec, ...] | None = None
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str] | None:
+        return re.compile(self.text_matches) if self.text_matches is not None else None
+
+    def mismatches(self, message: BotMessage) -> list[str]:
+        miss = []
+        if self.utter_name is not None and message.utter_name != self.utter_name:
+            miss.append(f"utter_name was {show(message.utter_name)}, expected {show(self.utter_name)}")
+        if self.pattern is not None and not self.pattern.search(message.text):
+            miss.append(f"text {show(message.text, 60)} does not match /{self.text_matches}/")
+        if self.buttons is not None:
+            found = buttons_in_order(self.buttons, message.buttons)
+            if found < len(self.buttons):
+                have = ", ".join(repr(b.title) for b in message.buttons) or "none"
+                miss.append(f"buttons lacked {self.buttons[found]} in order (it had {have})")
+        return miss
+
+    def describe(self) -> str:
+        parts = []
+        if self.utter_name is not None:
+            parts.append(self.utter_name)
+        if self.text_matches is not None:
+            parts.append(f"/{self.text_matches}/")
+        if self.buttons is not None:
+            parts.append("buttons " + ", ".join(str(b) for b in self.buttons))
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class BotUttered(EventCheck):
+    key = "bot_uttered"
+    event_noun = "bot message"
+
+    match: MessageMatch
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} {self.match.describe()}"
+
+    def candidates(self, conversation: Conversation) -> Sequence[Event]:
+        return conversation.bot_messages
+
+    def mismatches(self, event: BotMessage) -> list[str]:  # type: ignore[override]
+        return self.match.mismatches(event)
+
+    def describe_event(self, event: BotMessage) -> str:  # type: ignore[override]
+        name = f" {event.utter_name}" if event.utter_name else ""
+        return f"bot message{name} {show(event.text, 50)}"
+
+
+@dataclass(frozen=True)
+class BotDidNotUtter(Check):
+    key = "bot_did_not_utter"
+
+    match: MessageMatch
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} {self.match.describe()}"
+
+    def evaluate(self, conversation: Conversation) -> CheckResult:
+        uttered = BotUttered(self.match)
+        found = uttered.first_match(conversation)
+        if found is None:
+            count = len(conversation.bot_messages)
+            return self.result(True, f"none of the {count} bot message{'s' if count != 1 else ''} matched")
+        return self.result(False, f"{uttered.describe_event(found)} at {at(found)} matched", [found.index])

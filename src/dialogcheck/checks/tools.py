@@ -1,0 +1,188 @@
+"""Tool checks: `tool_executed` and `tools_within_one_turn`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..events.model import Conversation, Event, ToolRun
+from ..events.values import json_equal, show
+from .base import CheckResult, EventCheck, Check, at, was
+
+
+@dataclass(frozen=True)
+class ToolExecuted(EventCheck):
+    """One recorded tool run matching every field set; with `times`, exactly that many."""
+
+    key = "tool_executed"
+
+    tool_name: str
+    source: str
+    mcp_server: str | None = None
+    skill_id: str | None = None
+    arguments: Mapping[str, Any] | None = field(default=None, hash=False)
+    is_error: bool | None = None
+    times: int | None = None
+
+    def __hash__(self) -> int:
+        return hash((self.tool_name, self.source, self.mcp_server, self.skill_id, self.is_error, self.times))
+
+    @property
+    def label(self) -> str:
+        where = f"mcp:{self.mcp_server}" if self.source == "mcp" else "local"
+        return f"tool_executed {self.tool_name} ({where})"
+
+    def candidates(self, conversation: Conversation) -> Sequence[Event]:
+        return conversation.tool_runs
+
+    def same_subject(self, event: ToolRun) -> bool:  # type: ignore[override]
+        return event.tool_name == self.tool_name
+
+    def mismatches(self, event: ToolRun) -> list[str]:  # type: ignore[override]
+        miss = []
+        if event.tool_name != self.tool_name:
+            miss.append(was("tool_name", event.tool_name, self.tool_name))
+        if event.source != self.source:
+            miss.append(was("source", event.source, self.source))
+        if self.mcp_server is not None and event.mcp_server != self.mcp_server:
+            miss.append(was("mcp_server", event.mcp_server, self.mcp_server))
+        if self.skill_id is not None and event.skill_id != self.skill_id:
+            miss.append(was("skill_id", event.skill_id, self.skill_id))
+        for name, expected in (self.arguments or {}).items():
+            if name not in event.arguments:
+                miss.append(f"arguments.{name} was missing, expected {show(expected)}")
+            elif not json_equal(event.arguments[name], expected):
+                miss.append(was(f"arguments.{name}", event.arguments[name], expected))
+        if self.is_error is not None and event.is_error != self.is_error:
+            miss.append("the run failed" if event.is_error else "the run succeeded")
+            miss[-1] += f" (is_error {str(event.is_error).lower()}, expected {str(self.is_error).lower()})"
+        return miss
+
+    def describe_event(self, event: ToolRun) -> str:  # type: ignore[override]
+        return f"tool_executed {event.label}"
+
+    def evaluate(self, conversation: Conversation) -> CheckResult:
+        if self.times is None:
+            return super().evaluate(conversation)
+        runs = [e for e in conversation.tool_runs if self.matches(e)]
+        where = ", ".join(at(e) for e in runs[:5]) + (" …" if len(runs) > 5 else "")
+        if len(runs) == self.times:
+            detail = f"ran {len(runs)} time{'s' if len(runs) != 1 else ''} as expected" + (f": {where}" if runs else "")
+            return self.result(True, detail, [e.index for e in runs])
+        if not runs:
+            miss, evidence = self.explain_miss(conversation)
+            return self.result(False, f"ran 0 times, expected exactly {self.times}: {miss}", evidence)
+        return self.result(
+            False, f"ran {len(runs)} times, expected exactly {self.times}: {where}", [e.index for e in runs]
+        )
+
+
+def _max_matching(edges: Sequence[Sequence[int]], run_count: int) -> list[int | None]:
+    """Kuhn's augmenting paths: assign each call a distinct run it accepts.
+
+    Returns, per call, the run position assigned or None. Exact, not greedy.
+    """
+    run_owner: list[int | None] = [None] * run_count
+
+    def augment(call: int, seen: list[bool]) -> bool:
+        for run in edges[call]:
+            if seen[run]:
+                continue
+            seen[run] = True
+            owner = run_owner[run]
+            if owner is None or augment(owner, seen):
+                run_owner[run] = call
+                return True
+        return False
+
+    for call in range(len(edges)):
+        augment(call, [False] * run_count)
+    assigned: list[int | None] = [None] * len(edges)
+    for run, call in enumerate(run_owner):
+        if call is not None:
+            assigned[call] = run
+    return assigned
+
+
+def _ordered_matching(edges: Sequence[Sequence[int]]) -> list[int | None]:
+    """Earliest run for each call after the previous one's: optimal for an ordered subsequence."""
+    assigned: list[int | None] = []
+    after = -1
+    for accepted in edges:
+        run = next((r for r in accepted if r > after), None)
+        assigned.append(run)
+        if run is None:
+            break
+        after = run
+    return assigned + [None] * (len(edges) - len(assigned))
+
+
+@dataclass(frozen=True)
+class TurnAttempt:
+    turn: int
+    runs: Sequence[ToolRun]
+    assigned: list[int | None]
+
+    @property
+    def matched(self) -> int:
+        return sum(run is not None for run in self.assigned)
+
+    @property
+    def extras(self) -> list[ToolRun]:
+        used = {run for run in self.assigned if run is not None}
+        return [run for i, run in enumerate(self.runs) if i not in used]
+
+
+@dataclass(frozen=True)
+class ToolsWithinOneTurn(Check):
+    """Some single turn holds distinct counted runs, one per listed call."""
+
+    key = "tools_within_one_turn"
+
+    calls: tuple[ToolExecuted, ...]
+    allow_extra_calls: bool
+    ordered: bool = False
+
+    @property
+    def label(self) -> str:
+        return "tools_within_one_turn " + ", ".join(call.tool_name for call in self.calls)
+
+    def attempt(self, turn: int, runs: Sequence[ToolRun]) -> TurnAttempt:
+        edges = [[i for i, run in enumerate(runs) if call.matches(run)] for call in self.calls]
+        assigned = _ordered_matching(edges) if self.ordered else _max_matching(edges, len(runs))
+        return TurnAttempt(turn, runs, assigned)
+
+    def succeeded(self, attempt: TurnAttempt) -> bool:
+        if attempt.matched < len(self.calls):
+            return False
+        return self.allow_extra_calls or not attempt.extras
+
+    def evaluate(self, conversation: Conversation) -> CheckResult:
+        by_turn: dict[int, list[ToolRun]] = {}
+        for run in conversation.counted_tool_runs:
+            by_turn.setdefault(run.turn, []).append(run)
+        if not by_turn:
+            return self.result(False, "no counted tool run was recorded in any turn")
+        best: TurnAttempt | None = None
+        for turn, runs in by_turn.items():
+            attempt = self.attempt(turn, runs)
+            if self.succeeded(attempt):
+                chosen = [runs[r] for r in attempt.assigned if r is not None]
+                listed = ", ".join(f"{run.tool_name} at event {run.index}" for run in chosen)
+                return self.result(True, f"turn {turn} holds {listed}", [run.index for run in chosen])
+            if best is None or (attempt.matched, -len(attempt.extras)) > (best.matched, -len(best.extras)):
+                best = attempt
+        assert best is not None
+        return self.result(False, self._explain(best), [run.index for run in best.runs])
+
+    def _explain(self, best: TurnAttempt) -> str:
+        order = " in the listed order" if self.ordered else ""
+        head = f"no turn holds all {len(self.calls)} calls{order}; closest: turn {best.turn}"
+        if best.matched < len(self.calls):
+            missing = [self.calls[i] for i, run in enumerate(best.assigned) if run is None]
+            names = ", ".join(call.label.removeprefix("tool_executed ") for call in missing)
+            ran = ", ".join(f"{run.tool_name} (event {run.index})" for run in best.runs)
+            return f"{head} matched {best.matched} of {len(self.calls)}, lacking {names}; its counted runs: {ran}"
+        extras = ", ".join(f"{run.tool_name} at event {run.index}" for run in best.extras)
+        return f"{head} holds every call but also extra counted runs ({extras}) and allow_extra_calls is false"

@@ -1,0 +1,77 @@
+"""Find and load the definition files a user writes: scenarios, SOPs and config.
+
+`dialogcheck validate` takes files or folders; a YAML file is a scenario when
+its top-level key is `scenario`, an SOP when it is `sop`, and the project
+config when it is named `conftest.yml`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._fields import Problems
+from ._yaml import YMap, read_yaml
+from .errors import LoadError
+from .scenario.load import parse_scenario
+
+YAML_SUFFIXES = (".yml", ".yaml")
+CONFIG_NAMES = ("conftest.yml", "conftest.yaml")
+_SKIP_DIRS = {"results", ".git", ".venv", "node_modules", "__pycache__"}
+
+
+@dataclass(frozen=True)
+class Definition:
+    kind: str  # "scenario", "sop" or "config"
+    path: str
+    value: Any
+
+
+def definition_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given; folders expanded to the YAML files under them (results folders skipped)."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for candidate in sorted(path.rglob("*")):
+                if candidate.suffix in YAML_SUFFIXES and candidate.is_file():
+                    if not _SKIP_DIRS.intersection(candidate.relative_to(path).parts[:-1]):
+                        found.append(candidate)
+        elif path.exists():
+            found.append(path)
+        else:
+            raise LoadError.one("no such file or folder", str(path))
+    return found
+
+
+def load_definition(path: str | Path) -> Definition:
+    """Load one definition file of whichever kind it is; raises `LoadError`."""
+    file = str(path)
+    root = read_yaml(path)
+    problems = Problems()
+    if Path(path).name in CONFIG_NAMES:
+        if root is not None and not isinstance(root, YMap):
+            problems.add("the config must be a mapping", root.pos)
+            raise LoadError(problems.items).in_file(file)
+        return Definition("config", file, root)
+    key = next(iter(root.values), None) if isinstance(root, YMap) else None
+    if key == "sop":
+        from .sop.load import parse_sop
+
+        value = parse_sop(root, problems, file)
+        kind = "sop"
+    elif key == "scenario" or key is None:
+        value = parse_scenario(root, problems, file)  # reports what a scenario file lacks
+        kind = "scenario"
+    else:
+        raise LoadError.one(
+            f"not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `{key}`",
+            file,
+            root.keys[key].line,
+            root.keys[key].column,
+        )
+    if problems or value is None:
+        raise LoadError(problems.items).in_file(file)
+    return Definition(kind, file, value)

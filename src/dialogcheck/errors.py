@@ -1,0 +1,67 @@
+"""User-facing load errors: every one names a file, a line and a column.
+
+Inner code reports positions; the boundary that knows the file fills it in.
+A file's problems are collected and raised together, so a user fixes them in
+one pass instead of one rerun per mistake.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an input file, at a 1-based line and column."""
+
+    message: str
+    file: str = ""
+    line: int = 1
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {self.message}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"message": self.message, "file": self.file, "line": self.line, "column": self.column}
+
+
+class LoadError(Exception):
+    """Bad input: one or more problems found while loading files.
+
+    The only exception type for user mistakes; the CLI maps it to exit code 2.
+    """
+
+    def __init__(self, problems: Iterable[Problem]):
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        if not self.problems:
+            raise ValueError("LoadError needs at least one problem")
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @classmethod
+    def one(cls, message: str, file: str = "", line: int = 1, column: int = 1) -> LoadError:
+        return cls([Problem(message, file, line, column)])
+
+    def in_file(self, file: str) -> LoadError:
+        """The same problems, attributed to `file` where no file was set yet."""
+        return LoadError(replace(p, file=p.file or file) for p in self.problems)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """A ' (did you mean `x`?)' suffix for a misspelt key, or ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+def decode_utf8(data: bytes, file: str, first_line: int = 1) -> str:
+    """Decode UTF-8, or raise a `LoadError` at the line and column of the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = data[: err.start]
+        line = first_line + before.count(b"\n")
+        column = err.start - (before.rfind(b"\n") + 1) + 1
+        message = f"invalid UTF-8 byte 0x{data[err.start]:02x}: expected UTF-8 text"
+        raise LoadError.one(message, file, line, column) from None

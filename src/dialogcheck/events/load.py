@@ -1,0 +1,261 @@
+"""Read conversation files of every container SPEC section 1 accepts.
+
+The container is detected from content: a JSON list of events, a tracker
+object with `events`, JSONL of events, or JSONL of tracker objects (one
+conversation a line). Errors name the file, line and column.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import LoadError, Problem, decode_utf8
+from .model import Conversation
+from .parse import EventFieldError, EventReader, json_type
+
+CONVERSATION_SUFFIXES = (".json", ".jsonl", ".ndjson")
+_MAX_PROBLEMS = 50
+
+
+@dataclass(frozen=True)
+class _Located:
+    """A JSON text and a way to turn an offset in it into a line and column."""
+
+    text: str
+    first_line: int = 1
+
+    def position(self, offset: int) -> tuple[int, int]:
+        line = self.text.count("\n", 0, offset)
+        start = self.text.rfind("\n", 0, offset) + 1
+        return self.first_line + line, offset - start + 1
+
+
+def _json_error(err: json.JSONDecodeError, file: str, first_line: int = 1) -> LoadError:
+    line = getattr(err, "lineno", 1) or 1
+    column = getattr(err, "colno", 1) or 1
+    return LoadError.one(f"invalid JSON: {err.msg}", file, first_line + line - 1, column)
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def _array_offsets(text: str, i: int, decoder: json.JSONDecoder) -> list[int]:
+    offsets = []
+    i = _skip_ws(text, i + 1)
+    while i < len(text) and text[i] != "]":
+        offsets.append(i)
+        _, i = decoder.raw_decode(text, i)
+        i = _skip_ws(text, i)
+        if i < len(text) and text[i] == ",":
+            i = _skip_ws(text, i + 1)
+    return offsets
+
+
+def event_offsets(text: str) -> list[int]:
+    """Where each event starts in a JSON list or tracker object (used only to report errors)."""
+    decoder = json.JSONDecoder()
+    i = _skip_ws(text, 0)
+    if i < len(text) and text[i] == "[":
+        return _array_offsets(text, i, decoder)
+    if i < len(text) and text[i] == "{":
+        i = _skip_ws(text, i + 1)
+        while i < len(text) and text[i] != "}":
+            key, i = decoder.raw_decode(text, i)
+            i = _skip_ws(text, _skip_ws(text, i) + 1)  # past the colon
+            if key == "events" and text[i] == "[":
+                return _array_offsets(text, i, decoder)
+            _, i = decoder.raw_decode(text, i)
+            i = _skip_ws(text, i)
+            if i < len(text) and text[i] == ",":
+                i = _skip_ws(text, i + 1)
+    return []
+
+
+def _field_problem(
+    err: EventFieldError, file: str, located: _Located, start: int | None, end: int | None, label: str
+) -> Problem:
+    """Point at the field inside the event when it can be found, else at the event."""
+    if start is None:
+        line, column = located.first_line, 1
+    else:
+        found = located.text.find(f'"{err.field}"', start, end)
+        line, column = located.position(found if found >= 0 else start)
+    return Problem(f"{label}: {err}", file, line, column)
+
+
+def _events_to_conversation(
+    objects: list[Any], file: str, located: _Located, source: str, conversation_id: str | None, offsets=None
+) -> Conversation:
+    reader = EventReader()
+    problems: list[Problem] = []
+    for i, obj in enumerate(objects):
+        try:
+            reader.add(obj)
+        except EventFieldError as err:
+            if offsets is None:
+                offsets = event_offsets(located.text)
+            start = offsets[i] if i < len(offsets) else None
+            end = offsets[i + 1] if i + 1 < len(offsets) else None
+            problems.append(_field_problem(err, file, located, start, end, f"event {i}"))
+            if len(problems) >= _MAX_PROBLEMS:
+                break
+    if problems:
+        raise LoadError(problems)
+    return Conversation(tuple(reader.events), source, conversation_id)
+
+
+def _tracker_id(obj: Mapping[str, Any]) -> str | None:
+    for key in ("sender_id", "conversation_id"):
+        value = obj.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _tracker(obj: dict, file: str, located: _Located, source: str) -> Conversation:
+    events = obj["events"]
+    if not isinstance(events, list):
+        line, column = located.position(max(located.text.find('"events"'), 0))
+        raise LoadError.one(f"`events` must be a list of event objects, got {json_type(events)}", file, line, column)
+    return _events_to_conversation(events, file, located, source, _tracker_id(obj))
+
+
+def _is_tracker(obj: Any) -> bool:
+    return isinstance(obj, dict) and "events" in obj and "event" not in obj
+
+
+def _read_document(data: bytes, file: str) -> Iterator[Conversation]:
+    text = decode_utf8(data, file)
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as err:
+        raise _json_error(err, file) from None
+    located = _Located(text)
+    if isinstance(doc, list):
+        yield _events_to_conversation(doc, file, located, file, None)
+    elif _is_tracker(doc):
+        yield _tracker(doc, file, located, file)
+    elif isinstance(doc, dict):
+        yield _events_to_conversation([doc], file, located, file, None, offsets=[0])
+    else:
+        raise LoadError.one(f"expected a list of events or an object with `events`, got {json_type(doc)}", file)
+
+
+def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conversation]:
+    """JSONL: events one a line, or tracker objects one a line (yielded as they are read)."""
+    mode: str | None = None
+    reader = EventReader()
+    problems: list[Problem] = []
+    for lineno, raw in lines:
+        text = decode_utf8(raw, file, lineno)
+        if not text.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as err:
+            problems.append(_json_error(err, file, lineno).problems[0])
+            break
+        located = _Located(text, lineno)
+        line_mode = "conversations" if _is_tracker(obj) else "events"
+        if mode is None:
+            mode = line_mode
+        elif mode != line_mode:
+            expected = "a conversation object with `events`" if mode == "conversations" else "one event object"
+            problems.append(Problem(f"this line mixes containers: expected {expected} as on the first line", file, lineno, 1))
+            break
+        if mode == "conversations":
+            if problems:
+                continue
+            cid = _tracker_id(obj)
+            yield _tracker(obj, file, located, f"{file}#{cid or lineno}")
+            continue
+        try:
+            reader.add(obj)
+        except EventFieldError as err:
+            problems.append(_field_problem(err, file, located, 0, None, f"event {len(reader.events)}"))
+            if len(problems) >= _MAX_PROBLEMS:
+                break
+    if problems:
+        raise LoadError(problems)
+    if mode == "events":
+        yield Conversation(tuple(reader.events), file, None)
+    elif mode is None:
+        raise LoadError.one("the file holds no events: expected JSON or JSONL event objects", file)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    with path.open("rb") as handle:
+        for lineno, raw in enumerate(handle, 1):
+            yield lineno, raw
+
+
+def _looks_like_jsonl(path: Path) -> bool:
+    """JSONL when the first non-blank line is a complete JSON value on its own."""
+    with path.open("rb") as handle:
+        for raw in handle:
+            stripped = raw.strip()
+            if not stripped:
+                continue
+            if stripped[:1] == b"[":
+                return False
+            try:
+                orjson.loads(stripped)
+            except orjson.JSONDecodeError:
+                return False
+            return True
+    return True
+
+
+def iter_conversation_file(path: str | Path) -> Iterator[Conversation]:
+    """Every conversation in one file, read lazily where the container allows."""
+    path = Path(path)
+    file = str(path)
+    try:
+        if _looks_like_jsonl(path):
+            yield from _read_jsonl(_lines(path), file)
+        else:
+            yield from _read_document(path.read_bytes(), file)
+    except OSError as err:
+        raise LoadError.one(f"cannot read file: {err.strerror or err}", file) from None
+
+
+def conversation_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Expand folders into the conversation files they hold (sorted), keeping files as given."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in CONVERSATION_SUFFIXES))
+        elif path.exists():
+            found.append(path)
+        else:
+            raise LoadError.one("no such file or folder", str(path))
+    return found
+
+
+def iter_conversations(paths: Iterable[str | Path]) -> Iterator[Conversation]:
+    for path in conversation_files(paths):
+        yield from iter_conversation_file(path)
+
+
+def load_conversation(source: str | Path | Iterable[Mapping[str, Any]]) -> Conversation:
+    """One conversation from a file path or from event objects already in memory."""
+    if isinstance(source, (str, Path)):
+        conversations = list(iter_conversation_file(source))
+        if len(conversations) != 1:
+            raise LoadError.one(
+                f"expected one conversation, found {len(conversations)}: use iter_conversations for batch files",
+                str(source),
+            )
+        return conversations[0]
+    objects = list(source)
+    return _events_to_conversation(objects, "<memory>", _Located(""), "<memory>", None, offsets=[])

@@ -1,0 +1,231 @@
+"""Turn plain event objects (tracker form or shorthand) into typed events.
+
+Pure functions over dicts: no files here. A field of the wrong type raises
+`EventFieldError` naming the field; the file loader adds the position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .model import (
+    BLOCK_EVENTS,
+    SKILL_EVENTS,
+    BlockEvent,
+    BotMessage,
+    Button,
+    Conversation,
+    Event,
+    MemoryCleared,
+    MemorySet,
+    SkillEvent,
+    ToolRun,
+    UserMessage,
+    opens_turn,
+)
+
+_JSON_TYPE_NAMES = {str: "a string", bool: "a boolean", dict: "an object", list: "a list"}
+
+
+class EventFieldError(ValueError):
+    """A field of an event object is missing or has the wrong type."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        super().__init__(message)
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return _JSON_TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def _string(obj: Mapping[str, Any], name: str, *, required: bool = True, where: str = "") -> str | None:
+    label = f"{where}{name}"
+    if name not in obj:
+        if required:
+            raise EventFieldError(name, f"field `{label}` is missing")
+        return None
+    value = obj[name]
+    if isinstance(value, str):
+        return value
+    if value is None and not required:
+        return None
+    raise EventFieldError(name, f"field `{label}` must be a string, got {json_type(value)}")
+
+
+def _mapping(obj: Mapping[str, Any], name: str, where: str = "") -> Mapping[str, Any]:
+    value = obj.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise EventFieldError(name, f"field `{where}{name}` must be an object, got {json_type(value)}")
+    return value
+
+
+def _text(obj: Mapping[str, Any]) -> str:
+    """`text` of a message; null reads as empty (a bot message with only buttons)."""
+    value = obj.get("text")
+    if value is None or isinstance(value, str):
+        return value or ""
+    raise EventFieldError("text", f"field `text` must be a string or null, got {json_type(value)}")
+
+
+def _buttons(obj: Mapping[str, Any], data: Mapping[str, Any]) -> tuple[Button, ...]:
+    if "buttons" in data:
+        raw, where = data["buttons"], "data.buttons"
+    else:
+        raw, where = obj.get("buttons"), "buttons"
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise EventFieldError("buttons", f"field `{where}` must be a list, got {json_type(raw)}")
+    buttons = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise EventFieldError("buttons", f"field `{where}[{i}]` must be an object, got {json_type(item)}")
+        title = _string(item, "title", required=False, where=f"{where}[{i}].")
+        payload = _string(item, "payload", required=False, where=f"{where}[{i}].")
+        buttons.append(Button(title, payload))
+    return tuple(buttons)
+
+
+def _common(obj: Mapping[str, Any]) -> tuple[float | None, Mapping[str, Any]]:
+    timestamp = obj.get("timestamp")
+    if timestamp is not None and (isinstance(timestamp, bool) or not isinstance(timestamp, (int, float))):
+        raise EventFieldError("timestamp", f"field `timestamp` must be a number, got {json_type(timestamp)}")
+    return timestamp, _mapping(obj, "metadata")
+
+
+def _user(obj, kind, index, turn, ts, meta):
+    return UserMessage(kind, index, turn, ts, meta, obj, _text(obj))
+
+
+def _bot(obj, kind, index, turn, ts, meta):
+    data = _mapping(obj, "data")
+    utter = meta.get("utter_action")
+    if utter is None:
+        utter = _string(obj, "utter_name", required=False)
+    elif not isinstance(utter, str):
+        raise EventFieldError("utter_action", f"field `metadata.utter_action` must be a string, got {json_type(utter)}")
+    return BotMessage(kind, index, turn, ts, meta, obj, _text(obj), utter, _buttons(obj, data))
+
+
+def _skill(obj, kind, index, turn, ts, meta):
+    return SkillEvent(
+        kind, index, turn, ts, meta, obj, _string(obj, "skill_id"), _string(obj, "step_id", required=False)
+    )
+
+
+def _block(obj, kind, index, turn, ts, meta):
+    return BlockEvent(
+        kind,
+        index,
+        turn,
+        ts,
+        meta,
+        obj,
+        _string(obj, "skill_id"),
+        _string(obj, "block_id"),
+        _string(obj, "step_id", required=False),
+    )
+
+
+def _memory_set(obj, kind, index, turn, ts, meta):
+    if "value" not in obj:
+        raise EventFieldError("value", "field `value` is missing")
+    return MemorySet(kind, index, turn, ts, meta, obj, _string(obj, "key"), obj["value"])
+
+
+def _memory_cleared(obj, kind, index, turn, ts, meta):
+    return MemoryCleared(kind, index, turn, ts, meta, obj, _string(obj, "key"))
+
+
+def _tool(obj, kind, index, turn, ts, meta):
+    source = _string(obj, "source")
+    if source not in ("local", "mcp"):
+        raise EventFieldError("source", f"field `source` must be 'local' or 'mcp', got {source!r}")
+    is_error = obj.get("is_error", False)
+    if is_error is None:
+        is_error = False
+    elif not isinstance(is_error, bool):
+        raise EventFieldError("is_error", f"field `is_error` must be a boolean, got {json_type(is_error)}")
+    skill_id = meta.get("skill_id")
+    if skill_id is None:
+        skill_id = _string(obj, "skill_id", required=False)
+    elif not isinstance(skill_id, str):
+        raise EventFieldError("skill_id", f"field `metadata.skill_id` must be a string, got {json_type(skill_id)}")
+    return ToolRun(
+        kind,
+        index,
+        turn,
+        ts,
+        meta,
+        obj,
+        _string(obj, "tool_name"),
+        _mapping(obj, "arguments"),
+        source,
+        obj.get("result"),
+        is_error,
+        _string(obj, "error_message", required=False),
+        _string(obj, "mcp_server", required=False),
+        skill_id,
+    )
+
+
+def _other(obj, kind, index, turn, ts, meta):
+    return Event(kind, index, turn, ts, meta, obj)
+
+
+_BUILDERS: dict[str, Callable[..., Event]] = {
+    "user": _user,
+    "bot": _bot,
+    "memory_set": _memory_set,
+    "memory_cleared": _memory_cleared,
+    "tool_executed": _tool,
+    **{name: _skill for name in SKILL_EVENTS},
+    **{name: _block for name in BLOCK_EVENTS},
+}
+
+
+class EventReader:
+    """Builds typed events one at a time, tracking the turn they fall in."""
+
+    def __init__(self) -> None:
+        self.turn = 0
+        self.events: list[Event] = []
+
+    def add(self, obj: Any) -> Event:
+        if not isinstance(obj, dict):
+            raise EventFieldError("event", f"an event must be a JSON object, got {json_type(obj)}")
+        kind = obj.get("event")
+        if kind is None:
+            raise EventFieldError("event", "field `event` is missing: every event names its type")
+        if not isinstance(kind, str):
+            raise EventFieldError("event", f"field `event` must be a string, got {json_type(kind)}")
+        if kind == "user" and opens_turn(obj.get("text") if isinstance(obj.get("text"), str) else None):
+            self.turn += 1
+        ts, meta = _common(obj)
+        event = _BUILDERS.get(kind, _other)(obj, kind, len(self.events), self.turn, ts, meta)
+        self.events.append(event)
+        return event
+
+
+def conversation_from_dicts(
+    objects: Iterable[Any], source: str = "<memory>", conversation_id: str | None = None
+) -> Conversation:
+    """Build a conversation from event objects; raises `EventFieldError` with the failing index in `.index`."""
+    reader = EventReader()
+    for i, obj in enumerate(objects):
+        try:
+            reader.add(obj)
+        except EventFieldError as err:
+            err.index = i  # type: ignore[attr-defined]
+            raise
+    return Conversation(tuple(reader.events), source, conversation_id)

@@ -1,0 +1,46 @@
+"""JSON-typed deep equality and short renderings of JSON values.
+
+Python's `==` says `True == 1` and `1 == 1.0 == True`; a check that compares
+recorded values must not, so every comparison in dialogcheck goes through
+`json_equal` (SPEC section 1, "Equality of values").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+
+def is_number(value: Any) -> bool:
+    """True for ints and floats; booleans are not numbers."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Deep equality where types must agree: `true` is not `1`, `5` is not `"5"`."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if is_number(a) or is_number(b):
+        return is_number(a) and is_number(b) and a == b
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return False
+
+
+def show(value: Any, limit: int = 80) -> str:
+    """A compact JSON rendering for explanations, cut at `limit` characters."""
+    if isinstance(value, str):
+        text = repr(value)
+    else:
+        try:
+            text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+        except TypeError:
+            text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,1 @@
+"""Renderers: pure functions from result data to text, JSON, and later JUnit and HTML."""

@@ -1,0 +1,68 @@
+"""Result data as plain JSON-ready dicts: the one shape JSON output and later reports share."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..checks.base import Outcome
+from ..evaluate import ConversationResult
+
+
+def conversation_dict(result: ConversationResult, *, with_source: bool = False) -> dict[str, Any]:
+    """The `check --format json` shape of SPEC section 9 for one conversation."""
+    data: dict[str, Any] = {}
+    if with_source:
+        data["source"] = result.source
+    data["verdict"] = result.verdict.value
+    data["subject"] = result.subject
+    if result.conversation_id is not None:
+        data["conversation_id"] = result.conversation_id
+    data["assertions"] = [
+        {
+            "index": i,
+            "key": r.check.key,
+            "label": r.check.label,
+            "passed": r.passed,
+            "outcome": r.outcome.value,
+            "detail": r.detail,
+            "evidence": list(r.evidence),
+        }
+        for i, r in enumerate(result.assertions, 1)
+    ]
+    data["sop"] = []
+    if result.sop is not None:
+        data["sop"] = [
+            {
+                "id": s.step.id,
+                "type": s.result.check.key,
+                "label": s.step.label,
+                "required": s.step.required,
+                "weight": s.step.weight,
+                "outcome": s.outcome.value,
+                "detail": s.result.detail,
+                "evidence": list(s.result.evidence),
+            }
+            for s in result.sop.results
+        ]
+        data["sop_outcome"] = result.sop.outcome.value
+        data["sop_score"] = result.sop.score
+    data["criteria"] = [{"criterion": c.criterion, "outcome": c.outcome.value, "detail": c.detail} for c in result.criteria]
+    if result.notes:
+        data["notes"] = list(result.notes)
+    return data
+
+
+def tally(results: Sequence[ConversationResult]) -> dict[str, int]:
+    counts = {"conversations": len(results), "passed": 0, "failed": 0, "errored": 0}
+    names = {Outcome.PASS: "passed", Outcome.FAIL: "failed", Outcome.ERROR: "errored"}
+    for result in results:
+        counts[names[result.verdict]] += 1
+    return counts
+
+
+def check_document(results: Sequence[ConversationResult]) -> dict[str, Any]:
+    """One conversation: its dict; several: `{"conversations": [...], "summary": {...}}`."""
+    if len(results) == 1:
+        return conversation_dict(results[0], with_source=True)
+    return {"conversations": [conversation_dict(r, with_source=True) for r in results], "summary": tally(results)}

@@ -1,0 +1,89 @@
+"""`--format text`: one line per check, readable at a glance.
+
+Renders to a `rich.text.Text` (plain data with styles): the CLI prints it in
+colour on a terminal and plain when piped; `str()` of it is the plain form.
+Conversation text is never read as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+from ..checks.base import Outcome
+from ..errors import LoadError
+from ..evaluate import ConversationResult
+from .data import tally
+
+STYLES = {Outcome.PASS: "bold green", Outcome.FAIL: "bold red", Outcome.ERROR: "bold yellow", Outcome.SKIP: "dim"}
+WORDS = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.ERROR: "ERROR", Outcome.SKIP: "SKIP"}
+
+
+def _line(text: Text, outcome: Outcome, label: str, detail: str, indent: str = "  ") -> None:
+    text.append(indent)
+    text.append(f"{WORDS[outcome]:<5}", style=STYLES[outcome])
+    text.append(f" {label}", style="bold" if outcome is not Outcome.PASS else "")
+    text.append(f": {detail}\n" if detail else "\n", style="" if outcome is not Outcome.SKIP else "dim")
+
+
+def _counts(outcomes: Sequence[Outcome]) -> str:
+    parts = []
+    for outcome, word in ((Outcome.PASS, "passed"), (Outcome.FAIL, "failed"), (Outcome.ERROR, "errored"), (Outcome.SKIP, "skipped")):
+        n = outcomes.count(outcome)
+        if n or outcome in (Outcome.PASS, Outcome.FAIL):
+            parts.append(f"{n} {word}")
+    return ", ".join(parts)
+
+
+def render_conversation(result: ConversationResult) -> Text:
+    text = Text()
+    text.append(f"{result.source}", style="bold")
+    text.append(f"  {result.subject}\n", style="cyan")
+    outcomes: list[Outcome] = []
+    for r in result.assertions:
+        _line(text, r.outcome, r.check.label, r.detail)
+        outcomes.append(r.outcome)
+    if result.sop is not None:
+        sop = result.sop
+        score = f", score {sop.score:.2f}" if sop.score is not None else ""
+        threshold = f" (threshold {sop.threshold:g})" if sop.threshold is not None else ""
+        text.append(f"  SOP steps{score}{threshold}:\n")
+        for s in sop.results:
+            optional = " (optional)" if not s.step.required else ""
+            _line(text, s.outcome, f"{s.step.id} {s.step.label or s.result.check.label}{optional}", s.result.detail, "    ")
+            outcomes.append(s.outcome)
+    for c in result.criteria:
+        _line(text, c.outcome, f"criterion {c.criterion!r}", c.detail)
+        outcomes.append(c.outcome)
+    for note in result.notes:
+        text.append(f"  {note}\n", style="dim")
+    verdict = result.verdict
+    text.append("  verdict: ")
+    text.append(WORDS[verdict], style=STYLES[verdict])
+    text.append(f" ({_counts(outcomes)})\n")
+    return text
+
+
+def render_check(results: Sequence[ConversationResult]) -> Text:
+    text = Text()
+    for i, result in enumerate(results):
+        if i:
+            text.append("\n")
+        text.append_text(render_conversation(result))
+    if len(results) > 1:
+        counts = tally(results)
+        text.append(
+            f"\n{counts['conversations']} conversations: {counts['passed']} passed, "
+            f"{counts['failed']} failed, {counts['errored']} errored\n",
+            style="bold",
+        )
+    return text
+
+
+def render_load_error(error: LoadError) -> Text:
+    text = Text()
+    for problem in error.problems:
+        text.append(f"{problem.file}:{problem.line}:{problem.column}:", style="bold red")
+        text.append(f" {problem.message}\n")
+    return text

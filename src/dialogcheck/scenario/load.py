@@ -1,0 +1,86 @@
+"""Load scenario files (SPEC section 4): the Mantle form plus dialogcheck's extensions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .._fields import Fields, Problems
+from .._yaml import Pos, YMap, plain, read_yaml
+from ..errors import LoadError
+from .assertions import parse_assertions
+from .model import DEFAULT_MAX_TURNS, SCENARIO_TYPES, Goals, Scenario
+
+SCENARIO_FIELDS = ("name", "type", "simulation_context", "setup", "goals", "max_turns", "script", "tags")
+GOALS_FIELDS = ("criteria", "assertions", "sop")
+
+
+def _goals(fields: Fields, problems: Problems) -> Goals:
+    node = fields.get("goals")
+    if node is None or (hasattr(node, "value") and node.value is None):
+        return Goals()
+    mapping = problems.expect_map(node, "`goals`", node.pos)
+    if mapping is None:
+        return Goals()
+    goals = Fields(mapping, problems, "`goals`", GOALS_FIELDS)
+    criteria = goals.strings("criteria") or ()
+    assertions_node = goals.get("assertions")
+    assertions = parse_assertions(assertions_node, problems, goals.pos("assertions")) if assertions_node else ()
+    sop = None
+    if goals.has("sop"):
+        from ..sop.load import parse_steps
+
+        sop = parse_steps(goals.get("sop"), problems, goals.pos("sop"), "`goals.sop`")
+    return Goals(criteria, assertions, sop)
+
+
+def _setup(fields: Fields, problems: Problems) -> dict:
+    setup = fields.mapping("setup")
+    if setup is None:
+        return {}
+    setup_fields = Fields(setup, problems, "`setup`", ("initial_slots",))
+    slots = setup_fields.mapping("initial_slots")
+    return plain(slots) if slots is not None else {}
+
+
+def parse_scenario(root: YMap | None, problems: Problems, path: str) -> Scenario | None:
+    top = problems.expect_map(root, "a scenario file", Pos(1, 1))
+    if top is None:
+        return None
+    outer = Fields(top, problems, "the scenario file", ("scenario",))
+    body = outer.mapping("scenario", required=True)
+    if body is None:
+        return None
+    fields = Fields(body, problems, "`scenario`", SCENARIO_FIELDS)
+    name = fields.string("name", required=True)
+    context = fields.string("simulation_context", required=True)
+    kind = fields.choice("type", SCENARIO_TYPES)
+    max_turns = fields.integer("max_turns", minimum=1, maximum=1000)
+    script = fields.strings("script")
+    tags = fields.strings("tags") or ()
+    initial_slots = _setup(fields, problems)
+    goals = _goals(fields, problems)
+    if problems or name is None or context is None:
+        return None
+    return Scenario(
+        slug=Path(path).stem,
+        name=name,
+        simulation_context=context,
+        path=path,
+        type=kind,
+        initial_slots=initial_slots,
+        goals=goals,
+        max_turns=max_turns if max_turns is not None else DEFAULT_MAX_TURNS,
+        script=script,
+        tags=tags,
+    )
+
+
+def load_scenario(path: str | Path, environ: dict[str, str] | None = None) -> Scenario:
+    """Read and validate one scenario file; raises `LoadError` listing every problem."""
+    file = str(path)
+    root = read_yaml(path, environ)
+    problems = Problems()
+    scenario = parse_scenario(root, problems, file)  # type: ignore[arg-type]
+    if problems or scenario is None:
+        raise LoadError(problems.items or [LoadError.one("not a scenario").problems[0]]).in_file(file)
+    return scenario

@@ -1,0 +1,37 @@
+"""A scenario: the simulated user's brief plus the goals a conversation is judged by."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..checks import Check
+
+SCENARIO_TYPES = ("happy_path", "sad_path", "edge_case", "ambiguity", "out_of_scope", "escalation", "adversarial")
+DEFAULT_MAX_TURNS = 30
+
+
+@dataclass(frozen=True)
+class Goals:
+    criteria: tuple[str, ...] = ()
+    assertions: tuple[Check, ...] = ()
+    sop: Any = None  # an SOP step set, when `goals.sop` is given
+
+    @property
+    def empty(self) -> bool:
+        return not (self.criteria or self.assertions or self.sop)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    slug: str
+    name: str
+    simulation_context: str
+    path: str = "<memory>"
+    type: str | None = None
+    initial_slots: Mapping[str, Any] = field(default_factory=dict)
+    goals: Goals = field(default_factory=Goals)
+    max_turns: int = DEFAULT_MAX_TURNS
+    script: tuple[str, ...] | None = None
+    tags: tuple[str, ...] = ()
