@@ -171,10 +171,14 @@ class ToolsWithinOneTurn(Check):
                 chosen = [runs[r] for r in attempt.assigned if r is not None]
                 listed = ", ".join(f"{run.tool_name} at event {run.index}" for run in chosen)
                 return self.result(True, f"turn {turn} holds {listed}", [run.index for run in chosen])
-            if best is None or (attempt.matched, -len(attempt.extras)) > (best.matched, -len(best.extras)):
+            if best is None or self._closeness(attempt) > self._closeness(best):
                 best = attempt
         assert best is not None
         return self.result(False, self._explain(best), [run.index for run in best.runs])
+
+    def _closeness(self, attempt: TurnAttempt) -> tuple[int, int]:
+        """More matched calls first; then, when extras are not allowed, fewer extras. Ties keep the earlier turn."""
+        return attempt.matched, 0 if self.allow_extra_calls else -len(attempt.extras)
 
     def _explain(self, best: TurnAttempt) -> str:
         order = " in the listed order" if self.ordered else ""

@@ -41,12 +41,8 @@ def _lifecycle(cls: type) -> Parser:
             if cls.takes_step_id:
                 step_id = fields.string("step_id")
             else:
-                problems.add(
-                    f"{what} does not take `step_id`: only the cancelled, interrupted and resumed checks"
-                    + (" and ordered_block_completed" if is_block else "")
-                    + " narrow by step",
-                    fields.pos("step_id"),
-                )
+                takers = "completed, cancelled, interrupted and resumed" if is_block else "cancelled, interrupted and resumed"
+                problems.add(f"{what} does not take `step_id`: only the {takers} checks do", fields.pos("step_id"))
                 return None
         if skill_id is None or (is_block and block_id is None):
             return None
@@ -84,7 +80,8 @@ def _memory(cls: type) -> Parser:
             fields = Fields(mapping, problems, entry_what, ("name", "value"))
             if not takes_value and fields.has("value"):
                 problems.add(f"{what} takes no `value`: a clear has no value", fields.pos("value"))
-            name = _memory_name(fields.string("name", required=True), problems, fields.pos("name"))
+            name_node = mapping.values.get("name")
+            name = _memory_name(fields.string("name", required=True), problems, name_node.pos if name_node else mapping.pos)
             value = UNSET
             if takes_value and fields.has("value"):
                 value_node = mapping.values["value"]

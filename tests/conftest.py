@@ -1,0 +1,63 @@
+"""Shared builders: conversations from short event helpers, checks from YAML text."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dialogcheck._fields import Problems
+from dialogcheck._yaml import parse_yaml
+from dialogcheck.errors import LoadError
+from dialogcheck.events.parse import conversation_from_dicts
+from dialogcheck.scenario.assertions import parse_assertion
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "card_replace"
+
+
+def user(text: str, **extra) -> dict:
+    return {"event": "user", "text": text, **extra}
+
+
+def bot(text: str | None = "", utter: str | None = None, buttons: list | None = None, **extra) -> dict:
+    event = {"event": "bot", "text": text, **extra}
+    if utter is not None:
+        event["metadata"] = {"utter_action": utter}
+    if buttons is not None:
+        event["data"] = {"buttons": buttons}
+    return event
+
+
+def tool(name: str, arguments: dict | None = None, source: str = "local", **extra) -> dict:
+    event = {"event": "tool_executed", "tool_name": name, "arguments": arguments or {}, "source": source, **extra}
+    return event
+
+
+def ev(kind: str, **fields) -> dict:
+    return {"event": kind, **fields}
+
+
+def conv(*events: dict):
+    return conversation_from_dicts(list(events), source="test")
+
+
+def check_from_yaml(text: str):
+    """Parse one assertion item written as YAML (`- key: ...` or `key: ...`); raise LoadError on problems."""
+    node = parse_yaml(textwrap.dedent(text), "t.yml")
+    if hasattr(node, "items"):
+        node = node.items[0]
+    problems = Problems()
+    check = parse_assertion(node, problems, 1)
+    if problems:
+        raise LoadError(problems.items).in_file("t.yml")
+    assert check is not None
+    return check
+
+
+def assertion_error(text: str) -> str:
+    """The full `path:line:col: message` text of the load error an assertion raises."""
+    with pytest.raises(LoadError) as info:
+        check_from_yaml(text)
+    return str(info.value)
