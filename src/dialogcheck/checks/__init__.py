@@ -7,6 +7,7 @@ from .lifecycle import LIFECYCLE_CHECKS, BlockCheck, SkillCheck
 from .memory import MemoryEntry, MemoryWasCleared, MemoryWasNotSet, MemoryWasSet
 from .messages import BotDidNotUtter, BotUttered, ButtonSpec, MessageMatch
 from .sequencing import Sequencing
+from .sop import SOP_EVALUATORS
 from .tools import ToolExecuted, ToolsWithinOneTurn
 
 #: Every scenario assertion key (`goals.assertions`) and the class that evaluates it.
@@ -24,6 +25,7 @@ ASSERTIONS: dict[str, type[Check]] = {
 
 __all__ = [
     "ASSERTIONS",
+    "SOP_EVALUATORS",
     "BlockCheck",
     "BotDidNotUtter",
     "BotUttered",

@@ -1,0 +1,83 @@
+"""SOP `confirmation_requested`: the agent asked before it ran a mutating tool.
+
+The window is counted in turns: the call's own turn and the
+`withinLastNTurns - 1` turns before it, and only bot messages recorded
+before the call count (SPEC section 3). A tool never called needs no
+confirmation, so the step is `skip`, not a pass.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..events.model import BotMessage, Conversation, ToolRun
+from ..events.values import show
+from .base import Check, CheckResult, Outcome, at
+from .sop_tools import SHOWN_CALLS, calls_of, slug_name
+
+DEFAULT_WINDOW = 4
+
+
+@dataclass(frozen=True)
+class ConfirmationRequested(Check):
+    """Every call of the tool follows a bot message matching `pattern` within the window."""
+
+    key = "confirmation_requested"
+
+    before_tool_slug: str
+    pattern: str
+    catalog_slug: str | None = None
+    within_last_n_turns: int = DEFAULT_WINDOW
+
+    @property
+    def label(self) -> str:
+        return f"confirmation_requested before {self.before_tool_slug}"
+
+    def window(self, conversation: Conversation, call: ToolRun) -> list[BotMessage]:
+        """Bot messages before `call`, in its turn or the N-1 turns before it."""
+        first_turn = call.turn - (self.within_last_n_turns - 1)
+        return [m for m in conversation.bot_messages if m.index < call.index and m.turn >= first_turn]
+
+    def _turns(self, call: ToolRun) -> str:
+        first = max(0, call.turn - (self.within_last_n_turns - 1))
+        return f"turn {call.turn}" if first == call.turn else f"turns {first}-{call.turn}"
+
+    def evaluate(self, conversation: Conversation) -> CheckResult:
+        name = slug_name(self.before_tool_slug, self.catalog_slug)
+        calls = calls_of(conversation, self.before_tool_slug, self.catalog_slug)
+        if not calls:
+            return CheckResult(self, Outcome.SKIP, f"{name} was never called, so no confirmation was needed")
+        regex = re.compile(self.pattern)
+        confirmed: list[tuple[ToolRun, BotMessage]] = []
+        missing: list[str] = []
+        evidence: list[int] = []
+        for call in calls:
+            window = self.window(conversation, call)
+            asked = next((m for m in reversed(window) if regex.search(m.text)), None)
+            if asked is not None:
+                confirmed.append((call, asked))
+                continue
+            evidence.append(call.index)
+            missing.append(self._miss(call, window))
+        if missing:
+            shown = "; ".join(missing[:SHOWN_CALLS])
+            more = f"; and {len(missing) - SHOWN_CALLS} more" if len(missing) > SHOWN_CALLS else ""
+            return self.result(False, f"{shown}{more}", evidence)
+        proofs = "; ".join(
+            f"{call.tool_name} at {at(call)} after the bot asked at {at(asked)}: {show(asked.text)}"
+            for call, asked in confirmed[:SHOWN_CALLS]
+        )
+        more = f"; and {len(confirmed) - SHOWN_CALLS} more" if len(confirmed) > SHOWN_CALLS else ""
+        return self.result(True, proofs + more, [i for call, asked in confirmed for i in (asked.index, call.index)])
+
+    def _miss(self, call: ToolRun, window: list[BotMessage]) -> str:
+        where = f"{call.tool_name} at {at(call)}: no bot message before it in {self._turns(call)} matched /{self.pattern}/"
+        if not window:
+            return f"{where} (there was no bot message in that window)"
+        last = window[-1]
+        count = f"{len(window)} bot message{'s' if len(window) != 1 else ''} looked at"
+        return f"{where} ({count}; the last, at {at(last)}, said {show(last.text)})"
+
+
+__all__ = ["DEFAULT_WINDOW", "ConfirmationRequested"]

@@ -1,0 +1,187 @@
+"""SOP tool-log evaluators: `tool_called`, `tool_sequence`, `no_tool_called`.
+
+They read only the tool log (counted runs, framework tools left out) and
+share one name resolution, so `catalogSlug` means the same in every SOP
+evaluator (SPEC sections 3 and 10, "Catalog").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..events.model import Conversation, ToolRun
+from .base import Check, CheckResult, at
+
+#: How many calls an explanation lists before it says "and N more".
+SHOWN_CALLS = 8
+
+
+def resolves(run: ToolRun, tool_slug: str, catalog_slug: str | None = None) -> bool:
+    """Whether `run` is a call of `tool_slug` (from `catalog_slug`, when given)."""
+    if catalog_slug is None:
+        return run.tool_name == tool_slug
+    connector = run.connector
+    if run.tool_name == tool_slug:
+        return connector == catalog_slug
+    if run.tool_name in (f"{catalog_slug}_{tool_slug}", f"{catalog_slug}.{tool_slug}"):
+        return connector is None or connector == catalog_slug
+    return False
+
+
+def calls_of(conversation: Conversation, tool_slug: str, catalog_slug: str | None = None) -> list[ToolRun]:
+    """The tool-log calls of one tool, in order."""
+    return [run for run in conversation.counted_tool_runs if resolves(run, tool_slug, catalog_slug)]
+
+
+def slug_name(tool_slug: str, catalog_slug: str | None) -> str:
+    """`get_order`, or `get_order` from catalog `shop`, as explanations write it."""
+    return f"`{tool_slug}`" if catalog_slug is None else f"`{tool_slug}` (catalog `{catalog_slug}`)"
+
+
+def call_name(run: ToolRun) -> str:
+    """A call as explanations write it: `name [connector] at event 4 (turn 2)`."""
+    connector = f" [{run.connector}]" if run.connector is not None else ""
+    return f"{run.tool_name}{connector} at {at(run)}"
+
+
+def listing(runs: Sequence[ToolRun], limit: int = SHOWN_CALLS) -> str:
+    shown = ", ".join(call_name(run) for run in runs[:limit])
+    return shown + (f" and {len(runs) - limit} more" if len(runs) > limit else "")
+
+
+def describe_log(conversation: Conversation) -> str:
+    """What the tool log held, for a failure: every call looked at."""
+    log = conversation.counted_tool_runs
+    if not log:
+        return "the tool log is empty (no counted tool calls)"
+    return f"tool log ({len(log)} call{'s' if len(log) != 1 else ''}): {listing(log)}"
+
+
+@dataclass(frozen=True)
+class ToolCalled(Check):
+    """The tool log holds at least one call of the tool."""
+
+    key = "tool_called"
+
+    tool_slug: str
+    catalog_slug: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"tool_called {self.tool_slug}"
+
+    def evaluate(self, conversation: Conversation) -> CheckResult:
+        calls = calls_of(conversation, self.tool_slug, self.catalog_slug)
+        name = slug_name(self.tool_slug, self.catalog_slug)
+        if not calls:
+            return self.result(False, f"{name} was never called; {describe_log(conversation)}")
+        more = f" ({len(calls)} calls: {listing(calls)})" if len(calls) > 1 else ""
+        return self.result(True, f"{name} called at {at(calls[0])}{more}", [run.index for run in calls])
+
+
+def alternatives(element: str) -> tuple[str, ...]:
+    """`get_order|look_up_order` -> both slugs; the loader rejects empty parts."""
+    return tuple(part.strip() for part in element.split("|"))
+
+
+@dataclass(frozen=True)
+class ToolSequence(Check):
+    """Tools in order: as a subsequence of the log, or as consecutive log entries."""
+
+    key = "tool_sequence"
+
+    sequence: tuple[str, ...]
+    contiguous: bool
+    catalog_slug: str | None = None
+
+    @property
+    def label(self) -> str:
+        return "tool_sequence " + " → ".join(self.sequence)
+
+    def _hit(self, run: ToolRun, position: int) -> bool:
+        return any(resolves(run, slug, self.catalog_slug) for slug in alternatives(self.sequence[position]))
+
+    def evaluate(self, conversation: Conversation) -> CheckResult:
+        log = conversation.counted_tool_runs
+        return self._contiguous(conversation, log) if self.contiguous else self._gapped(conversation, log)
+
+    def _chain(self, matched: Sequence[ToolRun]) -> str:
+        return ", ".join(call_name(run) for run in matched)
+
+    def _gapped(self, conversation: Conversation, log: Sequence[ToolRun]) -> CheckResult:
+        # Earliest match each time: if any in-order choice exists, this finds one.
+        matched: list[ToolRun] = []
+        start = 0
+        for position, element in enumerate(self.sequence):
+            found = next((i for i in range(start, len(log)) if self._hit(log[i], position)), None)
+            if found is None:
+                after = f" after {call_name(matched[-1])}" if matched else ""
+                so_far = f"matched {self._chain(matched)}; " if matched else ""
+                detail = f"{so_far}no call of `{element}`{after}; {describe_log(conversation)}"
+                return self.result(False, detail, [run.index for run in matched])
+            matched.append(log[found])
+            start = found + 1
+        return self.result(True, f"in order: {self._chain(matched)}", [run.index for run in matched])
+
+    def _contiguous(self, conversation: Conversation, log: Sequence[ToolRun]) -> CheckResult:
+        best: list[ToolRun] = []
+        best_next: ToolRun | None = None
+        for start in range(len(log)):
+            run_length = 0
+            while (
+                run_length < len(self.sequence)
+                and start + run_length < len(log)
+                and self._hit(log[start + run_length], run_length)
+            ):
+                run_length += 1
+            matched = list(log[start : start + run_length])
+            if run_length == len(self.sequence):
+                return self.result(True, f"consecutive: {self._chain(matched)}", [run.index for run in matched])
+            if run_length > len(best):
+                best = matched
+                best_next = log[start + run_length] if start + run_length < len(log) else None
+        if not best:
+            detail = f"no call of `{self.sequence[0]}`; {describe_log(conversation)}"
+            return self.result(False, detail, [])
+        wanted = f"`{self.sequence[len(best)]}`"
+        instead = f"then {call_name(best_next)} instead of {wanted}" if best_next else f"then the log ended before {wanted}"
+        detail = f"longest consecutive run: {self._chain(best)}, {instead}; {describe_log(conversation)}"
+        return self.result(False, detail, [run.index for run in best])
+
+
+@dataclass(frozen=True)
+class NoToolCalled(Check):
+    """None of the forbidden tools appears in the tool log."""
+
+    key = "no_tool_called"
+
+    tool_slugs: tuple[str, ...]
+    catalog_slug: str | None = None
+
+    @property
+    def label(self) -> str:
+        return "no_tool_called " + ", ".join(self.tool_slugs)
+
+    def evaluate(self, conversation: Conversation) -> CheckResult:
+        log = conversation.counted_tool_runs
+        hits = [run for run in log if any(resolves(run, slug, self.catalog_slug) for slug in self.tool_slugs)]
+        names = ", ".join(slug_name(slug, self.catalog_slug) for slug in self.tool_slugs)
+        if hits:
+            return self.result(False, f"forbidden tool called: {listing(hits)}", [run.index for run in hits])
+        count = f"{len(log)} call{'s' if len(log) != 1 else ''} in the tool log"
+        return self.result(True, f"none of {names} was called ({count})")
+
+
+__all__ = [
+    "NoToolCalled",
+    "ToolCalled",
+    "ToolSequence",
+    "alternatives",
+    "call_name",
+    "calls_of",
+    "describe_log",
+    "listing",
+    "resolves",
+    "slug_name",
+]

@@ -1,0 +1,144 @@
+"""Steps of a standard operating procedure, and how a set of them is scored.
+
+A step wraps one SOP evaluator with an id, a weight and whether it is
+required. The verdict (pass/fail/error) and the score are kept apart: a
+non-required step moves the score, never the verdict, unless a threshold
+is set (SPEC section 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..checks.base import Check, CheckResult, Outcome
+from ..checks.sop_judge import LlmJudge
+from ..events.model import Conversation
+from ..judge.base import Judge
+
+
+@dataclass(frozen=True)
+class Step:
+    id: str
+    label: str | None
+    required: bool
+    weight: float
+    evaluator: Check
+
+    @property
+    def type(self) -> str:
+        return self.evaluator.key
+
+
+@dataclass(frozen=True)
+class StepResult:
+    step: Step
+    result: CheckResult
+
+    @property
+    def outcome(self) -> Outcome:
+        return self.result.outcome
+
+    @property
+    def id(self) -> str:
+        return self.step.id
+
+    @property
+    def type(self) -> str:
+        return self.step.type
+
+    @property
+    def detail(self) -> str:
+        return self.result.detail
+
+
+@dataclass(frozen=True)
+class StepSetResult:
+    results: tuple[StepResult, ...]
+    score: float | None
+    threshold: float | None
+    outcome: Outcome
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is Outcome.PASS
+
+    @property
+    def summary(self) -> str:
+        """One line: how many steps passed, the score and the threshold."""
+        counts = {o: sum(r.outcome is o for r in self.results) for o in Outcome}
+        parts = [f"{counts[o]} {o}" for o in Outcome if counts[o]]
+        text = f"{len(self.results)} step{'s' if len(self.results) != 1 else ''}: " + ", ".join(parts)
+        if self.score is not None:
+            text += f"; score {self.score:.2f}"
+        if self.threshold is not None:
+            met = self.score is None or self.score >= self.threshold
+            text += f" (threshold {self.threshold:g} {'met' if met else 'missed'})"
+        return text
+
+
+def _run(step: Step, conversation: Conversation, judge: Judge | None, no_judge: bool) -> CheckResult:
+    """One step's result; an evaluator that raises becomes an `error` result."""
+    evaluator = step.evaluator
+    try:
+        if isinstance(evaluator, LlmJudge):
+            return evaluator.evaluate_with(conversation, judge, no_judge)
+        return evaluator.evaluate(conversation)
+    except Exception as err:  # a crashing check is data, never a crash
+        return CheckResult(evaluator, Outcome.ERROR, f"evaluator crashed: {type(err).__name__}: {err}")
+
+
+def _score(results: tuple[StepResult, ...], count_errors_as_passed: bool = False) -> float | None:
+    counted = [r for r in results if r.outcome is not Outcome.SKIP]
+    total = sum(r.step.weight for r in counted)
+    if not counted or total == 0:
+        return None
+    good = (Outcome.PASS, Outcome.ERROR) if count_errors_as_passed else (Outcome.PASS,)
+    return sum(r.step.weight for r in counted if r.outcome in good) / total
+
+
+def verdict(results: tuple[StepResult, ...], threshold: float | None) -> tuple[float | None, Outcome]:
+    """Score and outcome of a set of step results.
+
+    FAIL when a required step failed, or the threshold is missed even if every
+    errored step had passed; ERROR when nothing failed for sure but a required
+    step errored, or errored steps alone decide the threshold; else PASS. With
+    every step skipped there is no score and the threshold is not applied.
+    """
+    score = _score(results)
+    required = [r for r in results if r.step.required]
+    if any(r.outcome is Outcome.FAIL for r in required):
+        return score, Outcome.FAIL
+    undecided = any(r.outcome is Outcome.ERROR for r in required)
+    if threshold is not None and score is not None and score < threshold:
+        best = _score(results, count_errors_as_passed=True)
+        if best is None or best < threshold:
+            return score, Outcome.FAIL
+        undecided = True
+    return score, Outcome.ERROR if undecided else Outcome.PASS
+
+
+@dataclass(frozen=True)
+class StepSet:
+    steps: tuple[Step, ...]
+    threshold: float | None = None
+
+    def evaluate(self, conversation: Conversation, judge: Judge | None = None, no_judge: bool = False) -> StepSetResult:
+        results = tuple(StepResult(step, _run(step, conversation, judge, no_judge)) for step in self.steps)
+        score, outcome = verdict(results, self.threshold)
+        return StepSetResult(results, score, self.threshold, outcome)
+
+
+@dataclass(frozen=True)
+class Sop:
+    """An SOP file (SPEC section 5): named steps applied to recorded conversations."""
+
+    id: str
+    name: str
+    steps: StepSet
+    path: str = "<memory>"
+
+    def evaluate(self, conversation: Conversation, judge: Judge | None = None, no_judge: bool = False) -> StepSetResult:
+        return self.steps.evaluate(conversation, judge, no_judge)
+
+
+__all__ = ["Sop", "Step", "StepResult", "StepSet", "StepSetResult", "verdict"]
