@@ -26,6 +26,7 @@ _SCALAR_TAGS = {
     "tag:yaml.org,2002:bool",
     "tag:yaml.org,2002:null",
 }
+_COLLECTION_TAGS = {"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _MERGE = "tag:yaml.org,2002:merge"
 _VARIABLE = re.compile(r"\$(\$?)\{([^}]*)\}")
@@ -105,6 +106,8 @@ class _Builder:
         self.yaml = yaml
         self.environ = environ
         self.problems: list[Problem] = []
+        self.built: dict[int, YNode] = {}  # by node id: an alias is built once, however often it is used
+        self.building: set[int] = set()
 
     def problem(self, message: str, pos: Pos) -> None:
         self.problems.append(Problem(message, "", pos.line, pos.column))
@@ -138,8 +141,22 @@ class _Builder:
         return YScalar(value, pos)
 
     def build(self, node: Node) -> YNode:
+        key = id(node)
+        if key in self.built:
+            return self.built[key]
+        if key in self.building:
+            self.problem("this alias refers to a node that contains it: recursive data cannot be read", _pos(node))
+            return YScalar(None, _pos(node))
+        self.building.add(key)
+        self.built[key] = built = self._build(node)
+        self.building.discard(key)
+        return built
+
+    def _build(self, node: Node) -> YNode:
         if isinstance(node, ScalarNode):
             return self.scalar(node, is_key=False)
+        if node.tag not in _COLLECTION_TAGS:
+            self.problem(f"unsupported YAML tag `{node.tag}`: only plain YAML data is read", _pos(node))
         if isinstance(node, SequenceNode):
             return YSeq(tuple(self.build(item) for item in node.value), _pos(node))
         if isinstance(node, MappingNode):
@@ -171,7 +188,10 @@ class _Builder:
                 first = keys[key.value]
                 self.problem(f"duplicate key `{key.value}` (first defined at line {first.line})", key.pos)
                 continue
-            values[key.value] = self.build(value_node)
+            value = self.build(value_node)
+            if isinstance(value_node, ScalarNode) and value_node.value == "" and value.value is None:
+                value = YScalar(None, key.pos)  # `key:` with nothing after it: the parser marks the next token
+            values[key.value] = value
             keys[key.value] = key.pos
         for source in merged:
             for key, value in source.values.items():
@@ -194,10 +214,15 @@ def parse_yaml(text: str, file: str, environ: dict[str, str] | None = None) -> Y
         raise LoadError.one(f"invalid YAML: {message}", file, line, column) from None
     except YAMLError as err:
         raise LoadError.one(f"invalid YAML: {err}", file) from None
+    except RecursionError:
+        raise LoadError.one("invalid YAML: nested too deeply", file) from None
     if root is None:
         return None
     builder = _Builder(yaml, dict(os.environ) if environ is None else environ)
-    tree = builder.build(root)
+    try:
+        tree = builder.build(root)
+    except RecursionError:
+        raise LoadError.one("invalid YAML: nested too deeply", file) from None
     if builder.problems:
         raise LoadError(builder.problems).in_file(file)
     return tree

@@ -56,7 +56,8 @@ def load_definition(path: str | Path) -> Definition:
             problems.add("the config must be a mapping", root.pos)
             raise LoadError(problems.items).in_file(file)
         return Definition("config", file, root)
-    key = next(iter(root.values), None) if isinstance(root, YMap) else None
+    keys = tuple(root.values) if isinstance(root, YMap) else ()
+    key = "sop" if "sop" in keys else "scenario" if "scenario" in keys else next(iter(keys), None)
     if key == "sop":
         from .sop.load import parse_sop
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,11 @@ class _Located:
         return self.first_line + line, offset - start + 1
 
 
-def _json_error(err: json.JSONDecodeError, file: str, first_line: int = 1) -> LoadError:
-    line = getattr(err, "lineno", 1) or 1
-    column = getattr(err, "colno", 1) or 1
-    return LoadError.one(f"invalid JSON: {err.msg}", file, first_line + line - 1, column)
+def _json_error(err: json.JSONDecodeError, file: str, located: _Located) -> LoadError:
+    """At the bad character; an early end of data points just past the last one, not past the final newline."""
+    offset = min(err.pos, len(located.text.rstrip()))
+    line, column = located.position(offset)
+    return LoadError.one(f"invalid JSON: {err.msg}", file, line, column)
 
 
 def _skip_ws(text: str, i: int) -> int:
@@ -135,11 +136,14 @@ def _is_tracker(obj: Any) -> bool:
 
 def _read_document(data: bytes, file: str) -> Iterator[Conversation]:
     text = decode_utf8(data, file)
+    located = _Located(text)
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as err:
-        raise _json_error(err, file) from None
-    located = _Located(text)
+        if _second_line_is_object(data):  # JSONL whose first line is the broken one
+            yield from _read_jsonl(enumerate(data.splitlines(keepends=True), 1), file)
+            return
+        raise _json_error(err, file, located) from None
     if isinstance(doc, list):
         yield _events_to_conversation(doc, file, located, file, None)
     elif _is_tracker(doc):
@@ -151,20 +155,27 @@ def _read_document(data: bytes, file: str) -> Iterator[Conversation]:
 
 
 def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conversation]:
-    """JSONL: events one a line, or tracker objects one a line (yielded as they are read)."""
+    """JSONL: events one a line, or tracker objects one a line (yielded as they are read).
+
+    Conversations of a batch are named `file#sender_id` (or `file#line`); a file
+    holding just one is named by the file, as a pretty-printed tracker would be.
+    """
     mode: str | None = None
     reader = EventReader()
     problems: list[Problem] = []
+    pending: Conversation | None = None
+    batch = 0
+    seen = 0  # event objects read, failed ones included, so `event N` is the N-th object of the file
     for lineno, raw in lines:
         text = decode_utf8(raw, file, lineno)
         if not text.strip():
             continue
+        located = _Located(text, lineno)
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as err:
-            problems.append(_json_error(err, file, lineno).problems[0])
+            problems.append(_json_error(err, file, located).problems[0])
             break
-        located = _Located(text, lineno)
         line_mode = "conversations" if _is_tracker(obj) else "events"
         if mode is None:
             mode = line_mode
@@ -173,19 +184,24 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
             problems.append(Problem(f"this line mixes containers: expected {expected} as on the first line", file, lineno, 1))
             break
         if mode == "conversations":
-            if problems:
-                continue
+            # One line behind, so that a file of a single conversation is named by the file alone.
+            if pending is not None:
+                yield pending
             cid = _tracker_id(obj)
-            yield _tracker(obj, file, located, f"{file}#{cid or lineno}")
+            pending = _tracker(obj, file, located, f"{file}#{cid or lineno}")
+            batch += 1
             continue
+        seen += 1
         try:
             reader.add(obj)
         except EventFieldError as err:
-            problems.append(_field_problem(err, file, located, 0, None, f"event {len(reader.events)}"))
+            problems.append(_field_problem(err, file, located, 0, None, f"event {seen - 1}"))
             if len(problems) >= _MAX_PROBLEMS:
                 break
     if problems:
         raise LoadError(problems)
+    if pending is not None:
+        yield pending if batch > 1 else replace(pending, source=file)
     if mode == "events":
         yield Conversation(tuple(reader.events), file, None)
     elif mode is None:
@@ -213,6 +229,17 @@ def _looks_like_jsonl(path: Path) -> bool:
                 return False
             return True
     return True
+
+
+def _second_line_is_object(data: bytes) -> bool:
+    """Whether a file that fails as one document reads as JSONL with a broken first line."""
+    lines = [line for line in data.splitlines() if line.strip()]
+    if len(lines) < 2 or not lines[0].lstrip().startswith(b"{"):
+        return False
+    try:
+        return isinstance(orjson.loads(lines[1]), dict)
+    except orjson.JSONDecodeError:
+        return False
 
 
 def iter_conversation_file(path: str | Path) -> Iterator[Conversation]:
