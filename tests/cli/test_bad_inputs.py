@@ -61,7 +61,7 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
     "null_memory_value.yml": "8:20: `value` in entry 1 of `memory_was_set` must not be null: null is not accepted as a value",
     "mcp_server_with_local.yml": "9:11: `tool_executed` with `source: local` must not set `mcp_server`",
     "framework_tool_in_calls.yml": (
-        "9:30: `activate` is a framework tool: it is never counted, so `tools_within_one_turn` could never match it"
+        "9:42: `activate` is a framework tool: it is never counted, so `tools_within_one_turn` could never match it"
     ),
     "times_in_sequencing.yml": "7:68: `times` is not allowed inside `sequencing`: each entry there matches one run",
     "python_tag.yml": "2:9: unsupported YAML tag `tag:yaml.org,2002:python/object/apply:os.system`: only plain YAML data is read",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._fields import Fields, Problems
-from .._yaml import Pos, YNode, YScalar, plain
+from .._yaml import Pos, YMap, YNode, YScalar, plain
 from ..checks import ASSERTIONS, Check, EventCheck
 from ..checks.lifecycle import LIFECYCLE_CHECKS, BlockCheck
 from ..checks.memory import UNSET, MemoryEntry, MemoryWasClearedStep, MemoryWasSetStep
@@ -149,9 +149,10 @@ def _tools_within_one_turn(node: YNode, problems: Problems, pos: Pos, context: s
             continue
         call = _tool_executed(value, problems, key_pos, "tools_within_one_turn")
         if call is not None and call.tool_name in FRAMEWORK_TOOLS:
+            name_node = value.values["tool_name"] if isinstance(value, YMap) else value
             problems.add(
                 f"`{call.tool_name}` is a framework tool: it is never counted, so {what} could never match it",
-                value.pos,
+                name_node.pos,
             )
             continue
         if call is not None:
