@@ -390,3 +390,15 @@ def test_colour_on_a_terminal():
     assert done.returncode == 1
     assert "\x1b[1;32mPASS" in done.stdout  # bold green
     assert "\x1b[1;31mFAIL" in done.stdout  # bold red
+
+
+def test_usage_error_is_exit_2_and_json_when_asked():
+    conversation_file = str(conversation("damaged_card_ok.jsonl"))
+    done = subprocess.run([str(DIALOGCHECK), "check", "--format", "json", conversation_file], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert json.loads(done.stdout) == {
+        "error": {"message": "give exactly one of --scenario or --sop", "file": None, "line": None, "column": None}
+    }
+    done = subprocess.run([str(DIALOGCHECK), "check", "--bogus", conversation_file], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "No such option: --bogus" in done.stderr and "Traceback" not in done.stderr
