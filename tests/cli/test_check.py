@@ -401,4 +401,4 @@ def test_usage_error_is_exit_2_and_json_when_asked():
     }
     done = subprocess.run([str(DIALOGCHECK), "check", "--bogus", conversation_file], capture_output=True, text=True)
     assert done.returncode == 2
-    assert "No such option: --bogus" in done.stderr and "Traceback" not in done.stderr
+    assert "No such option '--bogus'" in done.stderr and "Traceback" not in done.stderr
