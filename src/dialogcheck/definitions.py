@@ -15,6 +15,7 @@ from typing import Any
 from ._fields import Problems
 from ._yaml import YMap, read_yaml
 from .errors import LoadError
+from .config import parse_config
 from .scenario.load import parse_scenario
 
 YAML_SUFFIXES = (".yml", ".yaml")
@@ -52,10 +53,10 @@ def load_definition(path: str | Path) -> Definition:
     root = read_yaml(path)
     problems = Problems()
     if Path(path).name in CONFIG_NAMES:
-        if root is not None and not isinstance(root, YMap):
-            problems.add("the config must be a mapping", root.pos)
+        config = parse_config(root, problems, Path(path))
+        if problems:
             raise LoadError(problems.items).in_file(file)
-        return Definition("config", file, root)
+        return Definition("config", file, config)
     keys = tuple(root.values) if isinstance(root, YMap) else ()
     key = "sop" if "sop" in keys else "scenario" if "scenario" in keys else next(iter(keys), None)
     if key == "sop":

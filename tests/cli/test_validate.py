@@ -105,7 +105,7 @@ def test_config_file(tmp_path):
     bad = write(tmp_path, "eval/conftest.yml", "- a list\n")
     result = run(str(bad))
     assert result.exit_code == 2
-    assert f"{bad}:1:1: the config must be a mapping\n" in result.stdout
+    assert f"{bad}:1:1: the config must be a mapping, got a list\n" in result.stdout
 
 
 def test_not_a_scenario_file(tmp_path):

@@ -20,7 +20,11 @@ def _summary(definition: Definition) -> str:
         return f"scenario {value.name!r}: {len(goals.assertions)} assertions, {len(goals.criteria)} criteria{sop}"
     if definition.kind == "sop":
         return f"SOP {value.id} {value.name!r}: {len(value.steps.steps)} steps"
-    return "config: YAML read (its keys are checked once the LLM layer lands)"
+    def model(role) -> str:
+        return f"{role.llm.provider}/{role.llm.model}" if role.llm else "none"
+
+    agent = f", agent {value.agent.type}" if value.agent else ""
+    return f"config: simulation {model(value.simulation)}, evaluation {model(value.evaluation)}{agent}"
 
 
 @click.command()

@@ -1,0 +1,248 @@
+"""`eval/conftest.yml`: which models simulate and judge, prompts, limits, the agent, the cache.
+
+The Mantle keys are read unchanged (`simulation.llm`, `evaluation.llm`, the
+three prompt paths, `max_concurrent_llm_calls`); `agent`, `cache` and
+`evaluation.metrics` are dialogcheck's extensions. Paths are relative to the
+project root and may not leave it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._fields import Fields, Problems
+from ._yaml import Pos, YMap, YNode, plain, read_yaml
+from .errors import LoadError, did_you_mean
+
+OPENAI_COMPATIBLE = ("openai", "openai_compatible", "vllm", "ollama", "llama_cpp")
+PROVIDERS = (*OPENAI_COMPATIBLE, "anthropic")
+#: Base URLs for providers that have a usual local address.
+DEFAULT_BASE_URLS = {"ollama": "http://localhost:11434/v1"}
+#: LLM keys dialogcheck itself reads; every other key is passed to the provider's call.
+CLIENT_KEYS = ("provider", "model", "base_url", "api_key", "api_key_env", "timeout", "max_retries", "structured_output")
+STRUCTURED_OUTPUT = ("json_schema", "json_object", "none")
+DEFAULT_CONCURRENCY = 3
+ROLE_PROMPTS = {
+    "simulation": ("simulated_user_prompt",),
+    "evaluation": ("criteria_judge_prompt", "metrics_judge_prompt"),
+}
+AGENT_TYPES = ("rasa", "http", "python")
+QUALITY_METRICS = ("task_completion", "helpfulness", "repair_quality", "coherence", "tone")
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    api_key_env: str | None = None
+    timeout: float = 60.0
+    max_retries: int = 3
+    #: How a JSON answer is asked of an OpenAI-compatible server: `response_format` json_schema, json_object, or only by the prompt.
+    structured_output: str = "json_schema"
+    #: Passed as they are to the provider's call (temperature, max_tokens, ...).
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def openai_compatible(self) -> bool:
+        return self.provider in OPENAI_COMPATIBLE
+
+
+@dataclass(frozen=True)
+class RoleSettings:
+    llm: LLMSettings | None = None
+    prompts: Mapping[str, Path] = field(default_factory=dict)
+    max_concurrent_llm_calls: int = DEFAULT_CONCURRENCY
+    #: Quality metrics to score on every run (evaluation only; never part of the verdict).
+    metrics: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    type: str
+    url: str | None = None
+    callable: str | None = None
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    enabled: bool = True
+    dir: Path = Path(".dialogcheck/cache")
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    root: Path
+    path: Path | None = None
+    simulation: RoleSettings = field(default_factory=RoleSettings)
+    evaluation: RoleSettings = field(default_factory=RoleSettings)
+    agent: AgentSettings | None = None
+    cache: CacheSettings = field(default_factory=CacheSettings)
+
+    @classmethod
+    def empty(cls, root: Path) -> ProjectConfig:
+        return cls(root=root, cache=CacheSettings(dir=root / ".dialogcheck" / "cache"))
+
+
+def _llm(node: YNode, problems: Problems, what: str) -> LLMSettings | None:
+    mapping = problems.expect_map(node, what, node.pos)
+    if mapping is None:
+        return None
+    # Any key the provider accepts may stand beside ours; one that looks like a misspelling of ours may not.
+    fields = Fields(mapping, problems, what, tuple(mapping.keys))
+    count = len(problems.items)
+    for key, pos in mapping.keys.items():
+        close = difflib.get_close_matches(key, CLIENT_KEYS, n=1, cutoff=0.8)
+        if key not in CLIENT_KEYS and close:
+            problems.add(f"unknown field `{key}` in {what} (did you mean `{close[0]}`?)", pos)
+    provider = fields.choice("provider", PROVIDERS, required=True)
+    model = fields.string("model", required=True)
+    base_url = fields.string("base_url")
+    api_key = fields.string("api_key")
+    api_key_env = fields.string("api_key_env")
+    timeout = fields.number("timeout", minimum=0.001)
+    max_retries = fields.integer("max_retries", minimum=0, maximum=20)
+    structured = fields.choice("structured_output", STRUCTURED_OUTPUT)
+    if provider in ("openai_compatible", "vllm", "llama_cpp") and base_url is None:
+        problems.add(f"{what} with `provider: {provider}` needs `base_url` (the server's /v1 address)", mapping.pos)
+    if provider == "anthropic" and base_url is not None and not base_url.startswith(("http://", "https://")):
+        problems.add(f"`base_url` in {what} must be an http(s) address", mapping.values["base_url"].pos)
+    if len(problems.items) > count or provider is None or model is None:
+        return None
+    options = {key: plain(value) for key, value in mapping.values.items() if key not in CLIENT_KEYS}
+    return LLMSettings(
+        provider=provider,
+        model=model,
+        base_url=base_url or DEFAULT_BASE_URLS.get(provider),
+        api_key=api_key,
+        api_key_env=api_key_env,
+        timeout=timeout if timeout is not None else 60.0,
+        max_retries=max_retries if max_retries is not None else 3,
+        structured_output=structured or "json_schema",
+        options=options,
+    )
+
+
+def _prompt_path(fields: Fields, key: str, root: Path) -> Path | None:
+    text = fields.string(key)
+    if text is None:
+        return None
+    node = fields.node.values[key]
+    path = (root / text).resolve()
+    if not path.is_relative_to(root.resolve()):
+        fields.problems.add(f"`{key}` must stay inside the project folder {root}, got {text!r}", node.pos)
+        return None
+    if not path.is_file():
+        fields.problems.add(f"`{key}`: no such template file {text!r} (paths are relative to {root})", node.pos)
+        return None
+    return path
+
+
+def _role(fields: Fields, name: str, root: Path, default_limit: int) -> RoleSettings:
+    mapping = fields.mapping(name)
+    if mapping is None:
+        return RoleSettings(max_concurrent_llm_calls=default_limit)
+    what = f"`{name}`"
+    prompt_keys = ROLE_PROMPTS[name]
+    extra = ("metrics",) if name == "evaluation" else ()
+    role = Fields(mapping, fields.problems, what, ("llm", "max_concurrent_llm_calls", *prompt_keys, *extra))
+    llm_node = role.get("llm")
+    llm = _llm(llm_node, fields.problems, f"`{name}.llm`") if llm_node is not None else None
+    prompts = {key: path for key in prompt_keys if (path := _prompt_path(role, key, root)) is not None}
+    limit = role.integer("max_concurrent_llm_calls", minimum=1)
+    metrics = _metrics(role) if name == "evaluation" else ()
+    return RoleSettings(llm, prompts, limit if limit is not None else default_limit, metrics)
+
+
+def _metrics(role: Fields) -> tuple[str, ...]:
+    """`evaluation.metrics`: true (all), false (none) or a list of metric names."""
+    node = role.get("metrics")
+    if node is None:
+        return ()
+    if isinstance(plain(node), bool):
+        return QUALITY_METRICS if plain(node) else ()
+    names = role.strings("metrics")
+    for name in names or ():
+        if name not in QUALITY_METRICS:
+            allowed = ", ".join(QUALITY_METRICS)
+            role.problems.add(f"unknown quality metric {name!r} in `evaluation.metrics`{did_you_mean(name, QUALITY_METRICS)}; known: {allowed}", node.pos)
+    return names or ()
+
+
+def _agent(fields: Fields) -> AgentSettings | None:
+    mapping = fields.mapping("agent")
+    if mapping is None:
+        return None
+    agent = Fields(mapping, fields.problems, "`agent`", ("type", "url", "callable", "timeout"))
+    kind = agent.choice("type", AGENT_TYPES, required=True)
+    url = agent.string("url")
+    target = agent.string("callable")
+    timeout = agent.number("timeout", minimum=0.001)
+    if kind in ("rasa", "http") and url is None:
+        fields.problems.add(f"`agent` of type {kind} needs `url`", mapping.pos)
+    if kind == "python" and (target is None or ":" not in target):
+        fields.problems.add("`agent` of type python needs `callable: MODULE:FUNCTION`", mapping.pos)
+    if kind is None:
+        return None
+    return AgentSettings(kind, url, target, timeout if timeout is not None else 30.0)
+
+
+def _cache(fields: Fields, root: Path) -> CacheSettings:
+    default = CacheSettings(dir=root / ".dialogcheck" / "cache")
+    mapping = fields.mapping("cache")
+    if mapping is None:
+        return default
+    cache = Fields(mapping, fields.problems, "`cache`", ("enabled", "dir"))
+    enabled = cache.boolean("enabled")
+    folder = cache.string("dir")
+    return CacheSettings(
+        enabled=default.enabled if enabled is None else enabled,
+        dir=default.dir if folder is None else (root / folder),
+    )
+
+
+def parse_config(root_node: YNode | None, problems: Problems, path: Path) -> ProjectConfig:
+    """Validate a conftest.yml tree; `path` is ROOT/eval/conftest.yml."""
+    root = path.resolve().parent.parent
+    if root_node is None:
+        return ProjectConfig.empty(root)
+    top = problems.expect_map(root_node, "the config", Pos(1, 1))
+    if top is None:
+        return ProjectConfig.empty(root)
+    fields = Fields(top, problems, "the config", ("simulation", "evaluation", "max_concurrent_llm_calls", "agent", "cache"))
+    limit = fields.integer("max_concurrent_llm_calls", minimum=1)
+    default_limit = limit if limit is not None else DEFAULT_CONCURRENCY
+    return ProjectConfig(
+        root=root,
+        path=path,
+        simulation=_role(fields, "simulation", root, default_limit),
+        evaluation=_role(fields, "evaluation", root, default_limit),
+        agent=_agent(fields),
+        cache=_cache(fields, root),
+    )
+
+
+def load_config(path: str | Path) -> ProjectConfig:
+    """Read and validate `eval/conftest.yml`; raises `LoadError` with every problem."""
+    path = Path(path)
+    problems = Problems()
+    config = parse_config(read_yaml(path), problems, path)
+    if problems:
+        raise LoadError(problems.items).in_file(str(path))
+    return config
+
+
+def find_config(start: str | Path) -> Path | None:
+    """The `eval/conftest.yml` of the project a file or folder belongs to, if any."""
+    here = Path(start).resolve()
+    for folder in (here, *here.parents) if here.is_dir() else here.parents:
+        candidate = folder / "eval" / "conftest.yml" if folder.name != "eval" else folder / "conftest.yml"
+        if candidate.is_file():
+            return candidate
+    return None

@@ -1,0 +1,82 @@
+"""The one-method seam every LLM call goes through.
+
+A `ChatRequest` is the whole request: provider, model, options and messages,
+so it is also the cache key. Provider clients, the disk cache and the
+concurrency limit all implement `ChatClient`, and wrap one another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: str  # "system", "user" or "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    provider: str
+    model: str
+    messages: tuple[ChatMessage, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: A JSON schema the answer must follow, or None for free text.
+    json_schema: Mapping[str, Any] | None = None
+    #: Where the request goes (an OpenAI-compatible base_url); part of the identity of the answer.
+    endpoint: str | None = None
+
+    def identity(self) -> bytes:
+        """Canonical bytes of everything that decides the answer (the cache key is its hash)."""
+        return orjson.dumps(
+            {
+                "provider": self.provider,
+                "endpoint": self.endpoint,
+                "model": self.model,
+                "options": dict(self.options),
+                "json_schema": self.json_schema,
+                "messages": [[m.role, m.content] for m in self.messages],
+            },
+            option=orjson.OPT_SORT_KEYS,
+        )
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: In US dollars, where the provider reports it.
+    cost: float | None = None
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens, cost)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "cost": self.cost}
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    text: str
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    cached: bool = False
+    #: How many attempts the provider call took (1 when it worked the first time).
+    attempts: int = 1
+
+
+class LLMError(Exception):
+    """A call that failed for good: retries used up, a timeout, a refused request.
+
+    A harness error: whatever depended on the answer is `error`, never pass.
+    """
+
+
+class ChatClient(Protocol):
+    async def complete(self, request: ChatRequest) -> ChatResponse: ...
