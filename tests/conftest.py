@@ -61,3 +61,17 @@ def assertion_error(text: str) -> str:
     with pytest.raises(LoadError) as info:
         check_from_yaml(text)
     return str(info.value)
+
+
+class FakeJudge:
+    """A judge that answers from a script: a verdict, or an exception to raise. Records every request."""
+
+    def __init__(self, verdict=None, error=None, by_criterion=None):
+        self.verdict, self.error, self.by_criterion = verdict, error, by_criterion or {}
+        self.requests = []
+
+    async def judge(self, conversation, request):
+        self.requests.append((conversation, request))
+        if self.error is not None:
+            raise self.error
+        return self.by_criterion.get(request.criterion, self.verdict)

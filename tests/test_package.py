@@ -10,8 +10,9 @@ SRC = Path(dialogcheck.__file__).parent
 # Which top-level parts of the package each layer may import from.
 ALLOWED = {
     "events": {"events", "errors"},
-    "checks": {"events", "checks", "judge", "errors"},
-    "judge": {"events", "judge", "checks", "errors"},
+    "checks": {"events", "checks", "errors"},
+    "judge": {"events", "judge", "checks", "errors", "llm", "config"},
+    "llm": {"llm", "config", "errors"},
 }
 NEVER_IMPORTS_CLI = {"events", "checks", "judge", "scenario", "sop", "report", "evaluate", "definitions"}
 

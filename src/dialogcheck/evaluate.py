@@ -1,18 +1,23 @@
 """Judge one conversation against a scenario's goals (or an SOP) into plain result data.
 
-This is the meeting point of checks and judge: deterministic checks run
-here, criteria go to the judge when one is given. The result records every
-check with its outcome and explanation; reporters only read it.
+Two steps, one path: first the judge decides every LLM-judged item (async,
+concurrently, only when a judge is given), then every check runs, pure and
+synchronous, with those judgements handed in. `evaluate` does both for one
+conversation; the CLI asks the judge for many conversations at once and then
+calls `evaluate(..., judged=...)`.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .checks.base import CheckResult, Outcome
+from .checks.judged import JudgeRequest, Judgement, unjudged
 from .events.model import Conversation
-from .judge.base import NO_JUDGE_REASON, Judge, JudgeError, JudgeRequest
+from .judge.base import Judge, judge_one
 from .scenario.model import Scenario
 
 
@@ -21,6 +26,7 @@ class CriterionResult:
     criterion: str
     outcome: Outcome
     detail: str
+    usage: Any = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,10 @@ class ConversationResult:
     event_count: int = 0
     turn_count: int = 0
     notes: tuple[str, ...] = field(default=())
+    #: Quality metric scores, when asked for; never part of the verdict.
+    metrics: Mapping[str, Any] | None = None
+    #: Token counts and cost of every judge call made for this conversation.
+    usage: Any = None
 
     @property
     def outcomes(self) -> list[Outcome]:
@@ -55,30 +65,33 @@ class ConversationResult:
         return Outcome.PASS
 
     @property
-    def check_count(self) -> int:
-        sop_steps = len(self.sop.results) if self.sop is not None else 0
-        return len(self.assertions) + len(self.criteria) + sop_steps
+    def check_outcomes(self) -> list[Outcome]:
+        """The outcome of every single check, optional SOP steps included."""
+        found = [r.outcome for r in self.assertions] + [c.outcome for c in self.criteria]
+        if self.sop is not None:
+            found += [s.outcome for s in self.sop.results]
+        return found
 
 
-def judge_criteria(
-    conversation: Conversation, criteria: tuple[str, ...], judge: Judge | None, no_judge: bool
-) -> tuple[CriterionResult, ...]:
-    results = []
-    for criterion in criteria:
-        if no_judge:
-            results.append(CriterionResult(criterion, Outcome.SKIP, "skipped: --no-judge"))
-        elif judge is None:
-            results.append(CriterionResult(criterion, Outcome.ERROR, NO_JUDGE_REASON))
-        else:
-            try:
-                verdict = judge.judge(conversation, JudgeRequest(criterion))
-            except JudgeError as err:
-                raw = f" (raw answer: {err.raw!r})" if err.raw else ""
-                results.append(CriterionResult(criterion, Outcome.ERROR, f"judge error: {err}{raw}"))
-                continue
-            outcome = Outcome.PASS if verdict.passed else Outcome.FAIL
-            results.append(CriterionResult(criterion, outcome, verdict.reasoning))
-    return tuple(results)
+JudgeItems = list[tuple[str, JudgeRequest]]
+
+
+def judge_requests(subject: Any) -> JudgeItems:
+    """Every item a judge must decide for a scenario or an SOP, keyed `criterion:N` and `sop:STEP_ID`."""
+    if isinstance(subject, Scenario):
+        items = [(f"criterion:{i}", JudgeRequest(c)) for i, c in enumerate(subject.goals.criteria)]
+        steps = subject.goals.sop
+    else:
+        items, steps = [], subject.steps
+    if steps is not None:
+        items += [(f"sop:{step_id}", request) for step_id, request in steps.judge_requests()]
+    return items
+
+
+async def run_judge(conversation: Conversation, items: JudgeItems, judge: Judge) -> dict[str, Judgement]:
+    """Ask the judge every item at once; every failure comes back as an `error` judgement."""
+    judgements = await asyncio.gather(*(judge_one(judge, conversation, request) for _, request in items))
+    return {key: judgement for (key, _), judgement in zip(items, judgements)}
 
 
 def run_check(check: Any, conversation: Conversation) -> CheckResult:
@@ -89,33 +102,78 @@ def run_check(check: Any, conversation: Conversation) -> CheckResult:
         return CheckResult(check, Outcome.ERROR, f"the check crashed: {type(err).__name__}: {err}")
 
 
+def _sop_judged(judged: Mapping[str, Judgement]) -> dict[str, Judgement]:
+    return {key.removeprefix("sop:"): j for key, j in judged.items() if key.startswith("sop:")}
+
+
+def _usage(judged: Mapping[str, Judgement]) -> Any:
+    usages = [j.usage for j in judged.values() if j.usage is not None]
+    return sum(usages[1:], usages[0]) if usages else None
+
+
+def _judged_for(subject: Any, conversation: Conversation, judge: Judge | None, no_judge: bool, judged):
+    if judged is not None:
+        return judged
+    items = judge_requests(subject)
+    if judge is None or no_judge or not items:
+        return {}
+    return asyncio.run(run_judge(conversation, items, judge))
+
+
 def evaluate(
-    scenario: Scenario, conversation: Conversation, *, judge: Judge | None = None, no_judge: bool = False
+    scenario: Scenario,
+    conversation: Conversation,
+    *,
+    judge: Judge | None = None,
+    no_judge: bool = False,
+    judged: Mapping[str, Judgement] | None = None,
+    metrics: Mapping[str, Any] | None = None,
 ) -> ConversationResult:
-    """Run every assertion, SOP step and criterion of `scenario` on `conversation`."""
+    """Run every assertion, SOP step and criterion of `scenario` on `conversation`.
+
+    Criteria and `llm_judge` steps are decided by `judge` (or taken from
+    `judged`, as `run_judge` returns it); with neither they come out `error`,
+    or `skip` when `no_judge` is set.
+    """
+    judged = _judged_for(scenario, conversation, judge, no_judge, judged)
     goals = scenario.goals
-    assertions = tuple(run_check(check, conversation) for check in goals.assertions)
-    sop = goals.sop.evaluate(conversation, judge=judge, no_judge=no_judge) if goals.sop is not None else None
+    criteria = []
+    for i, criterion in enumerate(goals.criteria):
+        judgement = judged.get(f"criterion:{i}") or unjudged(no_judge)
+        criteria.append(CriterionResult(criterion, judgement.outcome, judgement.detail, judgement.usage))
+    sop = goals.sop.evaluate(conversation, _sop_judged(judged), no_judge) if goals.sop is not None else None
     return ConversationResult(
         source=conversation.source,
         subject=scenario.name,
-        assertions=assertions,
+        assertions=tuple(run_check(check, conversation) for check in goals.assertions),
         sop=sop,
-        criteria=judge_criteria(conversation, goals.criteria, judge, no_judge),
+        criteria=tuple(criteria),
         conversation_id=conversation.conversation_id,
         event_count=len(conversation),
         turn_count=conversation.turn_count,
         notes=("the scenario has no goals: it passes with zero checks",) if goals.empty else (),
+        metrics=metrics,
+        usage=_usage(judged),
     )
 
 
-def evaluate_sop(sop: Any, conversation: Conversation, *, judge: Judge | None = None, no_judge: bool = False) -> ConversationResult:
+def evaluate_sop(
+    sop: Any,
+    conversation: Conversation,
+    *,
+    judge: Judge | None = None,
+    no_judge: bool = False,
+    judged: Mapping[str, Judgement] | None = None,
+) -> ConversationResult:
     """Apply an SOP file's steps to one recorded conversation."""
+    judged = _judged_for(sop, conversation, judge, no_judge, judged)
     return ConversationResult(
         source=conversation.source,
         subject=sop.name,
-        sop=sop.steps.evaluate(conversation, judge=judge, no_judge=no_judge),
+        sop=sop.steps.evaluate(conversation, _sop_judged(judged), no_judge),
         conversation_id=conversation.conversation_id,
         event_count=len(conversation),
         turn_count=conversation.turn_count,
+        usage=_usage(judged),
     )
+

@@ -144,7 +144,7 @@ def test_exit_3_when_criteria_have_no_judge_and_nothing_failed():
 def test_no_judge_skips_criteria():
     result = check("--no-judge", "--scenario", scenario("transfer_daily_limit"), conversation("transfer_tracker.json"))
     assert result.exit_code == 0
-    assert "  SKIP  criterion 'The agent tells the customer why the transfer failed': skipped: --no-judge\n" in result.stdout
+    assert "  SKIP  criterion 'The agent tells the customer why the transfer failed': not judged: --no-judge skips LLM-judged checks\n" in result.stdout
     assert result.stdout.endswith("  verdict: PASS (6 passed, 0 failed, 1 skipped)\n")
 
 
@@ -268,7 +268,7 @@ def test_json_several_conversations():
     assert {"source", "verdict", "assertions", "sop", "criteria"} <= first.keys()
     assert first["conversation_id"] == "sim-3f0c9a"
     assert first["criteria"] == [
-        {"criterion": "The agent tells the customer why the transfer failed", "outcome": "skip", "detail": "skipped: --no-judge"}
+        {"criterion": "The agent tells the customer why the transfer failed", "outcome": "skip", "detail": "not judged: --no-judge skips LLM-judged checks"}
     ]
 
 

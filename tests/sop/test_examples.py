@@ -4,19 +4,15 @@ from dialogcheck.checks.base import Outcome
 from dialogcheck.events import load_conversation
 from dialogcheck.judge.base import JudgeVerdict
 from dialogcheck.sop import load_sop
-from tests.conftest import EXAMPLE
+from dialogcheck.evaluate import evaluate_sop
+from tests.conftest import EXAMPLE, FakeJudge
 
 SOP = EXAMPLE / "sops" / "replace_card.yml"
 DETERMINISTIC = ["look_up_first", "card_is_active", "confirm_before_ordering", "valid_order", "no_money_moved"]
 
 
-class Approves:
-    def judge(self, conversation, request):
-        return JudgeVerdict(True, "one order, arrival date given")
-
-
 def outcomes(name, **kw):
-    result = load_sop(SOP).evaluate(load_conversation(EXAMPLE / "conversations" / f"{name}.jsonl"), **kw)
+    result = evaluate_sop(load_sop(SOP), load_conversation(EXAMPLE / "conversations" / f"{name}.jsonl"), **kw).sop
     return result, {r.id: r.outcome for r in result.results}
 
 
@@ -33,7 +29,9 @@ def test_following_the_procedure_passes_every_deterministic_step():
     assert all(by_id[step] is Outcome.PASS for step in DETERMINISTIC)
     assert by_id["one_order_clearly_explained"] is Outcome.SKIP
     assert result.outcome is Outcome.PASS and result.score == 1.0
-    judged, _ = outcomes("sop_follows_procedure", judge=Approves())
+    judge = FakeJudge(JudgeVerdict(True, "one order, arrival date given"))
+    judged, _ = outcomes("sop_follows_procedure", judge=judge)
+    assert [r.criterion for _, r in judge.requests] == [load_sop(SOP).steps.steps[-1].evaluator.criterion]
     assert judged.outcome is Outcome.PASS and judged.score == 1.0
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from dialogcheck.checks.base import Check, CheckResult, Outcome
 from dialogcheck.checks.sop_judge import LlmJudge
-from dialogcheck.judge.base import JudgeVerdict
+from dialogcheck.checks.judged import JudgeRequest, Judgement
 from dialogcheck.sop import Step, StepSet
 from tests.conftest import conv, tool, user
 from tests.sop.conftest import steps_from_yaml
@@ -97,23 +97,19 @@ def test_a_crashing_evaluator_is_an_error_result():
     assert result.results[0].detail == "evaluator crashed: KeyError: 'oops'"
 
 
-class Judge:
-    def judge(self, conversation, request):
-        return JudgeVerdict(request.criterion == "good", "because")
-
-
-def test_llm_judge_steps_get_the_judge():
+def test_llm_judge_steps_take_their_judgement_by_step_id():
     steps = StepSet((
         Step("a", None, True, 1.0, LlmJudge("good")),
         Step("b", None, False, 1.0, LlmJudge("bad")),
     ))
-    judged = steps.evaluate(CONVERSATION, Judge())
+    assert steps.judge_requests() == [("a", JudgeRequest("good")), ("b", JudgeRequest("bad"))]
+    judged = steps.evaluate(CONVERSATION, {"a": Judgement(P, "because"), "b": Judgement(F, "because")})
     assert [r.outcome for r in judged.results] == [P, F]
     assert judged.outcome is P and judged.score == 0.5
     unjudged = steps.evaluate(CONVERSATION)
     assert [r.outcome for r in unjudged.results] == [E, E]
     assert unjudged.outcome is E
-    skipped = steps.evaluate(CONVERSATION, Judge(), no_judge=True)
+    skipped = steps.evaluate(CONVERSATION, no_judge=True)
     assert [r.outcome for r in skipped.results] == [S, S]
     assert skipped.outcome is P and skipped.score is None
 

@@ -15,13 +15,7 @@ from .output import FORMAT_OPTION, exit_code, fail_with_load_error, print_json, 
 
 
 def _any_error(results: list[ConversationResult]) -> bool:
-    for result in results:
-        outcomes = [r.outcome for r in result.assertions] + [c.outcome for c in result.criteria]
-        if result.sop is not None:
-            outcomes += [s.outcome for s in result.sop.results]
-        if Outcome.ERROR in outcomes:
-            return True
-    return False
+    return any(Outcome.ERROR in result.check_outcomes for result in results)
 
 
 @click.command()

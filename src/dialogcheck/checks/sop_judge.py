@@ -1,8 +1,8 @@
 """SOP `llm_judge`: a natural-language criterion decided by a judge.
 
-Deciding needs a judge, which a plain `evaluate(conversation)` does not
-have: it reports `error` with the reason, never a pass. Callers that hold a
-judge use `evaluate_with`.
+The check itself stays pure: the engine asks the judge beforehand and hands
+the step its `Judgement`. Without one it reports `error` with the reason
+(or `skip` under --no-judge), never a pass.
 """
 
 from __future__ import annotations
@@ -10,11 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..events.model import Conversation
-from ..events.values import show
-from ..judge.base import NO_JUDGE_REASON, Judge, JudgeError, JudgeRequest
-from .base import Check, CheckResult, Outcome
-
-NO_JUDGE_SKIP = "not judged: --no-judge skips LLM-judged checks"
+from .base import Check, CheckResult
+from .judged import NO_JUDGE_SKIP, JudgeRequest, Judgement, unjudged
 
 
 @dataclass(frozen=True)
@@ -36,23 +33,11 @@ class LlmJudge(Check):
         return JudgeRequest(self.criterion, self.rubric, self.model)
 
     def evaluate(self, conversation: Conversation) -> CheckResult:
-        return CheckResult(self, Outcome.ERROR, NO_JUDGE_REASON)
+        return self.judged(unjudged(no_judge=False))
 
-    def evaluate_with(self, conversation: Conversation, judge: Judge | None, no_judge: bool = False) -> CheckResult:
-        """Ask `judge`; skip under --no-judge; any judge failure is `error` with what it said."""
-        if no_judge:
-            return CheckResult(self, Outcome.SKIP, NO_JUDGE_SKIP)
-        if judge is None:
-            return CheckResult(self, Outcome.ERROR, NO_JUDGE_REASON)
-        try:
-            verdict = judge.judge(conversation, self.request())
-        except JudgeError as err:
-            raw = f"; raw answer: {show(err.raw, 500)}" if err.raw is not None else ""
-            return CheckResult(self, Outcome.ERROR, f"judge error: {err}{raw}")
-        except Exception as err:  # a broken judge is data, never a crash
-            return CheckResult(self, Outcome.ERROR, f"judge crashed: {type(err).__name__}: {err}")
-        reasoning = verdict.reasoning.strip() or "(the judge gave no reasoning)"
-        return self.result(verdict.passed, reasoning)
+    def judged(self, judgement: Judgement) -> CheckResult:
+        """The step's result from what the judge decided (or why it could not)."""
+        return CheckResult(self, judgement.outcome, judgement.detail)
 
 
 __all__ = ["NO_JUDGE_SKIP", "LlmJudge"]

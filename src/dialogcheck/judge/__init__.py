@@ -1,5 +1,5 @@
-"""The judge seam: how LLM-decided checks (criteria, `llm_judge`) get a verdict."""
+"""Judging natural-language criteria: the judge seam, the LLM judge, the ledger it reads."""
 
-from .base import Judge, JudgeError, JudgeRequest, JudgeVerdict
+from .base import Judge, JudgeError, JudgeRequest, JudgeVerdict, Judgement, judge_one
 
-__all__ = ["Judge", "JudgeError", "JudgeRequest", "JudgeVerdict"]
+__all__ = ["Judge", "JudgeError", "JudgeRequest", "JudgeVerdict", "Judgement", "judge_one"]

@@ -1,23 +1,18 @@
-"""One-method seam between checks and whatever decides a natural-language criterion.
+"""The judge seam: one async method that decides one criterion about one conversation.
 
-The LLM layer implements `Judge`; tests use a fake. Without a judge,
-criteria and `llm_judge` steps come out `error` (or `skip` with --no-judge),
-never a silent pass.
+The LLM judge implements `Judge`; tests use fakes. `judge_one` turns every
+way a judge can break into an `error` judgement, so a broken judge is data.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
+from ..checks.base import Outcome
+from ..checks.judged import NO_JUDGE_REASON, NO_JUDGE_SKIP, JudgeRequest, Judgement, unjudged
 from ..events.model import Conversation
-
-
-@dataclass(frozen=True)
-class JudgeRequest:
-    criterion: str
-    rubric: str | None = None
-    model: str | None = None
+from ..events.values import show
 
 
 @dataclass(frozen=True)
@@ -25,22 +20,46 @@ class JudgeVerdict:
     passed: bool
     reasoning: str
     raw: str | None = None
+    usage: Any = None
+    cached: bool = False
 
 
 class JudgeError(Exception):
-    """The judge could not give a verdict (unreachable, malformed answer, ...)."""
+    """The judge could not give a verdict (unreachable, malformed answer, ...); keeps the raw answer."""
 
-    def __init__(self, message: str, raw: str | None = None):
+    def __init__(self, message: str, raw: str | None = None, usage: Any = None):
         super().__init__(message)
         self.raw = raw
+        self.usage = usage
 
 
 class Judge(Protocol):
-    def judge(self, conversation: Conversation, request: JudgeRequest) -> JudgeVerdict:
-        """Decide one criterion about one conversation; raise `JudgeError` when it cannot."""
+    async def judge(self, conversation: Conversation, request: JudgeRequest) -> JudgeVerdict:
+        """Decide one criterion; raise `JudgeError` when no verdict can be had."""
         ...
 
 
-NO_JUDGE_REASON = (
-    "no judge configured: set `evaluation.llm` in eval/conftest.yml, or pass --no-judge to skip LLM-judged checks"
-)
+async def judge_one(judge: Judge, conversation: Conversation, request: JudgeRequest) -> Judgement:
+    try:
+        verdict = await judge.judge(conversation, request)
+    except JudgeError as err:
+        raw = f"; raw answer: {show(err.raw, 500)}" if err.raw is not None else ""
+        return Judgement(Outcome.ERROR, f"judge error: {err}{raw}", err.usage, raw=err.raw)
+    except Exception as err:  # noqa: BLE001 - a broken judge is data, never a crash
+        return Judgement(Outcome.ERROR, f"judge crashed: {type(err).__name__}: {err}")
+    reasoning = verdict.reasoning.strip() or "(the judge gave no reasoning)"
+    outcome = Outcome.PASS if verdict.passed else Outcome.FAIL
+    return Judgement(outcome, reasoning, verdict.usage, verdict.cached, verdict.raw)
+
+
+__all__ = [
+    "NO_JUDGE_REASON",
+    "NO_JUDGE_SKIP",
+    "Judge",
+    "JudgeError",
+    "JudgeRequest",
+    "JudgeVerdict",
+    "Judgement",
+    "judge_one",
+    "unjudged",
+]

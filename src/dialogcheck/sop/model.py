@@ -8,12 +8,13 @@ is set (SPEC section 3).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..checks.base import Check, CheckResult, Outcome
+from ..checks.judged import JudgeRequest, Judgement, unjudged
 from ..checks.sop_judge import LlmJudge
 from ..events.model import Conversation
-from ..judge.base import Judge
 
 
 @dataclass(frozen=True)
@@ -76,12 +77,12 @@ class StepSetResult:
         return text
 
 
-def _run(step: Step, conversation: Conversation, judge: Judge | None, no_judge: bool) -> CheckResult:
+def _run(step: Step, conversation: Conversation, judged: Mapping[str, Judgement], no_judge: bool) -> CheckResult:
     """One step's result; an evaluator that raises becomes an `error` result."""
     evaluator = step.evaluator
+    if isinstance(evaluator, LlmJudge):
+        return evaluator.judged(judged.get(step.id) or unjudged(no_judge))
     try:
-        if isinstance(evaluator, LlmJudge):
-            return evaluator.evaluate_with(conversation, judge, no_judge)
         return evaluator.evaluate(conversation)
     except Exception as err:  # a crashing check is data, never a crash
         return CheckResult(evaluator, Outcome.ERROR, f"evaluator crashed: {type(err).__name__}: {err}")
@@ -122,8 +123,16 @@ class StepSet:
     steps: tuple[Step, ...]
     threshold: float | None = None
 
-    def evaluate(self, conversation: Conversation, judge: Judge | None = None, no_judge: bool = False) -> StepSetResult:
-        results = tuple(StepResult(step, _run(step, conversation, judge, no_judge)) for step in self.steps)
+    def judge_requests(self) -> list[tuple[str, JudgeRequest]]:
+        """What the judge must decide before `evaluate`: one request per `llm_judge` step, by step id."""
+        return [(step.id, step.evaluator.request()) for step in self.steps if isinstance(step.evaluator, LlmJudge)]
+
+    def evaluate(
+        self, conversation: Conversation, judged: Mapping[str, Judgement] | None = None, no_judge: bool = False
+    ) -> StepSetResult:
+        """Every step's result; `llm_judge` steps take theirs from `judged` (by step id)."""
+        judged = judged or {}
+        results = tuple(StepResult(step, _run(step, conversation, judged, no_judge)) for step in self.steps)
         score, outcome = verdict(results, self.threshold)
         return StepSetResult(results, score, self.threshold, outcome)
 
@@ -137,8 +146,10 @@ class Sop:
     steps: StepSet
     path: str = "<memory>"
 
-    def evaluate(self, conversation: Conversation, judge: Judge | None = None, no_judge: bool = False) -> StepSetResult:
-        return self.steps.evaluate(conversation, judge, no_judge)
+    def evaluate(
+        self, conversation: Conversation, judged: Mapping[str, Judgement] | None = None, no_judge: bool = False
+    ) -> StepSetResult:
+        return self.steps.evaluate(conversation, judged, no_judge)
 
 
 __all__ = ["Sop", "Step", "StepResult", "StepSet", "StepSetResult", "verdict"]
