@@ -1,0 +1,132 @@
+"""The LLM judge over a scripted chat client: prompts, schema validation, retries of malformed answers."""
+
+import asyncio
+
+import pytest
+
+from dialogcheck.checks.judged import JudgeRequest
+from dialogcheck.config import LLMSettings
+from dialogcheck.judge.answers import CRITERION_SCHEMA, MalformedAnswer, parse_json_answer
+from dialogcheck.judge.base import JudgeError
+from dialogcheck.judge.llm_judge import LLMJudge
+from dialogcheck.llm.base import ChatResponse, LLMError, Usage
+from dialogcheck.llm.templates import Templates
+from tests.conftest import bot, conv, tool, user
+
+CONVERSATION = conv(user("replace my card"), tool("order_replacement", {"shipping": "standard"}), bot("Ordered!"))
+SETTINGS = LLMSettings(provider="openai", model="judge-model", options={"temperature": 0})
+
+
+class ScriptedClient:
+    """Answers each request with the next scripted text (or raises it, when it is an exception)."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.requests = []
+
+    async def complete(self, request):
+        self.requests.append(request)
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return ChatResponse(answer, request.model, Usage(100, 20))
+
+
+def judge(client, **kw):
+    return asyncio.run(LLMJudge(client, SETTINGS, **kw).judge(CONVERSATION, JudgeRequest("The agent orders a card", "be strict")))
+
+
+def test_a_pass_with_its_rationale_and_the_prompt_it_was_given():
+    client = ScriptedClient('{"verdict": "PASS", "rationale": "order_replacement ran in turn 1"}')
+    verdict = judge(client)
+    assert (verdict.passed, verdict.reasoning, verdict.usage) == (True, "order_replacement ran in turn 1", Usage(100, 20))
+    (request,) = client.requests
+    assert (request.provider, request.model, dict(request.options)) == ("openai", "judge-model", {"temperature": 0})
+    assert request.json_schema == CRITERION_SCHEMA
+    prompt = request.messages[0].content
+    assert "USER: replace my card" in prompt and "AGENT: Ordered!" in prompt
+    assert "tool order_replacement(shipping='standard') -> ok" in prompt
+    assert "## Criterion\nThe agent orders a card" in prompt and "## Rubric\nbe strict" in prompt
+
+
+def test_fenced_json_is_read():
+    verdict = judge(ScriptedClient('Here you go:\n```json\n{"verdict": "FAIL", "rationale": "no"}\n```'))
+    assert (verdict.passed, verdict.reasoning) == (False, "no")
+
+
+def test_a_malformed_answer_is_retried_with_what_was_wrong():
+    client = ScriptedClient("PASS, clearly", '{"verdict": "pass", "rationale": "x"}', '{"verdict": "PASS", "rationale": "ok"}')
+    verdict = judge(client)
+    assert verdict.passed and verdict.usage == Usage(300, 60)
+    second, third = client.requests[1].messages, client.requests[2].messages
+    assert [m.role for m in second] == ["user", "assistant", "user"]
+    assert second[1].content == "PASS, clearly"
+    assert second[2].content == "That answer was not valid (the answer holds no JSON object). Answer again with only the JSON object."
+    assert "verdict: 'pass' is not one of ['PASS', 'FAIL']" in third[-1].content
+
+
+def test_no_valid_answer_is_a_judge_error_with_the_raw_text():
+    with pytest.raises(JudgeError) as info:
+        judge(ScriptedClient("?", "??", "???"))
+    assert str(info.value) == "no valid answer after 3 attempts: the answer holds no JSON object"
+    assert info.value.raw == "???"
+
+
+def test_a_provider_failure_is_a_judge_error():
+    with pytest.raises(JudgeError) as info:
+        judge(ScriptedClient(LLMError("HTTP 500 after 4 attempts")))
+    assert str(info.value) == "HTTP 500 after 4 attempts"
+
+
+def test_request_model_overrides_the_configured_one():
+    client = ScriptedClient('{"verdict": "PASS", "rationale": "ok"}')
+    asyncio.run(LLMJudge(client, SETTINGS).judge(CONVERSATION, JudgeRequest("c", model="bigger")))
+    assert client.requests[0].model == "bigger"
+
+
+def test_a_project_template_overrides_the_built_in(tmp_path):
+    custom = tmp_path / "judge.j2"
+    custom.write_text("Criterion: {{ criterion }}\nLedger:\n{{ ledger }}\n")
+    client = ScriptedClient('{"verdict": "PASS", "rationale": "ok"}')
+    judge(client, templates=Templates({"criteria_judge_prompt": custom}))
+    assert client.requests[0].messages[0].content.startswith("Criterion: The agent orders a card\nLedger:\nturn 1:")
+
+
+def test_a_broken_template_is_a_clear_error(tmp_path):
+    custom = tmp_path / "judge.j2"
+    custom.write_text("{{ critterion }}")
+    with pytest.raises(JudgeError, match="the template could not be rendered: 'critterion' is undefined"):
+        judge(ScriptedClient(), templates=Templates({"criteria_judge_prompt": custom}))
+
+
+def test_metrics_are_scored_in_one_call():
+    answer = (
+        '{"task_completion": {"passed": true, "reasoning": "card ordered"},'
+        ' "tone": {"score": 4, "reasoning": "polite"}}'
+    )
+    client = ScriptedClient(answer)
+    scores = asyncio.run(LLMJudge(client, SETTINGS).score_metrics(CONVERSATION, ("task_completion", "tone"), "wants a card"))
+    assert scores["task_completion"] == {"passed": True, "reasoning": "card ordered"}
+    assert scores["tone"] == {"score": 4, "reasoning": "polite"}
+    prompt = client.requests[0].messages[0].content
+    assert "- tone: was the agent polite" in prompt and "wants a card" in prompt
+
+
+def test_metric_out_of_range_is_retried_then_reported():
+    bad = '{"tone": {"score": 9, "reasoning": "x"}}'
+    scores = asyncio.run(LLMJudge(ScriptedClient(bad, bad, bad), SETTINGS).score_metrics(CONVERSATION, ("tone",)))
+    assert scores == {"error": "no valid answer after 3 attempts: tone.score: 9 is greater than the maximum of 5"}
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("nothing", "the answer holds no JSON object"),
+        ("{verdict: PASS}", "the answer is not valid JSON"),
+        ('{"verdict": "PASS"}', "the answer: 'rationale' is a required property"),
+        ('{"verdict": "MAYBE", "rationale": "x"}', "verdict: 'MAYBE' is not one of ['PASS', 'FAIL']"),
+    ],
+)
+def test_answer_validation(text, message):
+    with pytest.raises(MalformedAnswer, match=message.replace("[", r"\[").replace("]", r"\]")):
+        parse_json_answer(text, CRITERION_SCHEMA)
