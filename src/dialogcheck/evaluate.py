@@ -10,8 +10,8 @@ calls `evaluate(..., judged=...)`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .checks.base import CheckResult, Outcome
@@ -127,7 +127,6 @@ def evaluate(
     judge: Judge | None = None,
     no_judge: bool = False,
     judged: Mapping[str, Judgement] | None = None,
-    metrics: Mapping[str, Any] | None = None,
 ) -> ConversationResult:
     """Run every assertion, SOP step and criterion of `scenario` on `conversation`.
 
@@ -152,7 +151,6 @@ def evaluate(
         event_count=len(conversation),
         turn_count=conversation.turn_count,
         notes=("the scenario has no goals: it passes with zero checks",) if goals.empty else (),
-        metrics=metrics,
         usage=_usage(judged),
     )
 
@@ -177,3 +175,33 @@ def evaluate_sop(
         usage=_usage(judged),
     )
 
+
+
+async def evaluate_batch(
+    subject: Any,
+    conversations: Sequence[Conversation],
+    *,
+    judge: Judge | None = None,
+    no_judge: bool = False,
+    metrics: tuple[str, ...] = (),
+    in_flight: int = 16,
+) -> list[ConversationResult]:
+    """Judge many conversations against one scenario or SOP, asking the judge for several at once.
+
+    The judge's client bounds the LLM calls in flight; `in_flight` bounds how
+    many conversations wait on it, so memory stays flat on big batches.
+    """
+    items = judge_requests(subject) if judge is not None and not no_judge else []
+    scorer = getattr(judge, "score_metrics", None) if metrics and not no_judge else None
+    context = subject.simulation_context if isinstance(subject, Scenario) else None
+    gate = asyncio.Semaphore(in_flight)
+    check = evaluate if isinstance(subject, Scenario) else evaluate_sop
+
+    async def one(conversation: Conversation) -> ConversationResult:
+        async with gate:
+            judged = await run_judge(conversation, items, judge) if items else {}
+            scores = await scorer(conversation, metrics, context) if scorer else None
+        result = check(subject, conversation, no_judge=no_judge, judged=judged)
+        return replace(result, metrics=scores) if scores is not None else result
+
+    return list(await asyncio.gather(*(one(c) for c in conversations)))

@@ -111,7 +111,9 @@ def test_failing_example_explains_the_closest_miss():
     assert fail_lines[0].startswith("  FAIL  tool_executed order_replacement (local): ")
     assert "arguments.shipping was 'express', expected 'standard'" in fail_lines[0]
     assert "in turn 2" in fail_lines[0] or "(turn 2)" in fail_lines[0]
-    assert result.stdout.endswith("  verdict: FAIL (10 passed, 1 failed, 1 skipped)\n")
+    assert result.stdout.endswith(
+        "  verdict: FAIL (10 passed, 1 failed, 1 skipped)\n1 LLM-judged check per conversation skipped (--no-judge)\n"
+    )
 
 
 def test_batch_of_conversations_text_summary():
@@ -138,14 +140,19 @@ def test_exit_3_when_criteria_have_no_judge_and_nothing_failed():
         "  ERROR criterion 'The agent tells the customer why the transfer failed': no judge configured"
         in result.stdout
     )
-    assert result.stdout.endswith("  verdict: ERROR (6 passed, 0 failed, 1 errored)\n")
+    assert result.stdout.endswith(
+        "  verdict: ERROR (6 passed, 0 failed, 1 errored)\n"
+        "1 LLM-judged check per conversation not judged: no judge configured (evaluation.llm in eval/conftest.yml)\n"
+    )
 
 
 def test_no_judge_skips_criteria():
     result = check("--no-judge", "--scenario", scenario("transfer_daily_limit"), conversation("transfer_tracker.json"))
     assert result.exit_code == 0
     assert "  SKIP  criterion 'The agent tells the customer why the transfer failed': not judged: --no-judge skips LLM-judged checks\n" in result.stdout
-    assert result.stdout.endswith("  verdict: PASS (6 passed, 0 failed, 1 skipped)\n")
+    assert result.stdout.endswith(
+        "  verdict: PASS (6 passed, 0 failed, 1 skipped)\n1 LLM-judged check per conversation skipped (--no-judge)\n"
+    )
 
 
 def test_a_failure_outranks_an_error():

@@ -47,7 +47,15 @@ def conversation_dict(result: ConversationResult, *, with_source: bool = False) 
         ]
         data["sop_outcome"] = result.sop.outcome.value
         data["sop_score"] = result.sop.score
-    data["criteria"] = [{"criterion": c.criterion, "outcome": c.outcome.value, "detail": c.detail} for c in result.criteria]
+    data["criteria"] = [
+        {"criterion": c.criterion, "outcome": c.outcome.value, "detail": c.detail}
+        | ({"usage": c.usage.to_dict()} if c.usage is not None else {})
+        for c in result.criteria
+    ]
+    if result.metrics is not None:
+        data["metrics"] = dict(result.metrics)
+    if result.usage is not None:
+        data["usage"] = result.usage.to_dict()
     if result.notes:
         data["notes"] = list(result.notes)
     return data

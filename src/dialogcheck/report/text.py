@@ -36,6 +36,18 @@ def _counts(outcomes: Sequence[Outcome]) -> str:
     return ", ".join(parts)
 
 
+def _metrics_line(metrics) -> str:
+    if "error" in metrics:
+        return f"not scored: {metrics['error']}"
+    parts = []
+    for name, value in metrics.items():
+        if name == "usage" or not isinstance(value, dict):
+            continue
+        shown = ("passed" if value["passed"] else "not passed") if "passed" in value else f"{value['score']}/5"
+        parts.append(f"{name} {shown}")
+    return ", ".join(parts)
+
+
 def render_conversation(result: ConversationResult) -> Text:
     text = Text()
     text.append(f"{result.source}", style="bold")
@@ -56,6 +68,9 @@ def render_conversation(result: ConversationResult) -> Text:
     for c in result.criteria:
         _line(text, c.outcome, f"criterion {c.criterion!r}", c.detail)
         outcomes.append(c.outcome)
+    if result.metrics:
+        text.append("  quality (not part of the verdict): ", style="dim")
+        text.append(_metrics_line(result.metrics) + "\n", style="dim")
     for note in result.notes:
         text.append(f"  {note}\n", style="dim")
     verdict = result.verdict
