@@ -1,0 +1,90 @@
+"""Anthropic's Messages API via the `anthropic` SDK.
+
+System messages go to the `system` parameter, the rest stay in order. A
+JSON answer is asked for by the prompt alone, so the text comes back as
+is. The SDK's retries are off: `RetryingClient` owns the policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from ..config import LLMSettings
+from .base import ChatRequest, ChatResponse, LLMError, Usage
+
+MISSING_SDK = "the anthropic provider needs the anthropic package: pip install 'dialogcheck[anthropic]'"
+DEFAULT_MAX_TOKENS = 1024
+#: An Anthropic-compatible local server takes any key, but the SDK insists on one.
+PLACEHOLDER_KEY = "not-needed"
+
+
+def resolve_api_key(settings: LLMSettings) -> str | None:
+    """`api_key`, else the variable `api_key_env` names; None lets the SDK look (ANTHROPIC_API_KEY, profiles)."""
+    key = settings.api_key or (os.environ.get(settings.api_key_env) if settings.api_key_env else None)
+    if key:
+        return key
+    if settings.base_url and not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        return PLACEHOLDER_KEY
+    return None
+
+
+class AnthropicClient:
+    """One Messages call per `complete`; `max_tokens` is 1024 unless the options say otherwise."""
+
+    def __init__(self, settings: LLMSettings):
+        try:
+            from anthropic import AsyncAnthropic
+        except ImportError as err:
+            raise LLMError(MISSING_SDK) from err
+        self.settings = settings
+        self._api_key = resolve_api_key(settings)
+        self._sdk_class = AsyncAnthropic
+        self._sdk: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _client(self) -> Any:
+        # The SDK's connection pool belongs to one event loop; a new loop gets a new client.
+        loop = asyncio.get_running_loop()
+        if self._sdk is None or self._loop is not loop:
+            self._sdk = self._sdk_class(
+                api_key=self._api_key,
+                base_url=self.settings.base_url,
+                timeout=self.settings.timeout,
+                max_retries=0,
+            )
+            self._loop = loop
+        return self._sdk
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        options = dict(request.options)
+        max_tokens = int(options.pop("max_tokens", DEFAULT_MAX_TOKENS))
+        system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        messages = [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"]
+        call: dict[str, Any] = {"system": system} if system else {}
+        try:
+            message = await self._client().messages.create(
+                model=request.model,
+                max_tokens=max_tokens,
+                messages=messages,
+                # Through the body: this SDK has no `temperature` keyword, and servers differ anyway.
+                extra_body=options or None,
+                **call,
+            )
+        except TypeError as err:
+            if "authentication" not in str(err):
+                raise
+            raise LLMError(f"no API key for the anthropic provider: set `api_key_env` or $ANTHROPIC_API_KEY ({err})") from err
+        usage = message.usage
+        return ChatResponse(
+            text="".join(block.text for block in message.content if getattr(block, "type", None) == "text"),
+            model=message.model or request.model,
+            usage=Usage(
+                # Cached prompt tokens are counted apart by Anthropic; the input is all three.
+                input_tokens=(usage.input_tokens or 0)
+                + (getattr(usage, "cache_creation_input_tokens", None) or 0)
+                + (getattr(usage, "cache_read_input_tokens", None) or 0),
+                output_tokens=usage.output_tokens or 0,
+            ),
+        )

@@ -1,0 +1,46 @@
+"""Builds the client a role uses: provider, wrapped in retries, then the in-flight limit, then the cache.
+
+The cache is outermost so a hit neither waits for a slot nor counts as an attempt.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import OPENAI_COMPATIBLE, CacheSettings, LLMSettings
+from .base import ChatClient, LLMError
+from .cache import CachedClient
+from .limit import LimitedClient
+
+
+def provider_client(settings: LLMSettings) -> ChatClient:
+    """The bare SDK client for `settings.provider` (imported only here, so each SDK stays optional)."""
+    if settings.provider in OPENAI_COMPATIBLE:
+        from .openai_client import OpenAIClient
+
+        return OpenAIClient(settings)
+    if settings.provider == "anthropic":
+        from .anthropic_client import AnthropicClient
+
+        return AnthropicClient(settings)
+    raise LLMError(f"unknown LLM provider {settings.provider!r}")
+
+
+def make_client(
+    settings: LLMSettings,
+    *,
+    cache: CacheSettings | None,
+    max_in_flight: int,
+    use_cache: bool = True,
+    cache_dir: Path | None = None,
+) -> ChatClient:
+    """`cache_dir` (a command-line folder) wins over `cache.dir`, and turns the cache on; `use_cache=False` turns it off."""
+    provider = provider_client(settings)  # first, so a missing SDK is the error the user sees
+    from .retry import RetryingClient  # tenacity comes with the SDK extras
+
+    client: ChatClient = RetryingClient(provider, max_retries=settings.max_retries, timeout=settings.timeout)
+    client = LimitedClient(client, max_in_flight)
+    folder = cache_dir if cache_dir is not None else (cache.dir if cache is not None and cache.enabled else None)
+    if use_cache and folder is not None:
+        client = CachedClient(client, folder)
+    return client

@@ -1,0 +1,103 @@
+"""Any OpenAI-compatible chat-completions server (OpenAI, vLLM, Ollama, llama.cpp, a gateway) via the `openai` SDK.
+
+One attempt per call: the SDK's retries are off because `RetryingClient`
+owns the policy. The SDK is imported when a client is built, so
+`import dialogcheck` works without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from ..config import LLMSettings
+from .base import ChatRequest, ChatResponse, LLMError, Usage
+
+MISSING_SDK = "the openai provider needs the openai package: pip install 'dialogcheck[openai]'"
+#: Local servers take any key, but the SDK insists on one.
+PLACEHOLDER_KEY = "not-needed"
+
+
+def resolve_api_key(settings: LLMSettings) -> str:
+    """`api_key`, else the variable `api_key_env` names, else OPENAI_API_KEY; a placeholder for a custom `base_url`."""
+    key = settings.api_key
+    if not key and settings.api_key_env:
+        key = os.environ.get(settings.api_key_env)
+    key = key or os.environ.get("OPENAI_API_KEY")
+    if key:
+        return key
+    if settings.base_url:
+        return PLACEHOLDER_KEY
+    named = f"${settings.api_key_env} or " if settings.api_key_env else ""
+    raise LLMError(f"no API key for the {settings.provider} provider: set {named}$OPENAI_API_KEY, or give `base_url` for a local server")
+
+
+def response_format(schema: Any, mode: str) -> dict[str, Any] | None:
+    """How a JSON answer is asked of the server (`structured_output`); None leaves it to the prompt."""
+    if schema is None or mode == "none":
+        return None
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return {"type": "json_schema", "json_schema": {"name": "answer", "schema": dict(schema)}}
+
+
+def _cost(usage: Any) -> float | None:
+    """Some gateways (OpenRouter, LiteLLM) add `usage.cost`; the SDK keeps it as an extra field."""
+    value = getattr(usage, "cost", None)
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+class OpenAIClient:
+    """One chat-completions call per `complete`, with the model, messages and options of the request."""
+
+    def __init__(self, settings: LLMSettings):
+        try:
+            from openai import AsyncOpenAI
+        except ImportError as err:
+            raise LLMError(MISSING_SDK) from err
+        self.settings = settings
+        self._api_key = resolve_api_key(settings)
+        self._sdk_class = AsyncOpenAI
+        self._sdk: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _client(self) -> Any:
+        # The SDK's connection pool belongs to one event loop; a new loop gets a new client.
+        loop = asyncio.get_running_loop()
+        if self._sdk is None or self._loop is not loop:
+            self._sdk = self._sdk_class(
+                api_key=self._api_key,
+                base_url=self.settings.base_url,
+                timeout=self.settings.timeout,
+                max_retries=0,
+            )
+            self._loop = loop
+        return self._sdk
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        extra: dict[str, Any] = {}
+        if (fmt := response_format(request.json_schema, self.settings.structured_output)) is not None:
+            extra["response_format"] = fmt
+        completion = await self._client().chat.completions.create(
+            model=request.model,
+            messages=[{"role": m.role, "content": m.content} for m in request.messages],
+            # Through the body, so server-specific options (top_k, min_p, ...) pass too.
+            extra_body=dict(request.options) or None,
+            **extra,
+        )
+        if not completion.choices:
+            raise LLMError(f"{request.provider} model {request.model!r} answered with no choices")
+        usage = completion.usage
+        return ChatResponse(
+            text=completion.choices[0].message.content or "",
+            model=completion.model or request.model,
+            usage=Usage(
+                input_tokens=(usage.prompt_tokens or 0) if usage else 0,
+                output_tokens=(usage.completion_tokens or 0) if usage else 0,
+                cost=_cost(usage),
+            ),
+        )

@@ -1,0 +1,116 @@
+"""The disk cache in front of a real server: a rerun makes no requests, anything different misses."""
+
+import asyncio
+from dataclasses import replace
+
+import orjson
+
+from dialogcheck.config import LLMSettings
+from dialogcheck.llm import ChatMessage, ChatResponse, LLMError, Usage
+from dialogcheck.llm.cache import CachedClient, cache_key
+from dialogcheck.llm.openai_client import OpenAIClient
+from tests.llm.conftest import Answer, chat, error_body, openai_body
+
+
+def cached(server, folder) -> CachedClient:
+    settings = LLMSettings(provider="openai", model="test-model", base_url=f"{server.root}/v1", timeout=5.0, max_retries=0)
+    return CachedClient(OpenAIClient(settings), folder)
+
+
+async def _each(client, *requests):
+    return [await client.complete(r) for r in requests]
+
+
+def test_a_second_identical_request_makes_no_call(openai_server, tmp_path):
+    openai_server.answer(Answer(body=openai_body("PASS", prompt_tokens=20, completion_tokens=3, cost=0.5)))
+    client = cached(openai_server, tmp_path)
+    first, second = asyncio.run(_each(client, chat(temperature=0), chat(temperature=0)))
+    assert openai_server.count == 1
+    assert (first.cached, second.cached) == (False, True)
+    assert replace(second, cached=False) == first
+    assert (client.hits, client.misses) == (1, 1)
+
+
+def test_a_fresh_client_on_the_same_folder_reproduces_the_answers(openai_server, tmp_path):
+    asyncio.run(cached(openai_server, tmp_path).complete(chat()))
+    again = cached(openai_server, tmp_path)
+    response = asyncio.run(again.complete(chat()))
+    assert (response.text, response.cached, openai_server.count, again.hits) == ("hello", True, 1, 1)
+
+
+def test_a_different_option_message_model_or_schema_misses(openai_server, tmp_path):
+    client = cached(openai_server, tmp_path)
+    base = chat(temperature=0)
+    variants = [
+        base,
+        chat(temperature=0.5),
+        chat("Is the grass green?", temperature=0),
+        replace(base, model="other-model"),
+        replace(base, json_schema={"type": "object"}),
+        replace(base, messages=(ChatMessage("system", "x"), *base.messages)),
+        replace(base, endpoint="http://elsewhere/v1"),
+    ]
+    asyncio.run(_each(client, *variants))
+    assert openai_server.count == len(variants) == client.misses
+    assert len({cache_key(v) for v in variants}) == len(variants)
+
+
+def test_the_entry_keeps_the_request_beside_the_answer(openai_server, tmp_path):
+    client = cached(openai_server, tmp_path)
+    asyncio.run(client.complete(chat()))
+    key = cache_key(chat())
+    path = tmp_path / key[:2] / f"{key}.json"
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == [path.name]
+    entry = orjson.loads(path.read_bytes())
+    assert entry["request"]["messages"] == [["user", "Is the sky blue?"]]
+    assert entry["response"] == {"text": "hello", "model": "test-model", "usage": {"input_tokens": 11, "output_tokens": 7, "cost": None}, "attempts": 1}
+
+
+def test_a_corrupt_entry_is_a_miss_and_is_rewritten(openai_server, tmp_path):
+    client = cached(openai_server, tmp_path)
+    path = client.path_for(chat())
+    path.parent.mkdir(parents=True)
+    for junk in (b'{"request": {"half', b"[]", b'{"request": {}, "response": {}}'):
+        path.write_bytes(junk)
+        assert asyncio.run(client.complete(chat())).cached is False
+    assert openai_server.count == 3
+    assert asyncio.run(client.complete(chat())).cached is True
+    assert openai_server.count == 3
+
+
+def test_failures_are_not_cached(openai_server, tmp_path):
+    openai_server.answer(Answer(400, error_body()), Answer(body=openai_body("later")))
+    client = cached(openai_server, tmp_path)
+    try:
+        asyncio.run(client.complete(chat()))
+    except Exception:
+        pass
+    assert not any(tmp_path.rglob("*.json"))
+    assert asyncio.run(client.complete(chat())).text == "later"
+
+
+def test_disabled_passes_every_call_through(tmp_path):
+    calls = []
+
+    class Inner:
+        async def complete(self, request):
+            calls.append(request)
+            return ChatResponse("x", "m", Usage(1, 1))
+
+    client = CachedClient(Inner(), tmp_path, enabled=False)
+    asyncio.run(_each(client, chat(), chat()))
+    assert len(calls) == 2 and not any(tmp_path.iterdir())
+    assert (client.hits, client.misses) == (0, 0)
+
+
+def test_an_llm_error_passes_through_uncached(tmp_path):
+    class Failing:
+        async def complete(self, request):
+            raise LLMError("down")
+
+    client = CachedClient(Failing(), tmp_path)
+    try:
+        asyncio.run(client.complete(chat()))
+    except LLMError as err:
+        assert str(err) == "down"
+    assert not any(tmp_path.rglob("*.json"))
