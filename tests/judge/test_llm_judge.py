@@ -6,7 +6,8 @@ import pytest
 
 from dialogcheck.checks.judged import JudgeRequest
 from dialogcheck.config import LLMSettings
-from dialogcheck.judge.answers import CRITERION_SCHEMA, MalformedAnswer, parse_json_answer
+from dialogcheck.judge.answers import CRITERION_SCHEMA
+from dialogcheck.llm.structured import MalformedAnswer, parse_json_answer
 from dialogcheck.judge.base import JudgeError
 from dialogcheck.judge.llm_judge import LLMJudge
 from dialogcheck.llm.base import ChatResponse, LLMError, Usage

@@ -1,8 +1,8 @@
 """The LLM judge: each criterion decided on its own from the transcript and the event ledger.
 
-Answers are JSON validated against a schema. A malformed answer is shown
-back to the model with what was wrong and asked again; when no valid answer
-comes, the criterion is a judge error (the run is errored, never passed).
+Answers are JSON validated against a schema, malformed ones asked again
+(`llm.structured`); when no valid answer comes, the criterion is a judge
+error (the run is errored, never passed).
 Every request goes through a `ChatClient`, so the disk cache makes a rerun
 reproduce the same verdicts with zero calls.
 """
@@ -15,14 +15,14 @@ from typing import Any
 from ..checks.judged import JudgeRequest
 from ..config import LLMSettings
 from ..events.model import Conversation
-from ..llm.base import ChatClient, ChatMessage, ChatRequest, LLMError, Usage
+from ..llm.base import ChatClient, ChatMessage, LLMError
+from ..llm.structured import DEFAULT_ATTEMPTS, JsonAnswer, NoValidAnswer, ask_json
 from ..llm.templates import Templates
-from .answers import CRITERION_SCHEMA, MalformedAnswer, metrics_schema, parse_json_answer
+from .answers import CRITERION_SCHEMA, metrics_schema
 from .base import JudgeError, JudgeVerdict
 from .ledger import render_ledger
 from .transcript import render_transcript
 
-DEFAULT_ATTEMPTS = 3
 METRIC_DESCRIPTIONS = {
     "task_completion": "did the customer get what they came for? (passed true or false)",
     "helpfulness": "how useful were the agent's answers and actions? (score 1 to 5)",
@@ -47,36 +47,14 @@ class LLMJudge:
         self.templates = templates or Templates()
         self.attempts = attempts
 
-    def _request(self, messages: list[ChatMessage], schema: Mapping[str, Any], model: str | None) -> ChatRequest:
-        return ChatRequest(
-            provider=self.settings.provider,
-            model=model or self.settings.model,
-            messages=tuple(messages),
-            options=self.settings.options,
-            json_schema=schema,
-            endpoint=self.settings.base_url,
-        )
-
-    async def ask_json(self, prompt: str, schema: Mapping[str, Any], model: str | None = None) -> tuple[dict, str, Usage, bool]:
-        """Ask until the answer validates; returns (answer, raw text, usage, every answer cached)."""
-        messages = [ChatMessage("user", prompt)]
-        usage, cached, raw = Usage(), True, None
-        problem = "no answer"
-        for _ in range(self.attempts):
-            try:
-                response = await self.client.complete(self._request(messages, schema, model))
-            except LLMError as err:
-                raise JudgeError(str(err), raw, usage) from None
-            usage, cached, raw = usage + response.usage, cached and response.cached, response.text
-            try:
-                return parse_json_answer(response.text, schema), response.text, usage, cached
-            except MalformedAnswer as err:
-                problem = str(err)
-                messages += [
-                    ChatMessage("assistant", response.text),
-                    ChatMessage("user", f"That answer was not valid ({problem}). Answer again with only the JSON object."),
-                ]
-        raise JudgeError(f"no valid answer after {self.attempts} attempts: {problem}", raw, usage)
+    async def ask_json(self, prompt: str, schema: Mapping[str, Any], model: str | None = None) -> JsonAnswer:
+        """One prompt, a schema-valid JSON answer; every failure becomes a `JudgeError`."""
+        try:
+            return await ask_json(self.client, self.settings, [ChatMessage("user", prompt)], schema, model=model, attempts=self.attempts)
+        except NoValidAnswer as err:
+            raise JudgeError(str(err), err.raw, err.usage) from None
+        except LLMError as err:
+            raise JudgeError(str(err)) from None
 
     def _render(self, key: str, **variables: Any) -> str:
         try:
@@ -92,8 +70,9 @@ class LLMJudge:
             criterion=request.criterion,
             rubric=request.rubric,
         )
-        answer, raw, usage, cached = await self.ask_json(prompt, CRITERION_SCHEMA, request.model)
-        return JudgeVerdict(answer["verdict"] == "PASS", answer["rationale"], raw, usage, cached)
+        answer = await self.ask_json(prompt, CRITERION_SCHEMA, request.model)
+        verdict = answer.value
+        return JudgeVerdict(verdict["verdict"] == "PASS", verdict["rationale"], answer.raw, answer.usage, answer.cached)
 
     async def score_metrics(
         self, conversation: Conversation, metrics: tuple[str, ...], simulation_context: str | None = None
@@ -108,7 +87,7 @@ class LLMJudge:
                 metrics=list(metrics),
                 descriptions=METRIC_DESCRIPTIONS,
             )
-            answer, _, usage, _ = await self.ask_json(prompt, metrics_schema(metrics))
+            answer = await self.ask_json(prompt, metrics_schema(metrics))
         except JudgeError as err:
             return {"error": str(err)}
-        return {name: answer[name] for name in metrics} | {"usage": usage.to_dict()}
+        return {name: answer.value[name] for name in metrics} | {"usage": answer.usage.to_dict()}

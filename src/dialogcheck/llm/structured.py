@@ -1,0 +1,94 @@
+"""Ask a model for a JSON answer that follows a schema, retrying malformed answers.
+
+Models wrap JSON in code fences or add a sentence around it; the object is
+taken from between the first `{` and the last `}`. An answer that still does
+not parse or validate is shown back to the model with what was wrong, and
+asked again. The judge and the simulated user both ask this way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ..config import LLMSettings
+from .base import ChatClient, ChatMessage, ChatRequest, LLMError, Usage
+
+DEFAULT_ATTEMPTS = 3
+
+
+class MalformedAnswer(ValueError):
+    """The answer is not the JSON object the schema asks for; says what is wrong."""
+
+
+class NoValidAnswer(LLMError):
+    """Every attempt gave a malformed answer; keeps the last raw text and the usage spent."""
+
+    def __init__(self, message: str, raw: str | None, usage: Usage):
+        super().__init__(message)
+        self.raw = raw
+        self.usage = usage
+
+
+@dataclass(frozen=True)
+class JsonAnswer:
+    value: dict[str, Any]
+    raw: str
+    usage: Usage
+    #: True when every answer it took came from the cache.
+    cached: bool
+
+
+def parse_json_answer(text: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end < start:
+        raise MalformedAnswer("the answer holds no JSON object")
+    try:
+        answer = orjson.loads(text[start : end + 1])
+    except orjson.JSONDecodeError as err:
+        raise MalformedAnswer(f"the answer is not valid JSON: {err.msg}") from None
+    import jsonschema
+
+    try:
+        jsonschema.validate(answer, schema)
+    except jsonschema.ValidationError as err:
+        path = ".".join(str(p) for p in err.absolute_path) or "the answer"
+        raise MalformedAnswer(f"{path}: {err.message}") from None
+    return answer
+
+
+async def ask_json(
+    client: ChatClient,
+    settings: LLMSettings,
+    messages: list[ChatMessage],
+    schema: Mapping[str, Any],
+    *,
+    model: str | None = None,
+    attempts: int = DEFAULT_ATTEMPTS,
+) -> JsonAnswer:
+    """Ask until the answer validates. Raises `NoValidAnswer`, or `LLMError` when a call fails."""
+    messages = list(messages)
+    usage, cached, raw, problem = Usage(), True, None, "no answer"
+    for _ in range(attempts):
+        request = ChatRequest(
+            provider=settings.provider,
+            model=model or settings.model,
+            messages=tuple(messages),
+            options=settings.options,
+            json_schema=schema,
+            endpoint=settings.base_url,
+        )
+        response = await client.complete(request)
+        usage, cached, raw = usage + response.usage, cached and response.cached, response.text
+        try:
+            return JsonAnswer(parse_json_answer(response.text, schema), response.text, usage, cached)
+        except MalformedAnswer as err:
+            problem = str(err)
+            messages += [
+                ChatMessage("assistant", response.text),
+                ChatMessage("user", f"That answer was not valid ({problem}). Answer again with only the JSON object."),
+            ]
+    raise NoValidAnswer(f"no valid answer after {attempts} attempts: {problem}", raw, usage)
