@@ -10,6 +10,7 @@ from .. import __version__
 from ..report.json import dumps
 from .check import check
 from .output import EXIT_BAD_INPUT, print_json
+from .run import run
 from .validate import validate
 
 
@@ -21,6 +22,7 @@ def cli() -> None:
 
 cli.add_command(validate)
 cli.add_command(check)
+cli.add_command(run)
 
 
 def _wants_json(args: list[str]) -> bool:

@@ -19,6 +19,7 @@ from .base import LLMError
 BUILT_IN = {
     "criteria_judge_prompt": ("dialogcheck.judge", "prompts/criteria_judge.j2"),
     "metrics_judge_prompt": ("dialogcheck.judge", "prompts/metrics_judge.j2"),
+    "simulated_user_prompt": ("dialogcheck.simulate", "prompts/simulated_user.j2"),
 }
 
 

@@ -1,0 +1,181 @@
+"""`dialogcheck run`: simulate and judge every scenario of a project, writing results as runs finish."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..checks.base import Outcome
+from ..connectors.base import AgentError
+from ..errors import LoadError, Problem
+from ..llm.base import LLMError
+from ..report.batch_text import render_run, render_summary
+from ..report.json import dumps
+from ..results.files import ResultsFolder, run_document, summary_document
+from ..runner.batch import BatchSettings, RunSpec, run_batch
+from ..runner.project import Project, load_project
+from .output import FORMAT_OPTION, console, exit_code, fail_with_load_error, print_json, print_text
+
+
+def _plan(project: Project, runs: int, started: str) -> dict:
+    return {
+        "started": started,
+        "project": str(project.root),
+        "scenarios": [{"slug": s.slug, "path": s.path, "runs": runs} for s in project.scenarios],
+        "total_runs": runs * len(project.scenarios),
+    }
+
+
+def _make_users(project: Project, use_cache: bool, cache_dir: Path | None):
+    """One simulated user per run: the script when there is one, else the configured LLM."""
+    from ..simulate.user import LLMUser, ScriptedUser
+
+    unscripted = [s for s in project.scenarios if s.script is None]
+    settings = project.config.simulation.llm
+    if unscripted and settings is None:
+        raise LoadError(
+            Problem("this scenario has no `script`, and no simulation model is configured (simulation.llm in eval/conftest.yml)", s.path)
+            for s in unscripted
+        )
+    client = templates = None
+    if unscripted:
+        from ..llm.factory import make_client
+        from ..llm.templates import Templates
+
+        role = project.config.simulation
+        client = make_client(settings, cache=project.config.cache, max_in_flight=role.max_concurrent_llm_calls, use_cache=use_cache, cache_dir=cache_dir)
+        templates = Templates(role.prompts)
+
+    def make_user(scenario):
+        if scenario.script is not None:
+            return ScriptedUser(scenario.script)
+        return LLMUser(client, settings, scenario.simulation_context, templates)
+
+    return make_user
+
+
+def _agent(project: Project, agent_flag: str | None):
+    from ..connectors.factory import connector_from_settings, parse_agent_flag
+
+    where = str(project.config.path or project.root)
+    try:
+        settings = parse_agent_flag(agent_flag) if agent_flag else project.config.agent
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
+    if settings is None:
+        raise LoadError.one("no agent to talk to: set `agent` in eval/conftest.yml or pass --agent", where)
+    try:
+        return connector_from_settings(settings, project.root)
+    except (ValueError, AgentError) as err:
+        raise LoadError.one(f"cannot set up the agent: {err}", where) from None
+
+
+def _progress():
+    """A progress line on a terminal (stderr); nothing when piped."""
+    if not sys.stderr.isatty():
+        return None
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[tally]}"),
+        TimeElapsedColumn(),
+        console=console(stderr=True),
+        transient=True,
+    )
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--agent", "agent_flag", help="rasa:URL, http:URL or python:MODULE:FUNC (wins over eval/conftest.yml).")
+@click.option("--runs", type=click.IntRange(1, 1000), default=1, show_default=True, help="Runs of each scenario.")
+@click.option("--parallel", type=click.IntRange(1, 1000), default=4, show_default=True, help="Runs in flight at once.")
+@click.option("--timeout", "time_limit", type=click.FloatRange(min=0.001), default=300.0, show_default=True, help="Seconds a run may take.")
+@click.option("--results", "results_dir", type=click.Path(file_okay=False), help="Results folder (default: eval/results/<timestamp>).")
+@click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True), help="Finish an interrupted batch in this folder.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="eval/conftest.yml to use (default: the project's).")
+@click.option("--no-judge", is_flag=True, help="Skip LLM-judged checks instead of reporting them as errors.")
+@click.option("--no-cache", is_flag=True, help="Ask the LLMs again instead of reusing cached answers.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
+@FORMAT_OPTION
+def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, no_judge, no_cache, cache_dir, output_format):
+    """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
+    started = datetime.now(timezone.utc)
+    cache = Path(cache_dir) if cache_dir else None
+    try:
+        if resume_dir:
+            folder = ResultsFolder(resume_dir)
+            plan = folder.read_plan()
+            project = load_project([item["path"] for item in plan["scenarios"]], config_path)
+            by_slug = {s.slug: s for s in project.scenarios}
+            done = {(r["scenario"]["slug"], r["run"]) for r in folder.runs()}
+            specs = [
+                RunSpec(by_slug[item["slug"]], n)
+                for item in plan["scenarios"]
+                for n in range(1, item["runs"] + 1)
+                if (item["slug"], n) not in done
+            ]
+        else:
+            project = load_project(paths, config_path)
+            stamp = started.strftime("%Y%m%d-%H%M%S")
+            folder = ResultsFolder(results_dir or project.root / "eval" / "results" / stamp)
+            plan = _plan(project, runs, started.isoformat(timespec="seconds"))
+            specs = [RunSpec(s, n) for s in project.scenarios for n in range(1, runs + 1)]
+        make_user = _make_users(project, not no_cache, cache)
+        agent = _agent(project, agent_flag)
+        from ..judge.setup import judge_from_config
+
+        judge = None if no_judge else judge_from_config(project.config, use_cache=not no_cache, cache_dir=cache)
+    except LoadError as err:
+        fail_with_load_error(err, output_format)
+    except (OSError, KeyError, ValueError) as err:
+        where = resume_dir or (paths[0] if paths else ".")
+        fail_with_load_error(LoadError.one(f"cannot read the results folder: {err}", str(where)), output_format)
+    except LLMError as err:
+        fail_with_load_error(LoadError.one(str(err), str(project.config.path or project.root)), output_format)
+    if not resume_dir:
+        folder.write_plan(plan)
+    documents = folder.runs() if resume_dir else []
+    settings = BatchSettings(parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=project.config.evaluation.metrics)
+    progress = _progress()
+    task = progress.add_task("running", total=len(specs), tally="") if progress else None
+
+    def on_finished(record) -> None:
+        document = run_document(record)
+        folder.write_run(record, document, render_run(document).plain)
+        documents.append(document)
+        summary = summary_document(documents, plan)
+        folder.write_summary(summary, render_summary(summary).plain)
+        if progress is not None:
+            tally = f"{summary['passed']} passed, {summary['failed']} failed, {summary['errored']} errored"
+            progress.update(task, advance=1, description=f"{record.slug} run {record.number}", tally=tally)
+
+    async def go():
+        try:
+            return await run_batch(specs, agent, make_user, judge, settings, on_finished)
+        finally:
+            await agent.aclose()
+
+    if progress is not None:
+        progress.start()
+    try:
+        asyncio.run(go())
+    finally:
+        if progress is not None:
+            progress.stop()
+    summary = summary_document(folder.runs(), plan)
+    folder.write_summary(summary, render_summary(summary).plain)
+    if output_format == "json":
+        print_json(dumps({"results": str(folder.root), **summary}))
+    else:
+        text = render_summary(summary)
+        text.append(f"results: {folder.root}\n", style="dim")
+        print_text(text)
+    verdicts = [Outcome(v) for v in ("pass",) * summary["passed"] + ("fail",) * summary["failed"] + ("error",) * summary["errored"]]
+    raise SystemExit(exit_code(verdicts, False))
+

@@ -1,0 +1,1 @@
+"""Running scenarios end to end: plan the runs, simulate each, judge it, write it as it finishes."""
