@@ -76,6 +76,10 @@ def render_summary(summary: Mapping[str, Any]) -> Text:
             f"  pass rate {_rate(row['pass_rate'])}  {hats}".rstrip()
         )
         text.append(f"{flaky}\n", style="bold yellow")
+    for run in summary.get("failed_runs", []):
+        for failed in run["failed_checks"]:
+            text.append(f"FAIL  {run['slug']} run {run['run']}: ", style="bold red")
+            text.append(f"{failed['check']}: {failed['detail']}\n")
     for run in summary["errored_runs"]:
         text.append(f"errored: {run['slug']} run {run['run']}: {run['error']}\n", style="yellow")
     planned = summary.get("planned_runs")

@@ -56,6 +56,14 @@ def events_jsonl(events: Sequence[Mapping[str, Any]]) -> bytes:
     return b"".join(orjson.dumps(event) + b"\n" for event in events)
 
 
+def failed_checks(run: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The checks that failed in a run document, each as `{check, detail}`."""
+    found = [{"check": a.get("label", a["key"]), "detail": a["detail"]} for a in run.get("assertions", []) if a["outcome"] == "fail"]
+    found += [{"check": f"SOP {s['id']}", "detail": s["detail"]} for s in run.get("sop", []) if s["outcome"] == "fail"]
+    found += [{"check": f"criterion {c['criterion']!r}", "detail": c["detail"]} for c in run.get("criteria", []) if c["outcome"] == "fail"]
+    return found
+
+
 def summary_document(runs: Sequence[Mapping[str, Any]], plan: Mapping[str, Any]) -> dict[str, Any]:
     stats = scenario_stats(runs)
     verdicts = [run["verdict"] for run in runs]
@@ -80,6 +88,11 @@ def summary_document(runs: Sequence[Mapping[str, Any]], plan: Mapping[str, Any])
                 "flaky": s.flaky,
             }
             for s in stats
+        ],
+        "failed_runs": [
+            {"slug": run["scenario"]["slug"], "run": run["run"], "failed_checks": failed_checks(run)}
+            for run in runs
+            if run["verdict"] == "fail"
         ],
         "errored_runs": [
             {"slug": run["scenario"]["slug"], "run": run["run"], "error": run["error"]}
