@@ -1,0 +1,41 @@
+"""A generic HTTP JSON agent (SPEC section 6(b)): one POST per turn, the turn's events in the answer.
+
+Request: `{"conversation_id": ID, "text": TEXT}`; `text` is null to open the
+conversation, and the opening request also carries `"initial_slots": {...}`
+(memory to hold before the first turn), which an agent may read or ignore.
+Answer: `{"messages": [{"text", "utter_name"?, "buttons"?}], "events": [...]}`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._client import JsonClient, check_url
+from .base import AgentTurn
+from .protocol import turn_from_answer
+
+
+class HttpConnector:
+    """The agent reports each turn's events itself, so there is no separate record to fetch."""
+
+    def __init__(self, url: str, timeout: float = 30.0):
+        self.url = check_url(url, "an http agent")
+        self.timeout = timeout
+        self._client = JsonClient(self.url, timeout)
+
+    async def _post(self, body: dict[str, Any]) -> AgentTurn:
+        answer = await self._client.request("POST", "", body)
+        return turn_from_answer(answer, f"POST {self.url}")
+
+    async def open(self, conversation_id: str, initial_slots: Mapping[str, Any]) -> AgentTurn:
+        return await self._post({"conversation_id": conversation_id, "text": None, "initial_slots": dict(initial_slots)})
+
+    async def send(self, conversation_id: str, text: str) -> AgentTurn:
+        return await self._post({"conversation_id": conversation_id, "text": text})
+
+    async def recorded_events(self, conversation_id: str) -> Sequence[Mapping[str, Any]] | None:
+        return None
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

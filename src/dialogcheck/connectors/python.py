@@ -1,0 +1,140 @@
+"""A Python callable as the agent: `FUNC(conversation_id, text)` answering like the HTTP protocol.
+
+`text` is None to open the conversation; a function that takes an
+`initial_slots` keyword gets the scenario's memory then. The function may be
+sync or async: a sync one runs in a worker thread, so a slow agent holds up
+only its own conversation. The module is imported when the connector is
+built, so a wrong name is bad input reported before any run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import importlib
+import inspect
+import re
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from .base import AgentError, AgentSetupError, AgentTurn
+from .protocol import turn_from_answer
+
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+_PATH_LOCK = threading.Lock()
+#: Sync agents in flight at once; sized for I/O-bound agents, since the default executor has only cpu+4 threads.
+DEFAULT_THREADS = 64
+
+
+def split_target(target: str) -> tuple[str, str]:
+    """`MODULE:FUNC` into its parts (`FUNC` may be dotted, e.g. `Bot.handle`)."""
+    module, sep, func = target.partition(":") if isinstance(target, str) else ("", "", "")
+    if not sep or not _DOTTED.fullmatch(module) or not _DOTTED.fullmatch(func):
+        raise AgentSetupError(f"a python agent is named MODULE:FUNCTION (like `my_agent:respond`), got {target!r}")
+    return module, func
+
+
+def _import(module_name: str, root: Path) -> Any:
+    """Import with the project folder first on `sys.path` for the import only, then put the path back."""
+    entry = str(root)
+    with _PATH_LOCK:
+        added = entry not in sys.path
+        if added:
+            sys.path.insert(0, entry)
+        try:
+            return importlib.import_module(module_name)  # sys.modules caches it for every later connector
+        except ModuleNotFoundError as err:
+            if err.name is not None and (module_name == err.name or module_name.startswith(err.name + ".")):
+                raise AgentSetupError(f"cannot import agent module `{module_name}`: no such module in {root} or on the Python path") from None
+            raise AgentSetupError(f"importing agent module `{module_name}` failed: ModuleNotFoundError: {err}") from err
+        except Exception as err:
+            raise AgentSetupError(f"importing agent module `{module_name}` failed: {type(err).__name__}: {err}") from err
+        finally:
+            if added and entry in sys.path:
+                sys.path.remove(entry)
+
+
+def _resolve(target: str, root: Path) -> Callable[..., Any]:
+    module_name, func_name = split_target(target)
+    obj = _import(module_name, root)
+    for part in func_name.split("."):
+        if not hasattr(obj, part):
+            where = getattr(sys.modules.get(module_name), "__file__", None) or module_name
+            raise AgentSetupError(f"agent module `{module_name}` ({where}) has no `{func_name}`")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise AgentSetupError(f"agent `{target}` is not callable (it is {type(obj).__name__})")
+    try:
+        inspect.signature(obj).bind("conversation-id", None)
+    except TypeError:
+        raise AgentSetupError(f"agent `{target}` must take (conversation_id, text) as its first two arguments") from None
+    except ValueError:
+        pass  # no signature to inspect (a builtin): find out on the first call
+    return obj
+
+
+def _takes_keyword(func: Callable[..., Any], name: str) -> bool:
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD or (p.name == name and p.kind in keyword) for p in parameters)
+
+
+class PythonConnector:
+    """Calls the agent in process; each call is bounded by `timeout` seconds when one is given."""
+
+    def __init__(self, target: str, project_root: Path, timeout: float | None = None, threads: int = DEFAULT_THREADS):
+        self.target = target
+        self.timeout = timeout
+        self._func = _resolve(target, Path(project_root).resolve())
+        self._is_async = inspect.iscoroutinefunction(self._func)
+        self._takes_slots = _takes_keyword(self._func, "initial_slots")
+        self._threads = threads
+        self._executor: ThreadPoolExecutor | None = None
+
+    async def open(self, conversation_id: str, initial_slots: Mapping[str, Any]) -> AgentTurn:
+        if self._takes_slots:
+            return await self._call(conversation_id, None, {"initial_slots": dict(initial_slots)})
+        if initial_slots:
+            names = ", ".join(initial_slots)
+            raise AgentError(f"the scenario sets initial_slots ({names}), but `{self.target}` takes no `initial_slots` keyword to receive them")
+        return await self._call(conversation_id, None, {})
+
+    async def send(self, conversation_id: str, text: str) -> AgentTurn:
+        return await self._call(conversation_id, text, {})
+
+    async def _invoke(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self._is_async:
+            return await self._func(*args, **kwargs)
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix="dialogcheck-agent")
+        # What asyncio.to_thread does, on a pool of our own size.
+        call = functools.partial(contextvars.copy_context().run, self._func, *args, **kwargs)
+        answer = await asyncio.get_running_loop().run_in_executor(self._executor, call)
+        return await answer if inspect.isawaitable(answer) else answer
+
+    async def _call(self, conversation_id: str, text: str | None, kwargs: dict[str, Any]) -> AgentTurn:
+        limit = asyncio.timeout(self.timeout)
+        try:
+            async with limit:
+                answer = await self._invoke((conversation_id, text), kwargs)
+        except Exception as err:
+            if limit.expired():
+                raise AgentError(f"agent `{self.target}` did not answer within {self.timeout:g} s (timed out)") from None
+            raise AgentError(f"agent `{self.target}` raised {type(err).__name__}: {err}") from err
+        return turn_from_answer(answer, f"the answer of `{self.target}`")
+
+    async def recorded_events(self, conversation_id: str) -> Sequence[Mapping[str, Any]] | None:
+        return None
+
+    async def aclose(self) -> None:
+        if self._executor is not None:
+            executor, self._executor = self._executor, None
+            executor.shutdown(wait=False, cancel_futures=True)
