@@ -188,3 +188,18 @@ def test_a_missing_or_unusable_function(project):
 @pytest.mark.parametrize("target", ["my_agent", "my_agent:", ":respond", "my-agent:respond", "a:b:c"])
 def test_a_malformed_target(target, tmp_path):
     assert setup_error(target, tmp_path) == f"a python agent is named MODULE:FUNCTION (like `my_agent:respond`), got {target!r}"
+
+
+def test_two_projects_with_the_same_module_name_each_get_their_own(tmp_path):
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "same_name_agent.py").write_text(
+            f"def respond(conversation_id, text):\n    return {{'messages': [{{'text': '{name}'}}], 'events': []}}\n"
+        )
+    try:
+        first = PythonConnector("same_name_agent:respond", tmp_path / "one")
+        second = PythonConnector("same_name_agent:respond", tmp_path / "two")
+        assert asyncio.run(first.send("c", "hi")).messages[0].text == "one"
+        assert asyncio.run(second.send("c", "hi")).messages[0].text == "two"
+    finally:
+        sys.modules.pop("same_name_agent", None)

@@ -39,10 +39,28 @@ def split_target(target: str) -> tuple[str, str]:
     return module, func
 
 
+def _forget_foreign(module_name: str, root: Path) -> None:
+    """Drop a cached module of the same name imported from elsewhere, when the project has its own.
+
+    Module names are process-wide: without this, a second project whose agent
+    is also `agent.py` would be handed the first project's module.
+    """
+    top = module_name.split(".")[0]
+    cached = sys.modules.get(top)
+    if cached is None or not ((root / f"{top}.py").is_file() or (root / top / "__init__.py").is_file()):
+        return
+    origin = getattr(cached, "__file__", None)
+    if origin is not None and Path(origin).resolve().is_relative_to(root.resolve()):
+        return
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]
+
+
 def _import(module_name: str, root: Path) -> Any:
     """Import with the project folder first on `sys.path` for the import only, then put the path back."""
     entry = str(root)
     with _PATH_LOCK:
+        _forget_foreign(module_name, root)
         added = entry not in sys.path
         if added:
             sys.path.insert(0, entry)

@@ -1,0 +1,180 @@
+"""`dialogcheck run`: the example project end to end, the results layout, exit codes, bad input, --resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from dialogcheck._cli.main import cli
+from tests.conftest import EXAMPLE
+
+DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
+SCENARIOS = EXAMPLE / "eval" / "scenarios"
+
+AGENT = '''
+import os, pathlib, time
+
+LOG = pathlib.Path(__file__).with_name("opened.log")
+
+
+def respond(conversation_id, text, initial_slots=None):
+    if text is None:
+        with LOG.open("a") as log:
+            log.write(conversation_id + "\\n")
+        return {"messages": [{"text": "Hi, how can I help?"}], "events": []}
+    time.sleep(float(os.environ.get("AGENT_DELAY", "0")))
+    events = [{"event": "tool_executed", "tool_name": "lookup", "arguments": {"q": text}, "source": "local"}]
+    return {"messages": [{"text": "Looked it up: " + text}], "events": events}
+'''
+SCENARIO = """
+scenario:
+  name: {name}
+  simulation_context: c
+  script: [{message}]
+  goals:
+    assertions:
+      - tool_executed: {{tool_name: lookup, source: local, arguments: {{q: {expected}}}}}
+"""
+
+
+def make_project(tmp_path: Path) -> Path:
+    (tmp_path / "eval" / "scenarios").mkdir(parents=True)
+    (tmp_path / "eval" / "conftest.yml").write_text("agent: {type: python, callable: 'agent:respond'}\n")
+    (tmp_path / "agent.py").write_text(AGENT)
+    for slug, message, expected in (("alpha", "card", "card"), ("beta", "balance", "card")):
+        (tmp_path / "eval" / "scenarios" / f"{slug}.yml").write_text(SCENARIO.format(name=slug.title(), message=message, expected=expected))
+    return tmp_path
+
+
+def run(*args):
+    return CliRunner().invoke(cli, ["run", *map(str, args)])
+
+
+def test_the_example_project_runs_with_passes_and_an_instructive_failure(tmp_path):
+    result = run("--no-judge", EXAMPLE, "--results", tmp_path / "r")
+    assert result.exit_code == 1, result.output
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["completed_runs"] == summary["planned_runs"] == len(list(SCENARIOS.glob("*.yml")))
+    assert summary["failed"] == 1 and summary["errored"] == 0
+    (failed,) = summary["failed_runs"]
+    assert failed["slug"] == "run_stolen_card"
+    assert [c["check"] for c in failed["failed_checks"]] == [
+        "sequencing bot_uttered utter_confirm_replacement → tool_executed order_replacement (local)",
+        "SOP confirm_before_ordering",
+    ]
+    assert "FAIL  run_stolen_card run 1: SOP confirm_before_ordering: order_replacement at event" in result.stdout
+
+
+def test_results_layout_and_run_files(tmp_path):
+    project = make_project(tmp_path / "p")
+    result = run(project, "--runs", "2", "--results", tmp_path / "r")
+    assert result.exit_code == 1  # beta looks up 'balance', not 'card'
+    root = tmp_path / "r"
+    assert sorted(p.name for p in root.iterdir()) == ["alpha", "beta", "plan.json", "summary.json", "summary.txt"]
+    assert sorted(p.name for p in (root / "alpha").iterdir()) == [
+        "run_1.events.jsonl", "run_1.json", "run_1.txt", "run_2.events.jsonl", "run_2.json", "run_2.txt",
+    ]
+    document = json.loads((root / "alpha" / "run_1.json").read_text())
+    assert document["verdict"] == "pass" and document["ended_because"] == "the user said done"
+    assert document["transcript"] == [
+        {"role": "agent", "text": "Hi, how can I help?"},
+        {"role": "user", "text": "card"},
+        {"role": "agent", "text": "Looked it up: card"},
+    ]
+    assert len(document["latency_s"]) == 1
+    events = [json.loads(line) for line in (root / "alpha" / "run_1.events.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in events] == ["bot", "user", "tool_executed", "bot"]
+    summary = json.loads((root / "summary.json").read_text())
+    assert [(s["slug"], s["passed"], s["failed"], s["pass_hat_k"]) for s in summary["scenarios"]] == [
+        ("alpha", 2, 0, {"1": 1.0, "2": 1.0}),
+        ("beta", 0, 2, {"1": 0.0, "2": 0.0}),
+    ]
+    assert "beta                             0/2 passed, 2 failed" in (root / "summary.txt").read_text()
+
+
+def test_default_results_folder_is_under_eval_results(tmp_path):
+    project = make_project(tmp_path)
+    (project / "eval" / "scenarios" / "beta.yml").unlink()
+    result = run(project)
+    assert result.exit_code == 0, result.output
+    (batch,) = (project / "eval" / "results").iterdir()
+    assert (batch / "alpha" / "run_1.json").is_file()
+
+
+def test_an_agent_that_breaks_errors_the_run_exit_3(tmp_path):
+    project = make_project(tmp_path)
+    (project / "eval" / "scenarios" / "beta.yml").unlink()
+    (project / "agent.py").write_text("def respond(conversation_id, text, initial_slots=None):\n    raise LookupError('no such card')\n")
+    result = run(project, "--results", tmp_path / "r")
+    assert result.exit_code == 3
+    document = json.loads((tmp_path / "r" / "alpha" / "run_1.json").read_text())
+    assert document["verdict"] == "error"
+    assert document["error"] == "agent: agent `agent:respond` raised LookupError: no such card"
+    assert "errored: alpha run 1: agent: agent `agent:respond` raised LookupError: no such card" in result.stdout
+
+
+def test_bad_input_is_exit_2_before_anything_runs(tmp_path):
+    project = make_project(tmp_path)
+    (project / "eval" / "scenarios" / "gamma.yml").write_text("scenario:\n  name: G\n")
+    result = run(project, "--results", tmp_path / "r")
+    assert result.exit_code == 2
+    assert "gamma.yml:2:3: `scenario` is missing required field `simulation_context`" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_no_agent_and_unscripted_scenarios_are_bad_input(tmp_path):
+    project = make_project(tmp_path)
+    (project / "eval" / "conftest.yml").write_text("")
+    result = run(project)
+    assert result.exit_code == 2
+    assert "no agent to talk to: set `agent` in eval/conftest.yml or pass --agent" in result.output
+    (project / "eval" / "scenarios" / "beta.yml").write_text("scenario:\n  name: B\n  simulation_context: c\n")
+    result = run(project, "--agent", "python:agent:respond")
+    assert result.exit_code == 2
+    assert "beta.yml:1:1: this scenario has no `script`, and no simulation model is configured" in result.output
+
+
+def test_agent_flag_wins_and_a_wrong_callable_is_bad_input(tmp_path):
+    project = make_project(tmp_path)
+    result = run(project, "--agent", "python:agent:nope")
+    assert result.exit_code == 2
+    assert "cannot set up the agent: agent module `agent`" in result.output and "has no `nope`" in result.output
+
+
+def test_resume_finishes_a_killed_batch_without_repeating_or_losing_a_run(tmp_path):
+    project = make_project(tmp_path / "p")
+    results = tmp_path / "r"
+    env = {**os.environ, "AGENT_DELAY": "0.4"}
+    process = subprocess.Popen(
+        [str(DIALOGCHECK), "run", str(project), "--runs", "3", "--parallel", "1", "--results", str(results)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    first = results / "alpha" / "run_1.json"
+    deadline = time.monotonic() + 20
+    while not first.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert first.exists()
+    finished_before = {p.name for p in results.rglob("run_*.json")}
+    assert 1 <= len(finished_before) < 6
+    kept = {p: p.read_bytes() for p in results.rglob("run_*.json")}
+    opened_before = (project / "opened.log").read_text().split()
+
+    done = subprocess.run([str(DIALOGCHECK), "run", "--resume", str(results)], capture_output=True, text=True, env={**os.environ, "AGENT_DELAY": "0"})
+    assert done.returncode == 1, done.stderr  # beta fails on purpose
+    opened_after = (project / "opened.log").read_text().split()[len(opened_before):]
+    assert len(opened_after) == 6 - len(kept)  # only the missing runs ran
+    assert all(p.read_bytes() == data for p, data in kept.items())  # finished runs untouched
+    summary = json.loads((results / "summary.json").read_text())
+    assert summary["completed_runs"] == summary["planned_runs"] == 6
+    assert sorted(str(p.relative_to(results)) for p in results.rglob("run_*.json")) == [
+        f"{slug}/run_{n}.json" for slug in ("alpha", "beta") for n in (1, 2, 3)
+    ]
