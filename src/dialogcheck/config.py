@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ._fields import Fields, Problems
-from ._yaml import Pos, YMap, YNode, plain, read_yaml
+from ._yaml import Pos, YNode, plain, read_yaml
 from .errors import LoadError, did_you_mean
 
 OPENAI_COMPATIBLE = ("openai", "openai_compatible", "vllm", "ollama", "llama_cpp")

@@ -46,7 +46,7 @@ def test_500s_until_the_retry_limit(openai_server):
         asyncio.run(client(f"{openai_server.root}/v1", max_retries=3).complete(chat()))
     assert openai_server.count == 4
     message = str(caught.value)
-    assert message.startswith(f"openai model 'test-model' failed after 4 attempts: HTTP 500:"), message
+    assert message.startswith("openai model 'test-model' failed after 4 attempts: HTTP 500:"), message
     assert "kaput" in message
 
 

@@ -2,7 +2,6 @@
 
 import asyncio
 
-import pytest
 
 from dialogcheck.checks.base import Outcome
 from dialogcheck.connectors.base import AgentError, AgentMessage, AgentTurn

@@ -7,11 +7,11 @@ is. The SDK's retries are off: `RetryingClient` owns the policy.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any
 
 from ..config import LLMSettings
+from .sdk import SdkClient
 from .base import ChatRequest, ChatResponse, LLMError, Usage
 
 MISSING_SDK = "the anthropic provider needs the anthropic package: pip install 'dialogcheck[anthropic]'"
@@ -30,7 +30,7 @@ def resolve_api_key(settings: LLMSettings) -> str | None:
     return None
 
 
-class AnthropicClient:
+class AnthropicClient(SdkClient):
     """One Messages call per `complete`; `max_tokens` is 1024 unless the options say otherwise."""
 
     def __init__(self, settings: LLMSettings):
@@ -38,24 +38,7 @@ class AnthropicClient:
             from anthropic import AsyncAnthropic
         except ImportError as err:
             raise LLMError(MISSING_SDK) from err
-        self.settings = settings
-        self._api_key = resolve_api_key(settings)
-        self._sdk_class = AsyncAnthropic
-        self._sdk: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def _client(self) -> Any:
-        # The SDK's connection pool belongs to one event loop; a new loop gets a new client.
-        loop = asyncio.get_running_loop()
-        if self._sdk is None or self._loop is not loop:
-            self._sdk = self._sdk_class(
-                api_key=self._api_key,
-                base_url=self.settings.base_url,
-                timeout=self.settings.timeout,
-                max_retries=0,
-            )
-            self._loop = loop
-        return self._sdk
+        super().__init__(settings, AsyncAnthropic, resolve_api_key(settings))
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         options = dict(request.options)

@@ -7,11 +7,11 @@ owns the policy. The SDK is imported when a client is built, so
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any
 
 from ..config import LLMSettings
+from .sdk import SdkClient
 from .base import ChatRequest, ChatResponse, LLMError, Usage
 
 MISSING_SDK = "the openai provider needs the openai package: pip install 'dialogcheck[openai]'"
@@ -51,7 +51,7 @@ def _cost(usage: Any) -> float | None:
         return None
 
 
-class OpenAIClient:
+class OpenAIClient(SdkClient):
     """One chat-completions call per `complete`, with the model, messages and options of the request."""
 
     def __init__(self, settings: LLMSettings):
@@ -59,24 +59,7 @@ class OpenAIClient:
             from openai import AsyncOpenAI
         except ImportError as err:
             raise LLMError(MISSING_SDK) from err
-        self.settings = settings
-        self._api_key = resolve_api_key(settings)
-        self._sdk_class = AsyncOpenAI
-        self._sdk: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def _client(self) -> Any:
-        # The SDK's connection pool belongs to one event loop; a new loop gets a new client.
-        loop = asyncio.get_running_loop()
-        if self._sdk is None or self._loop is not loop:
-            self._sdk = self._sdk_class(
-                api_key=self._api_key,
-                base_url=self.settings.base_url,
-                timeout=self.settings.timeout,
-                max_retries=0,
-            )
-            self._loop = loop
-        return self._sdk
+        super().__init__(settings, AsyncOpenAI, resolve_api_key(settings))
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         extra: dict[str, Any] = {}

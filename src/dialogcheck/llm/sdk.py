@@ -1,0 +1,35 @@
+"""What the provider clients share: one SDK client per event loop, built without its own retries."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..config import LLMSettings
+
+
+class SdkClient:
+    """Holds an SDK client class and builds one instance per running event loop.
+
+    The SDK's connection pool belongs to one loop; a new loop gets a new
+    client. `max_retries=0`: retries are dialogcheck's own (`llm.retry`).
+    """
+
+    def __init__(self, settings: LLMSettings, sdk_class: type, api_key: str | None):
+        self.settings = settings
+        self._api_key = api_key
+        self._sdk_class = sdk_class
+        self._sdk: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._sdk is None or self._loop is not loop:
+            self._sdk = self._sdk_class(
+                api_key=self._api_key,
+                base_url=self.settings.base_url,
+                timeout=self.settings.timeout,
+                max_retries=0,
+            )
+            self._loop = loop
+        return self._sdk
