@@ -9,11 +9,14 @@ raises once per file with everything it found.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
 
-from ._yaml import Pos, YMap, YNode, YScalar, YSeq, describe, plain
-from .errors import Problem, did_you_mean
+from ._yaml import Pos, YMap, YNode, YScalar, YSeq, describe, plain, read_yaml
+from .errors import LoadError, Problem, did_you_mean
+
+T = TypeVar("T")
 
 
 class Problems:
@@ -183,3 +186,22 @@ class Fields:
     def json(self, key: str) -> Any:
         node = self.get(key)
         return plain(node)
+
+
+def file_body(root: YNode | None, problems: Problems, key: str, kind: str) -> YMap | None:
+    """The mapping under a definition file's one top-level key; `kind` is like "a scenario", "an SOP"."""
+    top = problems.expect_map(root, f"{kind} file", Pos(1, 1))
+    if top is None:
+        return None
+    return Fields(top, problems, f"the {kind.split(' ', 1)[1]} file", (key,)).mapping(key, required=True)
+
+
+def load_definition_file(path: str | Path, parse: Callable[[YNode | None, Problems, str], T | None], kind: str, environ: dict[str, str] | None = None) -> T:
+    """Read a YAML file and parse it; raises one `LoadError` with every problem found."""
+    file = str(path)
+    root = read_yaml(path, environ)
+    problems = Problems()
+    value = parse(root, problems, file)
+    if problems or value is None:
+        raise LoadError(problems.items or [Problem(f"not {kind} file")]).in_file(file)
+    return value

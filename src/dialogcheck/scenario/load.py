@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .._fields import Fields, Problems
-from .._yaml import Pos, YMap, plain, read_yaml
-from ..errors import LoadError
+from .._fields import Fields, Problems, file_body, load_definition_file
+from .._yaml import YMap, plain
 from .assertions import parse_assertions
 from .model import DEFAULT_MAX_TURNS, SCENARIO_TYPES, Goals, Scenario
 
@@ -43,11 +42,7 @@ def _setup(fields: Fields, problems: Problems) -> dict:
 
 
 def parse_scenario(root: YMap | None, problems: Problems, path: str) -> Scenario | None:
-    top = problems.expect_map(root, "a scenario file", Pos(1, 1))
-    if top is None:
-        return None
-    outer = Fields(top, problems, "the scenario file", ("scenario",))
-    body = outer.mapping("scenario", required=True)
+    body = file_body(root, problems, "scenario", "a scenario")
     if body is None:
         return None
     fields = Fields(body, problems, "`scenario`", SCENARIO_FIELDS)
@@ -77,10 +72,4 @@ def parse_scenario(root: YMap | None, problems: Problems, path: str) -> Scenario
 
 def load_scenario(path: str | Path, environ: dict[str, str] | None = None) -> Scenario:
     """Read and validate one scenario file; raises `LoadError` listing every problem."""
-    file = str(path)
-    root = read_yaml(path, environ)
-    problems = Problems()
-    scenario = parse_scenario(root, problems, file)  # type: ignore[arg-type]
-    if problems or scenario is None:
-        raise LoadError(problems.items or [LoadError.one("not a scenario").problems[0]]).in_file(file)
-    return scenario
+    return load_definition_file(path, parse_scenario, "a scenario", environ)

@@ -11,15 +11,15 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
-from .._fields import Fields, Problems
-from .._yaml import Pos, YMap, YNode, YScalar, describe, read_yaml
+from .._fields import Fields, Problems, file_body, load_definition_file
+from .._yaml import Pos, YMap, YNode, YScalar, describe
 from ..checks.base import Check
 from ..checks.sop import SOP_EVALUATORS
 from ..checks.sop_confirmation import DEFAULT_WINDOW, ConfirmationRequested
 from ..checks.sop_fields import INPUT_OPS, OP_FIELDS, OUTPUT_OPS, FieldAssertion, ToolInputContains, ToolOutputContains
 from ..checks.sop_judge import LlmJudge
 from ..checks.sop_tools import NoToolCalled, ToolCalled, ToolSequence
-from ..errors import LoadError, did_you_mean
+from ..errors import did_you_mean
 from ..events.model import FRAMEWORK_TOOLS
 from .model import Sop, Step, StepSet
 
@@ -312,11 +312,7 @@ def parse_steps(node: YNode | None, problems: Problems, pos: Pos, what: str) -> 
 
 
 def parse_sop(root: YNode | None, problems: Problems, path: str) -> Sop | None:
-    top = problems.expect_map(root, "an SOP file", Pos(1, 1))
-    if top is None:
-        return None
-    outer = Fields(top, problems, "the SOP file", ("sop",))
-    body = outer.mapping("sop", required=True)
+    body = file_body(root, problems, "sop", "an SOP")
     if body is None:
         return None
     fields = Fields(body, problems, "`sop`", SOP_FIELDS)
@@ -332,13 +328,7 @@ def parse_sop(root: YNode | None, problems: Problems, path: str) -> Sop | None:
 
 def load_sop(path: str | Path, environ: dict[str, str] | None = None) -> Sop:
     """Read and validate one SOP file; raises `LoadError` listing every problem."""
-    file = str(path)
-    root = read_yaml(path, environ)
-    problems = Problems()
-    sop = parse_sop(root, problems, file)
-    if problems or sop is None:
-        raise LoadError(problems.items or LoadError.one("not an SOP file").problems).in_file(file)
-    return sop
+    return load_definition_file(path, parse_sop, "an SOP", environ)
 
 
 __all__ = ["EVALUATOR_FIELDS", "PARSERS", "load_sop", "parse_evaluator", "parse_sop", "parse_steps"]
