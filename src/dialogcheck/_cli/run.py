@@ -31,15 +31,20 @@ def _plan(project: Project, runs: int, started: str) -> dict:
     }
 
 
-def _make_users(project: Project, use_cache: bool, cache_dir: Path | None):
-    """One simulated user per run: the script when there is one, else the configured LLM."""
+def _make_users(project: Project, use_cache: bool, cache_dir: Path | None, mode: str = "auto"):
+    """One simulated user per run: the script when there is one (unless `mode` is llm), else the configured LLM."""
     from ..simulate.user import LLMUser, ScriptedUser
 
-    unscripted = [s for s in project.scenarios if s.script is None]
+    unscripted = [s for s in project.scenarios if s.script is None or mode == "llm"]
     settings = project.config.simulation.llm
     if unscripted and settings is None:
         raise LoadError(
-            Problem("this scenario has no `script`, and no simulation model is configured (simulation.llm in eval/conftest.yml)", s.path)
+            Problem(
+                "this scenario has no `script`, and no simulation model is configured (simulation.llm in eval/conftest.yml)"
+                if s.script is None
+                else "--simulate llm needs a simulation model (simulation.llm in eval/conftest.yml)",
+                s.path,
+            )
             for s in unscripted
         )
     client = templates = None
@@ -52,7 +57,7 @@ def _make_users(project: Project, use_cache: bool, cache_dir: Path | None):
         templates = Templates(role.prompts)
 
     def make_user(scenario):
-        if scenario.script is not None:
+        if scenario.script is not None and mode != "llm":
             return ScriptedUser(scenario.script)
         return LLMUser(client, settings, scenario.simulation_context, templates)
 
@@ -99,11 +104,15 @@ def _progress():
 @click.option("--results", "results_dir", type=click.Path(file_okay=False), help="Results folder (default: eval/results/<timestamp>).")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True), help="Finish an interrupted batch in this folder.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="eval/conftest.yml to use (default: the project's).")
+@click.option(
+    "--simulate", "simulate_mode", type=click.Choice(["auto", "llm"]), default="auto", show_default=True,
+    help="auto: a scenario's script when it has one, else the LLM user; llm: the LLM user for every scenario.",
+)
 @click.option("--no-judge", is_flag=True, help="Skip LLM-judged checks instead of reporting them as errors.")
 @click.option("--no-cache", is_flag=True, help="Ask the LLMs again instead of reusing cached answers.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
 @FORMAT_OPTION
-def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, no_judge, no_cache, cache_dir, output_format):
+def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
     started = datetime.now(timezone.utc)
     cache = Path(cache_dir) if cache_dir else None
@@ -126,7 +135,7 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
             folder = ResultsFolder(results_dir or project.root / "eval" / "results" / stamp)
             plan = _plan(project, runs, started.isoformat(timespec="seconds"))
             specs = [RunSpec(s, n) for s in project.scenarios for n in range(1, runs + 1)]
-        make_user = _make_users(project, not no_cache, cache)
+        make_user = _make_users(project, not no_cache, cache, simulate_mode)
         agent = _agent(project, agent_flag)
         from ..judge.setup import judge_from_config
 
