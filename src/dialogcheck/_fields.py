@@ -8,12 +8,12 @@ raises once per file with everything it found.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ._yaml import Pos, YMap, YNode, YScalar, YSeq, describe, plain, read_yaml
+from .checks.patterns import PatternError, compile_pattern
 from .errors import LoadError, Problem, did_you_mean
 
 T = TypeVar("T")
@@ -151,8 +151,8 @@ class Fields:
         if pattern is None:
             return None
         try:
-            re.compile(pattern)
-        except re.error as err:
+            compile_pattern(pattern)
+        except PatternError as err:
             self.problems.add(f"`{key}` in {self.what} is not a valid regular expression: {err}", self.node.values[key].pos)
             return None
         return pattern

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .checks.base import CheckResult, Outcome
-from .checks.judged import JudgeRequest, Judgement, unjudged
+from .checks.judged import Judgement, JudgeRequest, unjudged
+from .checks.patterns import PatternTimeout
 from .events.model import Conversation
 from .judge.base import Judge, judge_one
 from .scenario.model import Scenario
@@ -98,6 +99,8 @@ def run_check(check: Any, conversation: Conversation) -> CheckResult:
     """Evaluate one check; a check that crashes becomes an `error` result, never a crash."""
     try:
         return check.evaluate(conversation)
+    except PatternTimeout as err:
+        return CheckResult(check, Outcome.ERROR, str(err))
     except Exception as err:  # noqa: BLE001 - a bug in one check must not hide the others
         return CheckResult(check, Outcome.ERROR, f"the check crashed: {type(err).__name__}: {err}")
 

@@ -98,7 +98,7 @@ def test_load_errors(key):
     )
     message = assertion_error(f"- {key}:\n    text_matches: '(unclosed'\n")
     assert message == (
-        f"t.yml:2:19: `text_matches` in `{key}` is not a valid regular expression: missing ), unterminated subpattern at position 0"
+        f"t.yml:2:19: `text_matches` in `{key}` is not a valid regular expression: missing ) at position 9"
     )
     assert assertion_error(f"- {key}:\n    buttons:\n      - payload: /x\n") == (
         f"t.yml:3:9: button 1 of `{key}` is missing required field `title`"

@@ -46,7 +46,7 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
         " escalation, adversarial, got 'sadpath' (did you mean `sad_path`?)"
     ),
     "invalid_regex.yml": (
-        "7:25: `text_matches` in `bot_uttered` is not a valid regular expression: missing ), unterminated subpattern at position 0"
+        "7:25: `text_matches` in `bot_uttered` is not a valid regular expression: missing ) at position 9"
     ),
     "non_utf8.yml": "2:12: invalid UTF-8 byte 0xe9: expected UTF-8 text",
     "unset_variable.yml": f"3:23: environment variable `{UNSET}` is not set (used as `${{{UNSET}}}`)",

@@ -153,7 +153,7 @@ STEP_ERRORS = [
     (
         "- type: tool_input_contains\n  toolSlug: x\n  assertions:\n    a: {op: matches, pattern: '(unclosed'}\n",
         "t.yml:4:31: `pattern` in assertion `a` of `tool_input_contains` in step 1 of `goals.sop` is not a valid "
-        "regular expression: missing ), unterminated subpattern at position 0",
+        "regular expression: missing ) at position 9",
     ),
     (
         "- type: tool_input_contains\n  toolSlug: x\n  assertions:\n    a: {op: gt, value: '5'}\n",
@@ -213,7 +213,7 @@ STEP_ERRORS = [
     (
         "- type: confirmation_requested\n  beforeToolSlug: x\n  pattern: '[a-'\n",
         "t.yml:3:12: `pattern` in `confirmation_requested` in step 1 of `goals.sop` is not a valid regular expression: "
-        "unterminated character set at position 0",
+        "unterminated character set at position 3",
     ),
     (
         "- type: confirmation_requested\n  beforeToolSlug: x\n  pattern: ok\n  withinLastNTurns: 0\n",
@@ -285,7 +285,7 @@ def test_all_problems_of_a_list_are_reported_in_order():
         "t.yml:2:3: `tool_called` in step 2 of `goals.sop` is missing required field `toolSlug`",
         "t.yml:4:11: `weight` in step 3 of `goals.sop` must be a number, got a string",
         "t.yml:5:73: `pattern` in `confirmation_requested` in the evaluator of step 3 of `goals.sop` is not a valid "
-        "regular expression: missing ), unterminated subpattern at position 0",
+        "regular expression: missing ) at position 1",
     ]
 
 

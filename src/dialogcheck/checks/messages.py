@@ -6,14 +6,13 @@ passes exactly when the same `bot_uttered` would fail.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 
 from ..events.model import BotMessage, Button, Conversation, Event
 from ..events.values import show
 from .base import Check, CheckResult, EventCheck, at
+from .patterns import search
 
 
 @dataclass(frozen=True)
@@ -48,15 +47,11 @@ class MessageMatch:
     text_matches: str | None = None
     buttons: tuple[ButtonSpec, ...] | None = None
 
-    @cached_property
-    def pattern(self) -> re.Pattern[str] | None:
-        return re.compile(self.text_matches) if self.text_matches is not None else None
-
     def mismatches(self, message: BotMessage) -> list[str]:
         miss = []
         if self.utter_name is not None and message.utter_name != self.utter_name:
             miss.append(f"utter_name was {show(message.utter_name)}, expected {show(self.utter_name)}")
-        if self.pattern is not None and not self.pattern.search(message.text):
+        if self.text_matches is not None and not search(self.text_matches, message.text):
             miss.append(f"text {show(message.text, 60)} does not match /{self.text_matches}/")
         if self.buttons is not None:
             found = buttons_in_order(self.buttons, message.buttons)

@@ -8,12 +8,12 @@ confirmation, so the step is `skip`, not a pass.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ..events.model import BotMessage, Conversation, ToolRun
 from ..events.values import show
 from .base import Check, CheckResult, Outcome, at
+from .patterns import search
 from .sop_tools import SHOWN_CALLS, calls_of, slug_name
 
 DEFAULT_WINDOW = 4
@@ -48,13 +48,12 @@ class ConfirmationRequested(Check):
         calls = calls_of(conversation, self.before_tool_slug, self.catalog_slug)
         if not calls:
             return CheckResult(self, Outcome.SKIP, f"{name} was never called, so no confirmation was needed")
-        regex = re.compile(self.pattern)
         confirmed: list[tuple[ToolRun, BotMessage]] = []
         missing: list[str] = []
         evidence: list[int] = []
         for call in calls:
             window = self.window(conversation, call)
-            asked = next((m for m in reversed(window) if regex.search(m.text)), None)
+            asked = next((m for m in reversed(window) if search(self.pattern, m.text)), None)
             if asked is not None:
                 confirmed.append((call, asked))
                 continue

@@ -7,7 +7,6 @@ pinned in SPEC sections 3 and 10 ("SOP ops"); they live here once.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -17,6 +16,7 @@ import orjson
 from ..events.model import Conversation, ToolRun
 from ..events.values import is_number, json_equal, show
 from .base import Check, CheckResult, at
+from .patterns import search
 from .sop_tools import SHOWN_CALLS, calls_of, describe_log, slug_name
 
 INPUT_OPS = ("exists", "equals", "matches", "gt", "lt")
@@ -116,7 +116,7 @@ class FieldAssertion:
         if op == "equals":
             return json_equal(actual, self.value)
         if op == "matches":
-            return isinstance(actual, str) and re.search(self.pattern or "", actual) is not None
+            return isinstance(actual, str) and search(self.pattern or "", actual)
         if op in ("gt", "lt"):
             if not is_number(actual):
                 return False

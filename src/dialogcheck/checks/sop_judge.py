@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..events.model import Conversation
 from .base import Check, CheckResult
-from .judged import NO_JUDGE_SKIP, JudgeRequest, Judgement, unjudged
+from .judged import NO_JUDGE_SKIP, Judgement, JudgeRequest, unjudged
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..events.model import Conversation, Event, ToolRun
 from ..events.values import json_equal, show
-from .base import CheckResult, EventCheck, Check, at, was
+from .base import Check, CheckResult, EventCheck, at, was
 
 
 @dataclass(frozen=True)

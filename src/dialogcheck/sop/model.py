@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..checks.base import Check, CheckResult, Outcome
-from ..checks.judged import JudgeRequest, Judgement, unjudged
+from ..checks.judged import Judgement, JudgeRequest, unjudged
+from ..checks.patterns import PatternTimeout
 from ..checks.sop_judge import LlmJudge
 from ..events.model import Conversation
 
@@ -84,6 +85,8 @@ def _run(step: Step, conversation: Conversation, judged: Mapping[str, Judgement]
         return evaluator.judged(judged.get(step.id) or unjudged(no_judge))
     try:
         return evaluator.evaluate(conversation)
+    except PatternTimeout as err:
+        return CheckResult(evaluator, Outcome.ERROR, str(err))
     except Exception as err:  # a crashing check is data, never a crash
         return CheckResult(evaluator, Outcome.ERROR, f"evaluator crashed: {type(err).__name__}: {err}")
 
