@@ -103,3 +103,8 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path, monkeypat
     monkeypatch.undo()
     write_atomic(target, orjson.dumps({"a": 1}))
     assert orjson.loads(target.read_bytes()) == {"a": 1}
+
+
+def test_atomic_files_are_readable_by_others(tmp_path):
+    write_atomic(tmp_path / "run_1.json", "{}")
+    assert (tmp_path / "run_1.json").stat().st_mode & 0o777 == 0o644

@@ -11,12 +11,16 @@ import tempfile
 from pathlib import Path
 
 
+FILE_MODE = 0o644
+
+
 def write_atomic(path: str | Path, content: str | bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = content.encode("utf-8") if isinstance(content, str) else content
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, FILE_MODE)  # mkstemp makes 0600; results are for whoever reads the folder
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
