@@ -1,0 +1,118 @@
+"""`dialogcheck import --from FORMAT FILE`: convert another tool's logs into native events.
+
+The output is JSONL of tracker objects (`{"sender_id", "events"}`), one
+conversation a line, which `dialogcheck check` reads as it is. Conversions
+stream through a temporary file, so memory stays flat on big inputs and a bad
+input leaves nothing behind: the output (or stdout) gets the whole result or
+nothing, and the derived scenarios are written only once everything read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+import click
+import orjson
+from rich.text import Text
+
+from ..errors import LoadError
+from ..importers import IMPORTERS, import_file
+from ..importers.tau_bench_scenarios import derive_scenarios
+from ..report.json import dumps
+from ..results.atomic import write_atomic
+from .output import FORMAT_OPTION, fail_with_load_error, print_json, print_text
+
+
+@contextmanager
+def _staged(output: str | None) -> Iterator[tuple[IO[bytes], str]]:
+    """A temporary file beside OUT (or in the temp folder for stdout), removed unless committed."""
+    folder = Path(output).resolve().parent if output else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=".dialogcheck-import.", suffix=".tmp", dir=folder)
+    handle = os.fdopen(fd, "w+b")
+    try:
+        yield handle, name
+    finally:
+        handle.close()
+        Path(name).unlink(missing_ok=True)
+
+
+def _convert(file: str, fmt: str, handle: IO[bytes]) -> tuple[int, int]:
+    """Write every conversation as one tracker line; (conversations, events)."""
+    conversations = events = 0
+    for imported in import_file(file, fmt):
+        handle.write(orjson.dumps(imported.tracker()) + b"\n")
+        conversations += 1
+        events += len(imported.events)
+    handle.flush()
+    os.fsync(handle.fileno())
+    return conversations, events
+
+
+def _commit(handle: IO[bytes], staged: str, output: str | None, as_json_document: bool) -> None:
+    """Move the staged lines to OUT atomically, or copy them to stdout."""
+    if output is not None:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staged, 0o666 & ~umask)  # a temporary file is private; the output is an ordinary file
+        os.replace(staged, output)
+        return
+    handle.seek(0)
+    out = sys.stdout.buffer
+    if not as_json_document:
+        shutil.copyfileobj(handle, out)
+    else:
+        out.write(b'{"conversations": [')
+        for i, line in enumerate(handle):
+            out.write((b", " if i else b"") + line.rstrip(b"\n"))
+        out.write(b"]}\n")
+    out.flush()
+
+
+@click.command("import")
+@click.option("--from", "fmt", required=True, type=click.Choice(list(IMPORTERS)), help="Format of FILE.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="File to write (default: stdout).")
+@click.option(
+    "--derive-scenarios", "scenarios_dir", type=click.Path(file_okay=False),
+    help="tau-bench only: also write one scenario per task into this folder, its goals the task's expectations.",
+)
+@FORMAT_OPTION
+@click.argument("file", type=click.Path())
+def import_cmd(fmt: str, output: str | None, scenarios_dir: str | None, output_format: str, file: str) -> None:
+    """Convert FILE from another tool's format into native events (JSONL, one conversation a line).
+
+    Exit code 0 when everything converted, 2 for bad input (nothing is written).
+    """
+    if scenarios_dir is not None and fmt != "tau-bench":
+        raise click.UsageError("--derive-scenarios works only with --from tau-bench")
+    try:
+        if not Path(file).is_file():
+            raise LoadError.one("no such file", file)
+        with _staged(output) as (handle, staged):
+            conversations, events = _convert(file, fmt, handle)
+            scenarios = list(derive_scenarios(file)) if scenarios_dir is not None else []
+            written = [str(Path(scenarios_dir, f"{slug}.yml")) for slug, _ in scenarios]
+            for path, (_, text) in zip(written, scenarios):
+                write_atomic(path, text)
+            _commit(handle, staged, output, output_format == "json")
+    except LoadError as err:
+        fail_with_load_error(err, output_format)
+    summary = {"output": output, "conversations": conversations, "events": events, "scenarios": written}
+    if output_format == "json":
+        if output is not None:
+            print_json(dumps(summary))
+        return
+    where = output or "stdout"
+    plural = "s" if conversations != 1 else ""
+    line = f"imported {conversations} conversation{plural} ({events} events) from {file} to {where}"
+    if written:
+        line += f"; {len(written)} scenario{'s' if len(written) != 1 else ''} in {scenarios_dir}"
+    print_text(Text(line + "\n"), stderr=output is None)

@@ -1,0 +1,50 @@
+"""`tau-bench`: the historical trajectories of sierra-research/tau-bench.
+
+A file is a JSON list (or JSONL) of runs: `task_id`, `trial`, `reward`,
+`info` (with the task as recorded) and `traj`, OpenAI-style messages. The
+messages are read as the `openai` format is, with the three facts of how
+tau-bench's tool-calling agent ran them:
+
+- only the first tool call of an assistant message was executed (the others
+  are kept in that run's `metadata.calls_not_run`, never as runs);
+- text sent in the same message as a tool call never reached the user, so it
+  is no `bot` event (it is kept in the run's `metadata.unsent_text`);
+- a failed tool shows only as a result text starting with "Error", so such a
+  run has `is_error: true` and the text as its `error_message`.
+
+Tool-call ids repeat inside some runs; a result is paired with the call of the
+message it follows, so repeats do no harm. A conversation is named
+`task-{task_id}-trial-{trial}`. The system prompt (the policy) is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ._build import Draft, ImportedConversation, convert_items, expect
+from ._records import Item, file_items
+from .openai_messages import Dialect, convert_messages
+
+TAU_BENCH = Dialect(first_call_only=True, text_beside_calls_shown=False, error_prefix="Error")
+
+
+def trajectory_id(entry: dict[str, Any], index: int) -> str:
+    """`task-3-trial-1`, or the run's position in the file when the ids are missing."""
+    task_id, trial = entry.get("task_id"), entry.get("trial")
+    if task_id is None:
+        return f"run-{index + 1}"
+    return f"task-{task_id}-trial-{trial}" if trial is not None else f"task-{task_id}"
+
+
+def _convert(item: Item) -> Iterator[Draft]:
+    entry = expect(item.value, dict, "trajectory", ())
+    traj = expect(entry.get("traj"), list, "traj", ("traj",))
+    entries = ((message, item, ("traj", j)) for j, message in enumerate(traj))
+    yield convert_messages(entries, trajectory_id(entry, item.index), TAU_BENCH)
+
+
+def read(path: str | Path) -> Iterator[ImportedConversation]:
+    """Every run of a tau-bench trajectory file, one conversation each, converted lazily."""
+    return convert_items(file_items(path), _convert, str(path))

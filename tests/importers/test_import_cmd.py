@@ -1,0 +1,97 @@
+"""`dialogcheck import --from FORMAT FILE [-o OUT] [--derive-scenarios DIR]`: output, atomic writes, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dialogcheck import load_scenario
+from dialogcheck._cli.main import cli
+from dialogcheck.events.load import iter_conversation_file
+
+DATA = Path(__file__).parent / "data"
+SAMPLE = DATA / "tau_bench_airline_sample.json"
+
+
+@pytest.fixture(autouse=True)
+def _plain_output(monkeypatch):
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def run(*args):
+    return CliRunner().invoke(cli, ["import", *map(str, args)])
+
+
+def test_stdout_gets_one_tracker_a_line():
+    result = run("--from", "tau-bench", SAMPLE)
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [t["sender_id"] for t in lines] == ["task-1-trial-0", "task-44-trial-0", "task-1-trial-1", "task-44-trial-1"]
+    assert lines[0]["events"][0] == {"event": "user", "text": json.loads(SAMPLE.read_text())[0]["traj"][1]["content"]}
+    assert "imported 4 conversations" in result.stderr
+
+
+def test_output_file_reads_back_natively(tmp_path):
+    out = tmp_path / "native.jsonl"
+    result = run("--from", "tau-bench", SAMPLE, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"imported 4 conversations (")
+    assert [c.conversation_id for c in iter_conversation_file(out)] == ["task-1-trial-0", "task-44-trial-0", "task-1-trial-1", "task-44-trial-1"]
+    assert [p.name for p in tmp_path.iterdir()] == ["native.jsonl"]  # no temporary file left
+
+
+def test_json_format(tmp_path):
+    out = tmp_path / "native.jsonl"
+    summary = json.loads(run("--from", "tau-bench", SAMPLE, "-o", out, "--format", "json").stdout)
+    assert summary["conversations"] == 4 and summary["output"] == str(out) and summary["scenarios"] == []
+    document = json.loads(run("--from", "tau-bench", SAMPLE, "--format", "json").stdout)
+    assert [t["sender_id"] for t in document["conversations"]][:2] == ["task-1-trial-0", "task-44-trial-0"]
+
+
+def test_derive_scenarios(tmp_path):
+    result = run("--from", "tau-bench", SAMPLE, "-o", tmp_path / "out.jsonl", "--derive-scenarios", tmp_path / "scenarios")
+    assert result.exit_code == 0, result.output
+    files = sorted((tmp_path / "scenarios").glob("*.yml"))
+    assert [f.name for f in files] == ["tau-bench-task-1.yml", "tau-bench-task-44.yml"]
+    assert load_scenario(files[1]).goals.assertions[-1].key == "bot_uttered"
+    assert "2 scenarios in" in result.stdout
+
+
+def test_derive_scenarios_needs_tau_bench(tmp_path):
+    result = run("--from", "openai", SAMPLE, "--derive-scenarios", tmp_path)
+    assert result.exit_code == 2
+    assert "--derive-scenarios works only with --from tau-bench" in result.output
+
+
+def test_bad_input_exits_2_with_the_position_and_writes_nothing(tmp_path):
+    bad = tmp_path / "bad.json"
+    runs = json.loads(SAMPLE.read_text())
+    runs[3]["traj"][2]["role"] = "robot"
+    bad.write_text(json.dumps(runs, indent=2))
+    out = tmp_path / "out.jsonl"
+    out.write_text("previous content\n")
+    result = run("--from", "tau-bench", bad, "-o", out, "--derive-scenarios", tmp_path / "scenarios")
+    assert result.exit_code == 2
+    line = [i for i, t in enumerate(bad.read_text().splitlines(), 1) if '"role": "robot"' in t][0]
+    assert result.stderr == f"{bad}:{line}:17: unknown role 'robot': expected system, developer, user, assistant or tool\n"
+    assert out.read_text() == "previous content\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "out.jsonl"]
+
+
+def test_bad_input_as_json(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n{"messages": [\n')
+    result = run("--from", "openai", bad, "--format", "json")
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert (error["message"], error["file"], error["line"], error["column"]) == ("invalid JSON: Expecting value", str(bad), 2, 15)
+
+
+def test_a_missing_file(tmp_path):
+    result = run("--from", "tau2", tmp_path / "nope.json")
+    assert result.exit_code == 2
+    assert result.stderr == f"{tmp_path / 'nope.json'}:1:1: no such file\n"
