@@ -1,0 +1,121 @@
+"""report.html opened in headless Chromium (Debian's package, driven by Playwright): content, filter, keyboard, no script injection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.report.conftest import HOSTILE, load, run_documents
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)")
+# Flags for this machine's closed network: no background connections, nothing to sign in to.
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--disable-quic", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser(example_batch, hostile_batch):
+    """Chromium through Playwright's sync API; the batches are made first, as that API holds this thread's event loop."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def open_report(browser):
+    """Open a report; yields (page, problems): console errors, page errors and any request beyond the file itself."""
+    pages = []
+
+    def go(path: Path, fragment: str = ""):
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        problems = []
+        page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        page.on("request", lambda r: problems.append(f"request: {r.url}") if r.url.split("#")[0] != path.as_uri() else None)
+        page.goto(path.as_uri() + fragment)
+        pages.append(page)
+        return page, problems
+
+    yield go
+    for page in pages:
+        page.close()
+
+
+def _count(page, selector: str) -> int:
+    return page.locator(selector).count()
+
+
+def _checks(runs, outcome):
+    return sum(1 for run in runs for group in ("assertions", "sop", "criteria") for c in run.get(group, []) if c["outcome"] == outcome)
+
+
+@pytest.mark.parametrize("batch", ["example_batch", "hostile_batch"])
+def test_counts_in_the_page_match_the_results(batch, request, open_report):
+    results = request.getfixturevalue(batch)
+    summary = load(results / "summary.json")
+    page, problems = open_report(results / "report.html")
+    for verdict, key in (("pass", "passed"), ("fail", "failed"), ("error", "errored")):
+        assert _count(page, f'.run[data-verdict="{verdict}"]') == summary[key]
+    failed_checks = sum(len(r["failed_checks"]) for r in summary["failed_runs"])
+    assert _count(page, '.check[data-outcome="fail"]') == failed_checks
+    assert _count(page, '.check[data-outcome="pass"]') == _checks(run_documents(results), "pass")
+    assert _count(page, "#summary tbody tr") == len(summary["scenarios"])
+    assert problems == []
+
+
+def test_the_hostile_message_did_not_run_and_is_shown_as_text(hostile_batch, open_report, tmp_path):
+    page, problems = open_report(hostile_batch / "report.html")
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert _count(page, "main img") == 0 and _count(page, "script") == 1
+    first = page.locator("#run-beta-1 .msg.agent").first
+    assert first.inner_text().endswith("Hi! " + HOSTILE)
+    assert HOSTILE in page.locator("#run-beta-1 .ev").first.inner_text()
+    assert "raised LookupError: no such card </script><b>bold</b>" in page.locator("#run-gamma-1 .run-error").inner_text()
+    page.screenshot(path=tmp_path / "hostile.png", full_page=True)
+    assert problems == []
+
+
+def test_failures_only_hides_passing_runs_and_is_reached_by_keyboard(hostile_batch, open_report, tmp_path):
+    page, _ = open_report(hostile_batch / "report.html")
+    for _ in range(3):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.id") == "failures-only":
+            break
+    assert page.evaluate("document.activeElement.id") == "failures-only"
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"  # focus is visible
+    page.keyboard.press("Space")
+    assert page.locator("#failures-only").is_checked()
+    passing = page.locator('.run[data-verdict="pass"]')
+    assert passing.count() == 3 and all(not passing.nth(i).is_visible() for i in range(3))
+    assert all(page.locator(f'.run[data-verdict="{v}"]').first.is_visible() for v in ("fail", "error"))
+    assert page.locator("#shown").inner_text() == "showing 5 of 8 runs"
+    page.screenshot(path=tmp_path / "failures-only.png")
+    page.keyboard.press("Space")
+    assert passing.first.is_visible()
+
+
+def test_a_check_highlights_the_events_it_points_to(example_batch, open_report, tmp_path):
+    page, _ = open_report(example_batch / "report.html", "#run-run_stolen_card-1")
+    sop = page.locator('#run-run_stolen_card-1 .check[data-outcome="fail"]', has_text="confirm_before_ordering")
+    assert sop.get_attribute("data-ev") == "9"
+    sop.focus()  # reachable by Tab: checks have tabindex 0
+    assert page.locator("#run-run_stolen_card-1 .ev.hl").evaluate_all("rows => rows.map(r => r.id)") == ["run-run_stolen_card-1-ev-9"]
+    assert "tool order_replacement(" in page.locator("#run-run_stolen_card-1-ev-9").inner_text()
+    page.keyboard.press("Shift+Tab")  # back to the check before it: tool_sequence over events 5 and 9
+    page.keyboard.press("Shift+Tab")
+    ids = page.locator("#run-run_stolen_card-1 .ev.hl").evaluate_all("rows => rows.map(r => r.id)")
+    assert ids == ["run-run_stolen_card-1-ev-5", "run-run_stolen_card-1-ev-9"]
+    page.screenshot(path=tmp_path / "report.png")
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_a_link_to_a_passing_run_opens_it(example_batch, open_report):
+    page, problems = open_report(example_batch / "report.html", "#run-run_cancel-2")
+    assert page.locator("#run-run_cancel-2 > details").get_attribute("open") is not None
+    assert page.locator("#run-run_cancel-2 .check").first.is_visible()
+    assert page.locator("#run-run_cancel-1 .check").first.is_hidden()  # passing runs start folded
+    assert problems == []

@@ -1,0 +1,86 @@
+"""report.html without a browser: self-contained, everything escaped, one script of our own, links and anchors."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+
+from click.testing import CliRunner
+
+from dialogcheck._cli.main import cli
+from dialogcheck.report.html import render_html, run_anchor
+from tests.conftest import EXAMPLE
+from tests.report.conftest import HOSTILE, load
+
+
+def test_the_page_is_self_contained(hostile_batch):
+    page = (hostile_batch / "report.html").read_text()
+    assert page.count("<script") == 1 and page.count("<style") == 1
+    for outside in ("http://", "https://", "url(", "@import", "<link", "<iframe", "<img"):
+        assert outside not in page, outside
+    assert not re.search(r"<[^>]*\s(src|srcset|action|formaction)=", page)  # no tag loads anything
+
+
+def test_csp_admits_only_the_pages_own_script_and_style(hostile_batch):
+    page = (hostile_batch / "report.html").read_text()
+    (csp,) = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
+    script = page.split("<script>", 1)[1].split("</script>", 1)[0]
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in csp and "default-src 'none'" in csp
+
+
+def test_everything_from_the_conversation_is_escaped(hostile_batch):
+    page = (hostile_batch / "report.html").read_text()
+    assert HOSTILE not in page
+    assert "<b>bold</b>" not in page and "</script><b>" not in page
+    assert html.escape(HOSTILE) in page  # in the transcript
+    assert "no such card &lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;" in page  # the errored run's error
+    assert "onerror=&quot;window.__pwned=2&quot;" in page
+
+
+def test_values_in_attributes_and_ids_are_escaped():
+    slug = 'x" onmouseover="alert(1)'
+    run = {
+        "scenario": {"slug": slug, "name": "<i>n</i>", "type": "t", "tags": ["<t>"]},
+        "run": 1, "verdict": "fail", "error": None, "duration_s": 0.1,
+        "transcript": [{"role": "user", "text": "hi"}],
+        "assertions": [{"key": "k", "label": '"><script>x</script>', "outcome": "fail", "detail": "d", "evidence": [0, "1\"><x>"]}],
+    }
+    summary = {"scenarios": [{"slug": slug, "name": "<i>n</i>", "runs": 1, "passed": 0, "failed": 1, "errored": 0, "pass_rate": 0.0, "pass_hat_k": {"1": 0.0}, "flaky": False}],
+               "passed": 0, "failed": 1, "errored": 0, "completed_runs": 1, "failed_runs": [{"slug": slug, "run": 1, "failed_checks": [{"check": "<c>", "detail": "<d>"}]}], "errored_runs": []}
+    page = render_html(summary, [run], {(slug, 1): [{"event": "user", "text": "<u>hi</u>"}, {"event": "weird", "x": "<w>"}]})
+    assert run_anchor(slug, 1) == "run-x--onmouseover--alert-1--1"
+    assert f'id="{run_anchor(slug, 1)}"' in page
+    assert 'onmouseover="' not in page and "<i>n</i>" not in page and "<t>" not in page and "<c>" not in page and "<u>" not in page and "<w>" not in page
+    assert 'data-ev="0"' in page  # a non-integer evidence index is dropped, not written into the page
+    assert page.count("<script") == 1
+
+
+def test_events_that_do_not_parse_are_shown_as_recorded():
+    run = {"scenario": {"slug": "s", "name": "S"}, "run": 1, "verdict": "pass", "transcript": []}
+    summary = {"scenarios": [], "passed": 1, "failed": 0, "errored": 0}
+    page = render_html(summary, [run], {("s", 1): [{"event": "user", "text": "hi"}, {"no_type": "<x>"}]})
+    assert "events shown as recorded: event 1" in page and "&lt;x&gt;" in page
+
+
+def test_runs_have_anchors_and_the_summary_links_to_them(example_batch):
+    page = (example_batch / "report.html").read_text()
+    summary = load(example_batch / "summary.json")
+    for row in summary["scenarios"]:
+        for n in range(1, row["runs"] + 1):
+            assert f'id="run-{row["slug"]}-{n}"' in page
+        assert f'href="#run-{row["slug"]}-1"' in page
+    assert 'id="run-run_stolen_card-1-ev-9"' in page  # the event the SOP failure points to
+    assert 'data-ev="9"' in page
+
+
+def test_check_writes_an_html_report(tmp_path):
+    out = tmp_path / "check.html"
+    conversations = sorted((EXAMPLE / "conversations").glob("damaged_card_*.jsonl"))
+    result = CliRunner().invoke(cli, ["check", "--no-judge", "--scenario", str(EXAMPLE / "eval" / "scenarios" / "card_replace_damaged.yml"), *map(str, conversations), "--html", str(out)])
+    assert result.exit_code == 1, result.output
+    page = out.read_text()
+    assert "4 conversations: 2 passed, 2 failed, 0 errored" in page
+    assert page.count('class="run"') == 4 and "damaged_card_express.jsonl" in page
