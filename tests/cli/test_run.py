@@ -77,7 +77,7 @@ def test_results_layout_and_run_files(tmp_path):
     result = run(project, "--runs", "2", "--results", tmp_path / "r")
     assert result.exit_code == 1  # beta looks up 'balance', not 'card'
     root = tmp_path / "r"
-    assert sorted(p.name for p in root.iterdir()) == ["alpha", "beta", "plan.json", "summary.json", "summary.txt"]
+    assert sorted(p.name for p in root.iterdir()) == ["alpha", "beta", "junit.xml", "plan.json", "report.html", "summary.json", "summary.txt"]
     assert sorted(p.name for p in (root / "alpha").iterdir()) == [
         "run_1.events.jsonl", "run_1.json", "run_1.txt", "run_2.events.jsonl", "run_2.json", "run_2.txt",
     ]

@@ -43,6 +43,10 @@ class Request:
     raw_path: str = ""
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default 5 refuses a burst of parallel runs
+
+
 class LoopbackServer:
     def __init__(self, app: Callable[[Request], Reply]):
         self.app = app
@@ -51,7 +55,7 @@ class LoopbackServer:
         self.fault_path: str | None = None
         self.lock = threading.Lock()
         self.stopping = threading.Event()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.httpd = _Server(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
         self.httpd.handle_error = lambda request, address: None  # a client that gave up is not news
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)

@@ -79,7 +79,10 @@ class ScriptedServer:
         self.max_in_flight = 0
         self.lock = threading.Lock()
         self.stopping = threading.Event()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self), bind_and_activate=False)
+        self.httpd.request_queue_size = 128  # the default 5 refuses a burst of parallel requests
+        self.httpd.server_bind()
+        self.httpd.server_activate()
         self.httpd.daemon_threads = True
         self.httpd.handle_error = lambda request, address: None  # a client that gave up is not news
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)

@@ -6,13 +6,13 @@ import asyncio
 from pathlib import Path
 
 import click
-from rich.text import Text
 
 from ..checks.base import Outcome
 from ..config import QUALITY_METRICS, ProjectConfig, find_config, load_config
 from ..errors import LoadError
 from ..evaluate import ConversationResult, evaluate_batch, judge_requests
 from ..events.load import iter_conversations
+from ..importers import IMPORTERS, iter_imported_conversations
 from ..llm.base import LLMError
 from ..report import json as json_report
 from ..report import text as text_report
@@ -38,6 +38,20 @@ def _judge_note(subject, judge, no_judge: bool) -> str | None:
     return f"{count} LLM-judged check{'s' if count != 1 else ''} per conversation {why}"
 
 
+def _write_reports(results, loaded, subject, junit_path, html_path, output_format) -> None:
+    from ..report.junit import render_junit_check
+    from ..results.atomic import write_atomic
+    from .report import check_html
+
+    try:
+        if junit_path:
+            write_atomic(junit_path, render_junit_check(results, subject))
+        if html_path:
+            write_atomic(html_path, check_html(results, loaded, subject))
+    except OSError as err:
+        fail_with_load_error(LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path or html_path)), output_format)
+
+
 @click.command()
 @click.option("--scenario", "scenario_path", type=click.Path(), help="Scenario file whose goals judge the conversations.")
 @click.option("--sop", "sop_path", type=click.Path(), help="SOP file to apply to each conversation.")
@@ -46,6 +60,9 @@ def _judge_note(subject, judge, no_judge: bool) -> str | None:
 @click.option("--metrics", is_flag=True, help="Also score the quality metrics (never part of the verdict).")
 @click.option("--no-cache", is_flag=True, help="Ask the LLM again instead of reusing cached answers.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
+@click.option("--input-format", type=click.Choice(list(IMPORTERS)), help="Read CONVERSATIONS in this format (as `dialogcheck import --from` does).")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write an HTML report here.")
 @FORMAT_OPTION
 @click.argument("conversations", nargs=-1, required=True, type=click.Path())
 def check(
@@ -56,6 +73,9 @@ def check(
     metrics: bool,
     no_cache: bool,
     cache_dir: str | None,
+    input_format: str | None,
+    junit_path: str | None,
+    html_path: str | None,
     output_format: str,
     conversations: tuple[str, ...],
 ) -> None:
@@ -74,7 +94,8 @@ def check(
 
             subject = load_sop(sop_path)
         config = _config(scenario_path or sop_path, config_path)
-        loaded = list(iter_conversations(conversations))
+        read = iter_imported_conversations(conversations, input_format) if input_format else iter_conversations(conversations)
+        loaded = list(read)
     except LoadError as err:
         fail_with_load_error(err, output_format)
     if not loaded:
@@ -90,6 +111,7 @@ def check(
             fail_with_load_error(LoadError.one(str(err), where), output_format)
     wanted = QUALITY_METRICS if metrics else (config.evaluation.metrics if config else ())
     results = asyncio.run(evaluate_batch(subject, loaded, judge=judge, no_judge=no_judge, metrics=wanted))
+    _write_reports(results, loaded, subject, junit_path, html_path, output_format)
     if output_format == "json":
         print_json(json_report.render_check(results))
     else:

@@ -9,7 +9,9 @@ import click
 from .. import __version__
 from ..report.json import dumps
 from .check import check
+from .import_cmd import import_cmd
 from .output import EXIT_BAD_INPUT, print_json
+from .report import report
 from .run import run
 from .validate import validate
 
@@ -23,6 +25,8 @@ def cli() -> None:
 cli.add_command(validate)
 cli.add_command(check)
 cli.add_command(run)
+cli.add_command(report)
+cli.add_command(import_cmd)
 
 
 def _wants_json(args: list[str]) -> bool:

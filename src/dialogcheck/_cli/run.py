@@ -17,9 +17,11 @@ from ..llm.base import LLMError
 from ..report.batch_text import render_run, render_summary
 from ..report.json import dumps
 from ..results.files import ResultsFolder, run_document, summary_document
+from ..results.load import read_events
 from ..runner.batch import BatchSettings, RunSpec, run_batch
 from ..runner.project import Project, load_project
 from .output import FORMAT_OPTION, console, exit_code, fail_with_load_error, print_json, print_text
+from .report import HTML, JUNIT, write_reports
 
 
 def _plan(project: Project, runs: int, started: str) -> dict:
@@ -111,8 +113,10 @@ def _progress():
 @click.option("--no-judge", is_flag=True, help="Skip LLM-judged checks instead of reporting them as errors.")
 @click.option("--no-cache", is_flag=True, help="Ask the LLMs again instead of reusing cached answers.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write the JUnit XML here (junit.xml is always in the results folder).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write the HTML report here (report.html is always in the results folder).")
 @FORMAT_OPTION
-def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format):
+def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, junit_path, html_path, output_format):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
     started = datetime.now(timezone.utc)
     cache = Path(cache_dir) if cache_dir else None
@@ -177,8 +181,15 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
     finally:
         if progress is not None:
             progress.stop()
-    summary = summary_document(folder.runs(), plan)
+    finished = folder.runs()
+    summary = summary_document(finished, plan)
     folder.write_summary(summary, render_summary(summary).plain)
+    junit_paths = [folder.root / JUNIT] + ([junit_path] if junit_path else [])
+    html_paths = [folder.root / HTML] + ([html_path] if html_path else [])
+    try:
+        write_reports(summary, finished, read_events(folder.root, finished), junit_paths, html_paths)
+    except OSError as err:
+        fail_with_load_error(LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or folder.root)), output_format)
     if output_format == "json":
         print_json(dumps({"results": str(folder.root), **summary}))
     else:
