@@ -409,3 +409,25 @@ def test_usage_error_is_exit_2_and_json_when_asked():
     done = subprocess.run([str(DIALOGCHECK), "check", "--bogus", conversation_file], capture_output=True, text=True)
     assert done.returncode == 2
     assert "No such option '--bogus'" in done.stderr and "Traceback" not in done.stderr
+
+
+def _batch_line(i: int, bot_text) -> str:
+    return json.dumps({"sender_id": f"c{i}", "events": [{"event": "user", "text": "hi"}, {"event": "bot", "text": bot_text}]})
+
+
+def test_stream_judges_as_it_reads_and_stops_at_a_bad_record(tmp_path):
+    lines = [_batch_line(i, "Shall I order a replacement?") for i in range(3)] + [_batch_line(3, 7)]
+    batch = write(tmp_path, "batch.jsonl", "\n".join(lines) + "\n")
+    result = check("--stream", "--scenario", scenario("card_replace_confirms_first"), batch)
+    assert result.exit_code == 2
+    assert result.stdout.count("  verdict: FAIL") == 3  # judged before the bad line was read
+    assert result.stderr == f"{batch}:4:82: event 1: field `text` must be a string or null, got a number\n"
+
+
+def test_stream_json_is_one_document(tmp_path):
+    batch = write(tmp_path, "batch.jsonl", "\n".join(_batch_line(i, "hello") for i in range(3)) + "\n")
+    result = check("--stream", "--format", "json", "--scenario", scenario("card_replace_confirms_first"), batch)
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert [c["source"] for c in document["conversations"]] == [f"{batch}#c{i}" for i in range(3)]
+    assert document["summary"] == {"conversations": 3, "passed": 0, "failed": 3, "errored": 0}

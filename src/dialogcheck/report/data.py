@@ -61,11 +61,12 @@ def conversation_dict(result: ConversationResult, *, with_source: bool = False) 
     return data
 
 
-def tally(results: Sequence[ConversationResult]) -> dict[str, int]:
-    counts = {"conversations": len(results), "passed": 0, "failed": 0, "errored": 0}
+def tally(verdicts: Sequence[Outcome]) -> dict[str, int]:
+    """How many conversations passed, failed and errored."""
+    counts = {"conversations": len(verdicts), "passed": 0, "failed": 0, "errored": 0}
     names = {Outcome.PASS: "passed", Outcome.FAIL: "failed", Outcome.ERROR: "errored"}
-    for result in results:
-        counts[names[result.verdict]] += 1
+    for verdict in verdicts:
+        counts[names[verdict]] += 1
     return counts
 
 
@@ -73,4 +74,4 @@ def check_document(results: Sequence[ConversationResult]) -> dict[str, Any]:
     """One conversation: its dict; several: `{"conversations": [...], "summary": {...}}`."""
     if len(results) == 1:
         return conversation_dict(results[0], with_source=True)
-    return {"conversations": [conversation_dict(r, with_source=True) for r in results], "summary": tally(results)}
+    return {"conversations": [conversation_dict(r, with_source=True) for r in results], "summary": tally([r.verdict for r in results])}

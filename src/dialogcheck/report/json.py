@@ -9,7 +9,7 @@ import orjson
 
 from ..errors import LoadError
 from ..evaluate import ConversationResult
-from .data import check_document
+from .data import check_document, conversation_dict, tally
 
 
 def dumps(document: Any) -> str:
@@ -24,3 +24,12 @@ def render_load_error(error: LoadError) -> str:
     """`{"error": {message, file, line, column}}` for the first problem, every problem under `problems`."""
     first = error.problems[0].to_dict()
     return dumps({"error": {**first, "problems": [p.to_dict() for p in error.problems]}})
+
+
+def conversation_json(result: ConversationResult) -> str:
+    """One conversation of a streamed `{"conversations": [...]}` document."""
+    return orjson.dumps(conversation_dict(result, with_source=True)).decode()
+
+
+def tally_json(verdicts) -> str:
+    return orjson.dumps(tally(verdicts)).decode()

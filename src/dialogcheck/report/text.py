@@ -87,13 +87,17 @@ def render_check(results: Sequence[ConversationResult]) -> Text:
             text.append("\n")
         text.append_text(render_conversation(result))
     if len(results) > 1:
-        counts = tally(results)
-        text.append(
-            f"\n{counts['conversations']} conversations: {counts['passed']} passed, "
-            f"{counts['failed']} failed, {counts['errored']} errored\n",
-            style="bold",
-        )
+        text.append_text(render_tally([r.verdict for r in results]))
     return text
+
+
+def render_tally(verdicts: Sequence[Outcome]) -> Text:
+    counts = tally(verdicts)
+    return Text(
+        f"\n{counts['conversations']} conversations: {counts['passed']} passed, "
+        f"{counts['failed']} failed, {counts['errored']} errored\n",
+        style="bold",
+    )
 
 
 def render_load_error(error: LoadError) -> Text:
