@@ -167,3 +167,10 @@ def test_random_files_load_or_give_a_positioned_load_error(tmp_path, data):
     except LoadError as err:
         for problem in err.problems:
             assert problem.file == str(path) and problem.line >= 1 and problem.column >= 1 and problem.message
+
+
+@settings(max_examples=150)
+@given(CONVERSATIONS, STEP)
+def test_the_fast_match_agrees_with_the_explained_one(conversation, step):
+    for event in step.candidates(conversation):
+        assert step.matches(event) is (not step.mismatches(event))

@@ -86,11 +86,13 @@ class EventCheck(Check):
         return True
 
     def matches(self, event: Event) -> bool:
+        """Whether `event` matches. Subclasses answer without building the explanation text (the hot path)."""
         return not self.mismatches(event)
 
     def first_match(self, conversation: Conversation) -> Event | None:
+        matches = self.matches
         for event in self.candidates(conversation):
-            if not self.mismatches(event):
+            if matches(event):
                 return event
         return None
 

@@ -32,6 +32,9 @@ class SkillCheck(EventCheck):
     def same_subject(self, event: SkillEvent) -> bool:  # type: ignore[override]
         return event.skill_id == self.skill_id
 
+    def matches(self, event: SkillEvent) -> bool:  # type: ignore[override]
+        return event.skill_id == self.skill_id and (self.step_id is None or event.step_id == self.step_id)
+
     def mismatches(self, event: SkillEvent) -> list[str]:  # type: ignore[override]
         miss = []
         if event.skill_id != self.skill_id:
@@ -85,6 +88,9 @@ class BlockCheck(EventCheck):
 
     def same_subject(self, event: BlockEvent) -> bool:  # type: ignore[override]
         return event.skill_id == self.skill_id and event.block_id == self.block_id
+
+    def matches(self, event: BlockEvent) -> bool:  # type: ignore[override]
+        return self.same_subject(event) and (self.step_id is None or event.step_id == self.step_id)
 
     def mismatches(self, event: BlockEvent) -> list[str]:  # type: ignore[override]
         miss = []

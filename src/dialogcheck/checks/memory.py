@@ -131,6 +131,9 @@ class _MemoryStep(EventCheck):
         key = event.key  # type: ignore[attr-defined]
         return [] if key == self.name else [f"key was {show(key)}"]
 
+    def matches(self, event: Event) -> bool:
+        return event.key == self.name  # type: ignore[attr-defined]
+
     def describe_event(self, event: Event) -> str:
         return f"{event.type} {event.key}"  # type: ignore[attr-defined]
 

@@ -47,6 +47,13 @@ class MessageMatch:
     text_matches: str | None = None
     buttons: tuple[ButtonSpec, ...] | None = None
 
+    def matches(self, message: BotMessage) -> bool:
+        if self.utter_name is not None and message.utter_name != self.utter_name:
+            return False
+        if self.buttons is not None and buttons_in_order(self.buttons, message.buttons) < len(self.buttons):
+            return False
+        return self.text_matches is None or search(self.text_matches, message.text)
+
     def mismatches(self, message: BotMessage) -> list[str]:
         miss = []
         if self.utter_name is not None and message.utter_name != self.utter_name:
@@ -87,6 +94,9 @@ class BotUttered(EventCheck):
 
     def mismatches(self, event: BotMessage) -> list[str]:  # type: ignore[override]
         return self.match.mismatches(event)
+
+    def matches(self, event: BotMessage) -> bool:  # type: ignore[override]
+        return self.match.matches(event)
 
     def describe_event(self, event: BotMessage) -> str:  # type: ignore[override]
         name = f" {event.utter_name}" if event.utter_name else ""

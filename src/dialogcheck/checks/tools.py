@@ -39,6 +39,18 @@ class ToolExecuted(EventCheck):
     def same_subject(self, event: ToolRun) -> bool:  # type: ignore[override]
         return event.tool_name == self.tool_name
 
+    def matches(self, event: ToolRun) -> bool:  # type: ignore[override]
+        if event.tool_name != self.tool_name or event.source != self.source:
+            return False
+        if self.mcp_server is not None and event.mcp_server != self.mcp_server:
+            return False
+        if self.skill_id is not None and event.skill_id != self.skill_id:
+            return False
+        if self.is_error is not None and event.is_error != self.is_error:
+            return False
+        arguments = event.arguments
+        return all(name in arguments and json_equal(arguments[name], value) for name, value in (self.arguments or {}).items())
+
     def mismatches(self, event: ToolRun) -> list[str]:  # type: ignore[override]
         miss = []
         if event.tool_name != self.tool_name:
