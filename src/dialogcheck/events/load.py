@@ -43,6 +43,11 @@ def _json_error(err: json.JSONDecodeError, file: str, located: _Located) -> Load
     return LoadError.one(f"invalid JSON: {err.msg}", file, line, column)
 
 
+def json_load_error(err: json.JSONDecodeError, file: str, text: str, first_line: int = 1) -> LoadError:
+    """The load error for broken JSON in `text` (whose first line is `first_line` of the file)."""
+    return _json_error(err, file, _Located(text, first_line))
+
+
 def _skip_ws(text: str, i: int) -> int:
     while i < len(text) and text[i] in " \t\r\n":
         i += 1
@@ -214,21 +219,24 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
             yield lineno, raw
 
 
-def _looks_like_jsonl(path: Path) -> bool:
-    """JSONL when the first non-blank line is a complete JSON value on its own."""
+def looks_like_jsonl(path: Path, *, objects_only: bool = False) -> bool:
+    """JSONL when the first non-blank line is a complete JSON value (an object, with `objects_only`) on its own.
+
+    An empty file counts as JSONL, unless `objects_only` (importers want an object there).
+    """
     with path.open("rb") as handle:
         for raw in handle:
             stripped = raw.strip()
             if not stripped:
                 continue
-            if stripped[:1] == b"[":
+            if stripped[:1] == b"[" or (objects_only and stripped[:1] != b"{"):
                 return False
             try:
                 orjson.loads(stripped)
             except orjson.JSONDecodeError:
                 return False
             return True
-    return True
+    return not objects_only
 
 
 def _second_line_is_object(data: bytes) -> bool:
@@ -247,7 +255,7 @@ def iter_conversation_file(path: str | Path) -> Iterator[Conversation]:
     path = Path(path)
     file = str(path)
     try:
-        if _looks_like_jsonl(path):
+        if looks_like_jsonl(path):
             yield from _read_jsonl(_lines(path), file)
         else:
             yield from _read_document(path.read_bytes(), file)

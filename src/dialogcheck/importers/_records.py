@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from ..errors import LoadError, Problem, decode_utf8
+from ..events.load import json_load_error, looks_like_jsonl
 from ..events.parse import json_type
 
 JsonPath = tuple[str | int, ...]
@@ -98,31 +99,6 @@ class Item:
         return Problem(message, self.file, line, column)
 
 
-def json_load_error(err: json.JSONDecodeError, file: str, text: str, first_line: int = 1) -> LoadError:
-    """The load error for broken JSON, at the bad character (or just past the last one, at an early end)."""
-    offset = min(err.pos, len(text.rstrip()))
-    line = first_line + text.count("\n", 0, offset)
-    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return LoadError.one(f"invalid JSON: {err.msg}", file, line, column)
-
-
-def looks_like_jsonl(path: Path) -> bool:
-    """JSONL when the first non-blank line is a complete JSON object on its own."""
-    with path.open("rb") as handle:
-        for raw in handle:
-            stripped = raw.strip()
-            if not stripped:
-                continue
-            if stripped[:1] != b"{":
-                return False
-            try:
-                orjson.loads(stripped)
-            except orjson.JSONDecodeError:
-                return False
-            return True
-    return False
-
-
 def jsonl_items(path: Path) -> Iterator[Item]:
     """Each non-blank line of a JSONL file, parsed as it is read."""
     file = str(path)
@@ -196,7 +172,7 @@ def file_items(path: str | Path, list_key: str | None = None) -> Iterator[Item]:
     """Every item of a JSON or JSONL file (detected from content); unreadable files are a `LoadError`."""
     path = Path(path)
     try:
-        if looks_like_jsonl(path):
+        if looks_like_jsonl(path, objects_only=True):
             yield from jsonl_items(path)
         else:
             yield from document_items(path, list_key)

@@ -240,7 +240,7 @@ def _convert(unit: Item | _Group) -> Iterator[Draft]:
 
 
 def _units(path: Path) -> Iterator[Item | _Group]:
-    if looks_like_jsonl(path):
+    if looks_like_jsonl(path, objects_only=True):
         with path.open("rb") as handle:
             first = next(line for line in handle if line.strip())
         yield from file_items(path) if _is_tracker(orjson.loads(first)) else _jsonl_stream(path)
