@@ -178,3 +178,30 @@ def test_resume_finishes_a_killed_batch_without_repeating_or_losing_a_run(tmp_pa
     assert sorted(str(p.relative_to(results)) for p in results.rglob("run_*.json")) == [
         f"{slug}/run_{n}.json" for slug in ("alpha", "beta") for n in (1, 2, 3)
     ]
+
+
+def test_sigint_and_sigterm_keep_finished_runs_and_say_the_batch_was_interrupted(tmp_path):
+    for number, sig in enumerate((signal.SIGINT, signal.SIGTERM)):
+        project = make_project(tmp_path / f"p{number}")
+        results = tmp_path / f"r{number}"
+        process = subprocess.Popen(
+            [str(DIALOGCHECK), "run", str(project), "--runs", "3", "--parallel", "1", "--results", str(results)],
+            env={**os.environ, "AGENT_DELAY": "0.3"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        first = results / "alpha" / "run_1.json"
+        deadline = time.monotonic() + 20
+        while not first.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        process.send_signal(sig)
+        out, err = process.communicate(timeout=20)
+        assert process.returncode == 130, (sig, err)
+        summary = json.loads((results / "summary.json").read_text())
+        assert summary["interrupted"] is True
+        assert 1 <= summary["completed_runs"] < 6
+        assert f"finish with: dialogcheck run --resume {results}" in err
+        assert "Traceback" not in err
+        assert all(json.loads(p.read_text())["verdict"] in ("pass", "fail") for p in results.rglob("run_*.json"))
+        done = subprocess.run([str(DIALOGCHECK), "run", "--resume", str(results)], capture_output=True, text=True)
+        assert done.returncode == 1
+        summary = json.loads((results / "summary.json").read_text())
+        assert (summary["completed_runs"], summary["interrupted"]) == (6, False)

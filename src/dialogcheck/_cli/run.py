@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import click
+from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..checks.base import Outcome
@@ -97,6 +99,14 @@ def _progress():
     )
 
 
+EXIT_INTERRUPTED = 130
+
+
+def _interrupt(signum, frame) -> None:
+    """SIGTERM ends a batch the way Ctrl-C does: stop, keep what finished, say how to resume."""
+    raise KeyboardInterrupt
+
+
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--agent", "agent_flag", help="rasa:URL, http:URL or python:MODULE:FUNC (wins over eval/conftest.yml).")
@@ -176,14 +186,26 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
 
     if progress is not None:
         progress.start()
+    interrupted = False
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         asyncio.run(go())
+    except KeyboardInterrupt:  # SIGINT, or SIGTERM through _interrupt: finished runs are already on disk
+        interrupted = True
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if progress is not None:
             progress.stop()
     finished = folder.runs()
-    summary = summary_document(finished, plan)
+    summary = summary_document(finished, plan) | {"interrupted": interrupted}
     folder.write_summary(summary, render_summary(summary).plain)
+    if interrupted:
+        message = (
+            f"interrupted: {summary['completed_runs']} of {summary['planned_runs']} runs finished; "
+            f"finish with: dialogcheck run --resume {folder.root}\n"
+        )
+        print_text(Text(message, style="bold yellow"), stderr=True)
+        raise SystemExit(EXIT_INTERRUPTED)
     junit_paths = [folder.root / JUNIT] + ([junit_path] if junit_path else [])
     html_paths = [folder.root / HTML] + ([html_path] if html_path else [])
     try:

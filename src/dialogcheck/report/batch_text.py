@@ -82,6 +82,8 @@ def render_summary(summary: Mapping[str, Any]) -> Text:
             text.append(f"{failed['check']}: {failed['detail']}\n")
     for run in summary["errored_runs"]:
         text.append(f"errored: {run['slug']} run {run['run']}: {run['error']}\n", style="yellow")
+    if summary.get("interrupted"):
+        text.append("\nthe batch was interrupted; finish it with --resume\n", style="bold yellow")
     planned = summary.get("planned_runs")
     done = summary["completed_runs"]
     incomplete = f" of {planned} planned" if planned is not None and planned != done else ""
