@@ -32,8 +32,10 @@ def test_public_names_are_pinned():
             "evaluate",
             "evaluate_sop",
             "iter_conversations",
+            "iter_results",
             "load_conversation",
             "load_scenario",
+            "load_sop",
         ]
     )
     for name in dialogcheck.__all__:
