@@ -106,3 +106,14 @@ def test_find_config_from_a_scenario_file(tmp_path):
     assert find_config(scenario) == path
     assert find_config(tmp_path) == path
     assert find_config(tmp_path.parent / "elsewhere.yml") is None or find_config(tmp_path.parent / "elsewhere.yml") != path
+
+
+def test_a_batch_sizes_llm_limits_to_its_parallelism_unless_the_file_sets_them(tmp_path):
+    from dialogcheck.config import in_flight_for
+
+    unset = load_config(write_config(tmp_path, "simulation:\n  llm: {provider: openai, model: m}\n"))
+    assert (unset.simulation.limit_given, in_flight_for(unset.simulation, 50), in_flight_for(unset.simulation, 1)) == (False, 50, 3)
+    per_role = load_config(write_config(tmp_path, "simulation:\n  max_concurrent_llm_calls: 4\n"))
+    assert (per_role.simulation.limit_given, in_flight_for(per_role.simulation, 50)) == (True, 4)
+    top = load_config(write_config(tmp_path, "max_concurrent_llm_calls: 6\n"))
+    assert in_flight_for(top.evaluation, 50) == 6 and in_flight_for(top.simulation, 50) == 6

@@ -58,8 +58,15 @@ class RoleSettings:
     llm: LLMSettings | None = None
     prompts: Mapping[str, Path] = field(default_factory=dict)
     max_concurrent_llm_calls: int = DEFAULT_CONCURRENCY
+    #: Whether the file set the limit (else a batch may size it to its parallelism).
+    limit_given: bool = False
     #: Quality metrics to score on every run (evaluation only; never part of the verdict).
     metrics: tuple[str, ...] = ()
+
+
+def in_flight_for(role: RoleSettings, parallel: int) -> int:
+    """LLM calls a role may have in flight in a batch of `parallel` runs: the file's limit, else enough for every run."""
+    return role.max_concurrent_llm_calls if role.limit_given else max(role.max_concurrent_llm_calls, parallel)
 
 
 @dataclass(frozen=True)
@@ -144,10 +151,10 @@ def _prompt_path(fields: Fields, key: str, root: Path) -> Path | None:
     return path
 
 
-def _role(fields: Fields, name: str, root: Path, default_limit: int) -> RoleSettings:
+def _role(fields: Fields, name: str, root: Path, default_limit: int, default_given: bool) -> RoleSettings:
     mapping = fields.mapping(name)
     if mapping is None:
-        return RoleSettings(max_concurrent_llm_calls=default_limit)
+        return RoleSettings(max_concurrent_llm_calls=default_limit, limit_given=default_given)
     what = f"`{name}`"
     prompt_keys = ROLE_PROMPTS[name]
     extra = ("metrics",) if name == "evaluation" else ()
@@ -157,7 +164,8 @@ def _role(fields: Fields, name: str, root: Path, default_limit: int) -> RoleSett
     prompts = {key: path for key in prompt_keys if (path := _prompt_path(role, key, root)) is not None}
     limit = role.integer("max_concurrent_llm_calls", minimum=1)
     metrics = _metrics(role) if name == "evaluation" else ()
-    return RoleSettings(llm, prompts, limit if limit is not None else default_limit, metrics)
+    given = limit is not None or default_given
+    return RoleSettings(llm, prompts, limit if limit is not None else default_limit, given, metrics)
 
 
 def _metrics(role: Fields) -> tuple[str, ...]:
@@ -221,8 +229,8 @@ def parse_config(root_node: YNode | None, problems: Problems, path: Path) -> Pro
     return ProjectConfig(
         root=root,
         path=path,
-        simulation=_role(fields, "simulation", root, default_limit),
-        evaluation=_role(fields, "evaluation", root, default_limit),
+        simulation=_role(fields, "simulation", root, default_limit, limit is not None),
+        evaluation=_role(fields, "evaluation", root, default_limit, limit is not None),
         agent=_agent(fields),
         cache=_cache(fields, root),
     )

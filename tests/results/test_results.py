@@ -108,3 +108,13 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path, monkeypat
 def test_atomic_files_are_readable_by_others(tmp_path):
     write_atomic(tmp_path / "run_1.json", "{}")
     assert (tmp_path / "run_1.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_pass_hat_is_linear_to_compute_and_capped_at_eight_ks():
+    from dialogcheck.results.model import ScenarioStats
+
+    stats = ScenarioStats("a", "A", 400, 300, 100, 0)
+    hats = stats.pass_hat()
+    assert list(hats) == list(range(1, 9))
+    for k, value in hats.items():
+        assert value == pytest.approx(pass_hat_k(300, 400, k))

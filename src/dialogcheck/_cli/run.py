@@ -5,14 +5,22 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import click
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.text import Text
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..checks.base import Outcome
+from ..config import in_flight_for
 from ..connectors.base import AgentError
 from ..errors import LoadError, Problem
 from ..llm.base import LLMError
@@ -22,7 +30,14 @@ from ..results.files import ResultsFolder, run_document, summary_document
 from ..results.load import read_events
 from ..runner.batch import BatchSettings, RunSpec, run_batch
 from ..runner.project import Project, load_project
-from .output import FORMAT_OPTION, console, exit_code, fail_with_load_error, print_json, print_text
+from .output import (
+    FORMAT_OPTION,
+    console,
+    exit_code,
+    fail_with_load_error,
+    print_json,
+    print_text,
+)
 from .report import HTML, JUNIT, write_reports
 
 
@@ -35,7 +50,7 @@ def _plan(project: Project, runs: int, started: str) -> dict:
     }
 
 
-def _make_users(project: Project, use_cache: bool, cache_dir: Path | None, mode: str = "auto"):
+def _make_users(project: Project, use_cache: bool, cache_dir: Path | None, mode: str = "auto", parallel: int = 1):
     """One simulated user per run: the script when there is one (unless `mode` is llm), else the configured LLM."""
     from ..simulate.user import LLMUser, ScriptedUser
 
@@ -57,7 +72,8 @@ def _make_users(project: Project, use_cache: bool, cache_dir: Path | None, mode:
         from ..llm.templates import Templates
 
         role = project.config.simulation
-        client = make_client(settings, cache=project.config.cache, max_in_flight=role.max_concurrent_llm_calls, use_cache=use_cache, cache_dir=cache_dir)
+        limit = in_flight_for(role, parallel)
+        client = make_client(settings, cache=project.config.cache, max_in_flight=limit, use_cache=use_cache, cache_dir=cache_dir)
         templates = Templates(role.prompts)
 
     def make_user(scenario):
@@ -100,6 +116,8 @@ def _progress():
 
 
 EXIT_INTERRUPTED = 130
+#: Seconds between rewrites of the summary while a batch runs.
+SUMMARY_EVERY = 1.0
 
 
 def _interrupt(signum, frame) -> None:
@@ -149,11 +167,12 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
             folder = ResultsFolder(results_dir or project.root / "eval" / "results" / stamp)
             plan = _plan(project, runs, started.isoformat(timespec="seconds"))
             specs = [RunSpec(s, n) for s in project.scenarios for n in range(1, runs + 1)]
-        make_user = _make_users(project, not no_cache, cache, simulate_mode)
+        make_user = _make_users(project, not no_cache, cache, simulate_mode, parallel)
         agent = _agent(project, agent_flag)
         from ..judge.setup import judge_from_config
 
-        judge = None if no_judge else judge_from_config(project.config, use_cache=not no_cache, cache_dir=cache)
+        judge_limit = in_flight_for(project.config.evaluation, parallel)
+        judge = None if no_judge else judge_from_config(project.config, use_cache=not no_cache, cache_dir=cache, max_in_flight=judge_limit)
     except LoadError as err:
         fail_with_load_error(err, output_format)
     except (OSError, KeyError, ValueError) as err:
@@ -168,12 +187,17 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
     progress = _progress()
     task = progress.add_task("running", total=len(specs), tally="") if progress else None
 
+    last_summary = [0.0]
+
     def on_finished(record) -> None:
         document = run_document(record)
         folder.write_run(record, document, render_run(document).plain)
         documents.append(document)
         summary = summary_document(documents, plan)
-        folder.write_summary(summary, render_summary(summary).plain)
+        now = time.monotonic()
+        if now - last_summary[0] >= SUMMARY_EVERY:  # the final summary is written after the batch anyway
+            folder.write_summary(summary, render_summary(summary).plain)
+            last_summary[0] = now
         if progress is not None:
             tally = f"{summary['passed']} passed, {summary['failed']} failed, {summary['errored']} errored"
             progress.update(task, advance=1, description=f"{record.slug} run {record.number}", tally=tally)

@@ -10,7 +10,9 @@ from ..llm.templates import Templates
 from .llm_judge import LLMJudge
 
 
-def judge_from_config(config: ProjectConfig | None, *, use_cache: bool = True, cache_dir: Path | None = None) -> LLMJudge | None:
+def judge_from_config(
+    config: ProjectConfig | None, *, use_cache: bool = True, cache_dir: Path | None = None, max_in_flight: int | None = None
+) -> LLMJudge | None:
     """The LLM judge of `evaluation.llm`, behind retries, the in-flight limit and the disk cache.
 
     Raises `LLMError` when the provider's SDK is not installed.
@@ -21,7 +23,7 @@ def judge_from_config(config: ProjectConfig | None, *, use_cache: bool = True, c
     client = make_client(
         settings,
         cache=config.cache,
-        max_in_flight=config.evaluation.max_concurrent_llm_calls,
+        max_in_flight=max_in_flight or config.evaluation.max_concurrent_llm_calls,
         use_cache=use_cache,
         cache_dir=cache_dir,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -50,14 +51,29 @@ def parse_json_answer(text: str, schema: Mapping[str, Any]) -> dict[str, Any]:
         answer = orjson.loads(text[start : end + 1])
     except orjson.JSONDecodeError as err:
         raise MalformedAnswer(f"the answer is not valid JSON: {err.msg}") from None
+    error = _first_error(_validator(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)), answer)
+    if error is not None:
+        path = ".".join(str(p) for p in error.absolute_path) or "the answer"
+        raise MalformedAnswer(f"{path}: {error.message}")
+    return answer
+
+
+@lru_cache(maxsize=64)
+def _validator(schema_json: bytes) -> Any:
+    """One checked validator per schema: checking the schema itself on every answer cost more than the answer."""
     import jsonschema
 
-    try:
-        jsonschema.validate(answer, schema)
-    except jsonschema.ValidationError as err:
-        path = ".".join(str(p) for p in err.absolute_path) or "the answer"
-        raise MalformedAnswer(f"{path}: {err.message}") from None
-    return answer
+    schema = orjson.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def _first_error(validator: Any, answer: Any) -> Any:
+    """The error `jsonschema.validate` would raise (its best match), or None."""
+    import jsonschema
+
+    return jsonschema.exceptions.best_match(validator.iter_errors(answer))
 
 
 async def ask_json(

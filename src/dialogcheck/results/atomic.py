@@ -1,7 +1,9 @@
 """The one way dialogcheck writes a file: whole or not at all.
 
-A temporary file in the same folder is written, flushed to disk and renamed
-over the target, so a reader (or a batch killed midway) never sees half a file.
+A temporary file in the same folder is written and renamed over the target,
+so a reader (or a batch killed midway) never sees half a file. No fsync: the
+rename alone gives that, and a run file a power cut did tear is read as
+unfinished and run again by `--resume`.
 """
 
 from __future__ import annotations
@@ -23,8 +25,6 @@ def write_atomic(path: str | Path, content: str | bytes) -> None:
         os.fchmod(fd, FILE_MODE)  # mkstemp makes 0600; results are for whoever reads the folder
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

@@ -35,6 +35,10 @@ class RunRecord:
     tags: Sequence[str] = field(default=())
 
 
+#: pass^k is reported for k up to this many runs (a summary line stays readable).
+MAX_K = 8
+
+
 def pass_hat_k(passes: int, runs: int, k: int) -> float | None:
     """The chance that k runs drawn from these all pass: C(c, k) / C(n, k) (tau-bench's pass^k)."""
     if runs < k or runs == 0:
@@ -64,8 +68,14 @@ class ScenarioStats:
     def flaky(self) -> bool:
         return self.passed > 0 and self.failed > 0
 
-    def pass_hat(self) -> dict[int, float | None]:
-        return {k: pass_hat_k(self.passed, self.judged, k) for k in range(1, self.judged + 1)}
+    def pass_hat(self, most: int = MAX_K) -> dict[int, float | None]:
+        """pass^1 .. pass^min(n, most), by a running product: C(c,k)/C(n,k) = prod (c-i)/(n-i), i < k."""
+        values: dict[int, float | None] = {}
+        product = 1.0
+        for k in range(1, min(self.judged, most) + 1):
+            product *= max(self.passed - (k - 1), 0) / (self.judged - (k - 1))
+            values[k] = product
+        return values
 
 
 def scenario_stats(runs: Sequence[Mapping[str, Any]]) -> list[ScenarioStats]:
