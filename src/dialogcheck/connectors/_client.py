@@ -61,25 +61,25 @@ class JsonClient:
     def __init__(self, base_url: str, timeout: float):
         self.base_url = base_url
         self.timeout = timeout
-        self._clients: list[httpx.AsyncClient] = []
+        self._clients: dict[int, httpx.AsyncClient] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _http(self) -> httpx.AsyncClient:
         """A client for this task. Pools are sharded: httpcore scans every pooled connection on
         each request, which costs milliseconds of CPU per request once 50 runs share one pool."""
         loop = asyncio.get_running_loop()
-        if not self._clients or self._loop is not loop:
+        if self._loop is not loop:
             # A pooled connection belongs to the event loop that opened it: a new loop gets new clients.
-            self._clients = [
-                httpx.AsyncClient(
-                    timeout=httpx.Timeout(self.timeout),
-                    limits=httpx.Limits(max_connections=None, max_keepalive_connections=8),
-                    headers=_HEADERS,
-                )
-                for _ in range(POOL_SHARDS)
-            ]
-            self._loop = loop
-        return self._clients[hash(asyncio.current_task()) % POOL_SHARDS]
+            self._clients, self._loop = {}, loop
+        shard = hash(asyncio.current_task()) % POOL_SHARDS
+        client = self._clients.get(shard)
+        if client is None:  # made on first use: each client costs an SSL context
+            client = self._clients[shard] = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout),
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=8),
+                headers=_HEADERS,
+            )
+        return client
 
     async def request(self, method: str, path: str, body: Any = None, *, want_json: bool = True) -> Any:
         """Send `body` as JSON; return the parsed JSON answer (None when `want_json` is false)."""
@@ -113,6 +113,6 @@ class JsonClient:
             raise AgentError(f"{where}: the answer is not JSON: {excerpt(response.content)}") from None
 
     async def aclose(self) -> None:
-        clients, self._clients = self._clients, []
-        for client in clients:
+        clients, self._clients = self._clients, {}
+        for client in clients.values():
             await client.aclose()
