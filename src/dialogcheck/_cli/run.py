@@ -188,18 +188,20 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
     task = progress.add_task("running", total=len(specs), tally="") if progress else None
 
     last_summary = [0.0]
+    counts = {"pass": 0, "fail": 0, "error": 0}
 
     def on_finished(record) -> None:
         document = run_document(record)
         folder.write_run(record, document, render_run(document).plain)
         documents.append(document)
-        summary = summary_document(documents, plan)
+        counts[document["verdict"]] += 1
         now = time.monotonic()
         if now - last_summary[0] >= SUMMARY_EVERY:  # the final summary is written after the batch anyway
+            summary = summary_document(documents, plan)
             folder.write_summary(summary, render_summary(summary).plain)
             last_summary[0] = now
         if progress is not None:
-            tally = f"{summary['passed']} passed, {summary['failed']} failed, {summary['errored']} errored"
+            tally = f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errored"
             progress.update(task, advance=1, description=f"{record.slug} run {record.number}", tally=tally)
 
     async def go():
