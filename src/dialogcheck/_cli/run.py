@@ -6,6 +6,7 @@ import asyncio
 import signal
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -190,15 +191,20 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
     last_summary = [0.0]
     counts = {"pass": 0, "fail": 0, "error": 0}
 
+    # One writer thread, so files go to disk in order while the event loop goes on with other runs
+    # (file system calls release the GIL); it is drained before anything reads the folder back.
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dialogcheck-results")
+    writes: list = []
+
     def on_finished(record) -> None:
         document = run_document(record)
-        folder.write_run(record, document, render_run(document).plain)
+        writes.append(writer.submit(folder.write_run, record, document, render_run(document).plain))
         documents.append(document)
         counts[document["verdict"]] += 1
         now = time.monotonic()
         if now - last_summary[0] >= SUMMARY_EVERY:  # the final summary is written after the batch anyway
             summary = summary_document(documents, plan)
-            folder.write_summary(summary, render_summary(summary).plain)
+            writes.append(writer.submit(folder.write_summary, summary, render_summary(summary).plain))
             last_summary[0] = now
         if progress is not None:
             tally = f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errored"
@@ -220,8 +226,12 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
         interrupted = True
     finally:
         signal.signal(signal.SIGTERM, previous)
+        writer.shutdown(wait=True)  # every finished run on disk before the summary reads them
         if progress is not None:
             progress.stop()
+    failed_write = next((f.exception() for f in writes if f.exception() is not None), None)
+    if failed_write is not None:
+        fail_with_load_error(LoadError.one(f"cannot write the results: {failed_write}", str(folder.root)), output_format)
     finished = folder.runs()
     summary = summary_document(finished, plan) | {"interrupted": interrupted}
     folder.write_summary(summary, render_summary(summary).plain)
