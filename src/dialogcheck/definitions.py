@@ -14,8 +14,8 @@ from typing import Any
 
 from ._fields import Problems
 from ._yaml import YMap, read_yaml
-from .errors import LoadError
 from .config import parse_config
+from .errors import LoadError
 from .scenario.load import parse_scenario
 
 YAML_SUFFIXES = (".yml", ".yaml")

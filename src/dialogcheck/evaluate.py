@@ -180,6 +180,25 @@ def evaluate_sop(
 
 
 
+async def evaluate_async(
+    subject: Any,
+    conversation: Conversation,
+    *,
+    judge: Judge | None = None,
+    no_judge: bool = False,
+    metrics: tuple[str, ...] = (),
+) -> ConversationResult:
+    """Ask the judge (and score metrics) for one conversation, then run its checks: a scenario or an SOP."""
+    items = judge_requests(subject) if judge is not None and not no_judge else []
+    judged = await run_judge(conversation, items, judge) if items else {}
+    scorer = getattr(judge, "score_metrics", None) if metrics and not no_judge else None
+    context = subject.simulation_context if isinstance(subject, Scenario) else None
+    scores = await scorer(conversation, metrics, context) if scorer else None
+    check = evaluate if isinstance(subject, Scenario) else evaluate_sop
+    result = check(subject, conversation, no_judge=no_judge, judged=judged)
+    return replace(result, metrics=scores) if scores is not None else result
+
+
 async def evaluate_batch(
     subject: Any,
     conversations: Sequence[Conversation],
@@ -194,17 +213,10 @@ async def evaluate_batch(
     The judge's client bounds the LLM calls in flight; `in_flight` bounds how
     many conversations wait on it, so memory stays flat on big batches.
     """
-    items = judge_requests(subject) if judge is not None and not no_judge else []
-    scorer = getattr(judge, "score_metrics", None) if metrics and not no_judge else None
-    context = subject.simulation_context if isinstance(subject, Scenario) else None
     gate = asyncio.Semaphore(in_flight)
-    check = evaluate if isinstance(subject, Scenario) else evaluate_sop
 
     async def one(conversation: Conversation) -> ConversationResult:
         async with gate:
-            judged = await run_judge(conversation, items, judge) if items else {}
-            scores = await scorer(conversation, metrics, context) if scorer else None
-        result = check(subject, conversation, no_judge=no_judge, judged=judged)
-        return replace(result, metrics=scores) if scores is not None else result
+            return await evaluate_async(subject, conversation, judge=judge, no_judge=no_judge, metrics=metrics)
 
     return list(await asyncio.gather(*(one(c) for c in conversations)))

@@ -10,10 +10,10 @@ from pathlib import Path
 import click
 from rich.text import Text
 
+from ..batch import iter_results
 from ..checks.base import Outcome
 from ..config import QUALITY_METRICS, ProjectConfig, find_config, load_config
 from ..errors import LoadError
-from ..batch import iter_results
 from ..evaluate import ConversationResult, judge_requests
 from ..events.load import conversation_files, iter_conversations
 from ..importers import IMPORTERS, iter_imported_conversations
@@ -21,8 +21,13 @@ from ..llm.base import LLMError
 from ..report import json as json_report
 from ..report import text as text_report
 from ..scenario.load import load_scenario
-from .output import FORMAT_OPTION, exit_code, fail_with_load_error, print_json, print_text
-
+from .output import (
+    FORMAT_OPTION,
+    exit_code,
+    fail_with_load_error,
+    print_json,
+    print_text,
+)
 
 #: Inputs larger than this are judged as they are read instead of being read whole first.
 STREAM_ABOVE_BYTES = 64 * 2**20

@@ -60,3 +60,9 @@ def exit_code(verdicts: Iterable[Outcome], any_error: bool) -> int:
     if any_error or Outcome.ERROR in verdicts:
         return EXIT_ERRORED
     return EXIT_OK
+
+
+def batch_exit_code(summary) -> int:
+    """The exit code of a batch from its summary's counts."""
+    verdicts = [Outcome.FAIL] * summary["failed"] + [Outcome.ERROR] * summary["errored"] + [Outcome.PASS] * summary["passed"]
+    return exit_code(verdicts, False)

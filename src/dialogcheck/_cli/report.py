@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from ..checks.base import Outcome
 from ..errors import LoadError
 from ..report.batch_text import render_summary
 from ..report.data import conversation_dict
@@ -18,7 +17,13 @@ from ..report.junit import render_junit
 from ..results.atomic import write_atomic
 from ..results.files import summary_document
 from ..results.load import load_results
-from .output import FORMAT_OPTION, exit_code, fail_with_load_error, print_json, print_text
+from .output import (
+    FORMAT_OPTION,
+    batch_exit_code,
+    fail_with_load_error,
+    print_json,
+    print_text,
+)
 
 JUNIT, HTML = "junit.xml", "report.html"
 
@@ -63,11 +68,6 @@ def check_html(results, conversations, subject) -> str:
     for row in summary["scenarios"]:
         row.update(flaky=False, pass_hat_k={})  # different conversations, not repeated runs
     return render_html(summary, runs, events, title="dialogcheck check", noun="conversation")
-
-
-def batch_exit_code(summary: Mapping[str, Any]) -> int:
-    verdicts = [Outcome.FAIL] * summary["failed"] + [Outcome.ERROR] * summary["errored"] + [Outcome.PASS] * summary["passed"]
-    return exit_code(verdicts, False)
 
 
 @click.command()

@@ -20,7 +20,6 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from ..checks.base import Outcome
 from ..config import in_flight_for
 from ..connectors.base import AgentError
 from ..errors import LoadError, Problem
@@ -33,8 +32,8 @@ from ..runner.batch import BatchSettings, RunSpec, run_batch
 from ..runner.project import Project, load_project
 from .output import (
     FORMAT_OPTION,
+    batch_exit_code,
     console,
-    exit_code,
     fail_with_load_error,
     print_json,
     print_text,
@@ -254,6 +253,5 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
         text = render_summary(summary)
         text.append(f"results: {folder.root}\n", style="dim")
         print_text(text)
-    verdicts = [Outcome(v) for v in ("pass",) * summary["passed"] + ("fail",) * summary["failed"] + ("error",) * summary["errored"]]
-    raise SystemExit(exit_code(verdicts, False))
+    raise SystemExit(batch_exit_code(summary))
 

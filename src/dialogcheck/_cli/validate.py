@@ -9,7 +9,14 @@ from ..definitions import Definition, definition_files, load_definition
 from ..errors import LoadError
 from ..report.json import dumps
 from ..report.text import render_load_error
-from .output import EXIT_BAD_INPUT, EXIT_OK, FORMAT_OPTION, fail_with_load_error, print_json, print_text
+from .output import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    FORMAT_OPTION,
+    fail_with_load_error,
+    print_json,
+    print_text,
+)
 
 
 def _summary(definition: Definition) -> str:

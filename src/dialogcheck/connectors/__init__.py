@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from .base import AgentButton, AgentConnector, AgentError, AgentMessage, AgentSetupError, AgentTurn
+from .base import (
+    AgentButton,
+    AgentConnector,
+    AgentError,
+    AgentMessage,
+    AgentSetupError,
+    AgentTurn,
+)
 from .factory import connector_from_settings, parse_agent_flag
 from .http import HttpConnector
 from .python import PythonConnector

@@ -1,6 +1,11 @@
 """The conversation record: typed events, turns, and the loaders that build it."""
 
-from .load import conversation_files, iter_conversation_file, iter_conversations, load_conversation
+from .load import (
+    conversation_files,
+    iter_conversation_file,
+    iter_conversations,
+    load_conversation,
+)
 from .model import (
     FRAMEWORK_TOOLS,
     BlockEvent,

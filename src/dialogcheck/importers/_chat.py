@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._build import Draft
 from ..events.parse import json_type
+from ._build import Draft
 from ._records import Item, ItemProblem, JsonPath
 
 

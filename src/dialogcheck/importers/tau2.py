@@ -31,7 +31,14 @@ from typing import Any
 
 from ._build import Draft, ImportedConversation, convert_items, expect
 from ._chat import ToolPairing, message_text, tool_event
-from ._records import Item, ItemProblem, JsonPath, epoch_seconds, file_items, parse_json_string
+from ._records import (
+    Item,
+    ItemProblem,
+    JsonPath,
+    epoch_seconds,
+    file_items,
+    parse_json_string,
+)
 
 
 def _stamp(event: dict[str, Any], message: dict[str, Any], path: JsonPath) -> dict[str, Any]:

@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..checks.base import Outcome
-from ..checks.judged import NO_JUDGE_REASON, NO_JUDGE_SKIP, JudgeRequest, Judgement, unjudged
+from ..checks.judged import (
+    NO_JUDGE_REASON,
+    NO_JUDGE_SKIP,
+    Judgement,
+    JudgeRequest,
+    unjudged,
+)
 from ..events.model import Conversation
 from ..events.values import show
 

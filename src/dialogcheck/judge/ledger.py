@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..events.model import BlockEvent, BotMessage, Conversation, Event, MemoryCleared, MemorySet, SkillEvent, ToolRun
+from ..events.model import (
+    BlockEvent,
+    BotMessage,
+    Conversation,
+    Event,
+    MemoryCleared,
+    MemorySet,
+    SkillEvent,
+    ToolRun,
+)
 from ..events.values import show
 
 VALUE_LIMIT = 60

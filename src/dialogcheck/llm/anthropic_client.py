@@ -11,8 +11,8 @@ import os
 from typing import Any
 
 from ..config import LLMSettings
-from .sdk import SdkClient
 from .base import ChatRequest, ChatResponse, LLMError, Usage
+from .sdk import SdkClient
 
 MISSING_SDK = "the anthropic provider needs the anthropic package: pip install 'dialogcheck[anthropic]'"
 DEFAULT_MAX_TOKENS = 1024

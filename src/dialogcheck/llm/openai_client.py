@@ -11,8 +11,8 @@ import os
 from typing import Any
 
 from ..config import LLMSettings
-from .sdk import SdkClient
 from .base import ChatRequest, ChatResponse, LLMError, Usage
+from .sdk import SdkClient
 
 MISSING_SDK = "the openai provider needs the openai package: pip install 'dialogcheck[openai]'"
 #: Local servers take any key, but the SDK insists on one.

@@ -16,7 +16,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import NamedTuple
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
 
 from .base import ChatClient, ChatRequest, ChatResponse, LLMError
 

@@ -12,7 +12,6 @@ import os
 import tempfile
 from pathlib import Path
 
-
 FILE_MODE = 0o644
 
 

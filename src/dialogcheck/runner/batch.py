@@ -13,11 +13,11 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..checks.base import Outcome
 from ..connectors.base import AgentConnector, AgentError
-from ..evaluate import evaluate, judge_requests, run_judge
+from ..evaluate import evaluate_async
 from ..events.parse import EventFieldError, conversation_from_dicts
 from ..judge.base import Judge
 from ..llm.base import LLMError
@@ -69,13 +69,9 @@ async def run_one(
         async with asyncio.timeout(settings.time_limit):
             await simulate(scenario, agent, make_user(scenario), record)
             conversation = conversation_from_dicts(record.events, f"{scenario.slug}/run_{spec.number}", record.conversation_id)
-            items = judge_requests(scenario) if judge is not None and not settings.no_judge else []
-            judged = await run_judge(conversation, items, judge) if items else {}
-            scorer = getattr(judge, "score_metrics", None) if settings.metrics and not settings.no_judge else None
-            scores = await scorer(conversation, settings.metrics, scenario.simulation_context) if scorer else None
-        result = evaluate(scenario, conversation, no_judge=settings.no_judge, judged=judged)
-        if scores is not None:
-            result = replace(result, metrics=scores)
+            result = await evaluate_async(
+                scenario, conversation, judge=judge, no_judge=settings.no_judge, metrics=settings.metrics
+            )
     except Exception as err:  # noqa: BLE001 - every harness failure becomes an errored run
         error = _harness_error(err, settings.time_limit)
     return RunRecord(

@@ -16,7 +16,14 @@ from .._yaml import Pos, YMap, YNode, YScalar, describe
 from ..checks.base import Check
 from ..checks.sop import SOP_EVALUATORS
 from ..checks.sop_confirmation import DEFAULT_WINDOW, ConfirmationRequested
-from ..checks.sop_fields import INPUT_OPS, OP_FIELDS, OUTPUT_OPS, FieldAssertion, ToolInputContains, ToolOutputContains
+from ..checks.sop_fields import (
+    INPUT_OPS,
+    OP_FIELDS,
+    OUTPUT_OPS,
+    FieldAssertion,
+    ToolInputContains,
+    ToolOutputContains,
+)
 from ..checks.sop_judge import LlmJudge
 from ..checks.sop_tools import NoToolCalled, ToolCalled, ToolSequence
 from ..errors import did_you_mean
