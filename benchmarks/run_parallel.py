@@ -17,11 +17,11 @@ every run must pass after exactly T turns or the benchmark stops:
   in a subprocess, `--serve agent`); users the scenario's `script`
   (`ScriptedUser`) and an `LLMUser` on a fake `ChatClient` answering
   `{"message", "done"}` JSON, done on turn T; then the same batch with
-  exactly the CLI's results writing (`_cli/run.py` on_finished), each part
-  timed;
+  exactly the CLI's results writing (`results.writer.BatchWriter`, as
+  `_cli/run.py` uses it);
 * FIX rows: the same batches with one cause removed, patched here at run time
   and never in the library: the schema validator built once, the HTTP
-  transport on httpx2 or on asyncio streams + h11, results written without
+  transport on bare asyncio streams + h11 (a lower bound for aiohttp), results written without
   fsync / with the summary at most once a second / from a writer thread;
 * DIAG rows: the LLM user through the real openai SDK to a fake
   OpenAI-compatible server (`--serve openai`), and behind the CLI's default
@@ -71,7 +71,6 @@ import dialogcheck
 from dialogcheck.checks.base import Outcome
 from dialogcheck.config import LLMSettings
 from dialogcheck.connectors import HttpConnector, PythonConnector
-from dialogcheck.connectors._client import JsonClient
 from dialogcheck.connectors.protocol import turn_from_answer
 from dialogcheck.llm import structured
 from dialogcheck.llm.base import ChatRequest, ChatResponse, Usage
@@ -80,6 +79,7 @@ from dialogcheck.llm.templates import Templates
 from dialogcheck.report.batch_text import render_run, render_summary
 from dialogcheck.results import files as results_files
 from dialogcheck.results.files import ResultsFolder, run_document, summary_document
+from dialogcheck.results.writer import BatchWriter
 from dialogcheck.runner.batch import BatchSettings, RunSpec, run_batch
 from dialogcheck.scenario.load import load_scenario
 from dialogcheck.simulate.loop import ENDED_DONE
@@ -365,29 +365,6 @@ def no_fsync():
         results_files.write_atomic = original
 
 
-class Httpx2JsonClient(JsonClient):
-    """`JsonClient` on httpx2 (the httpx fork the openai and anthropic SDKs already bring), same settings."""
-
-    def _http(self):
-        import httpx2
-
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            self._client = httpx2.AsyncClient(
-                timeout=httpx2.Timeout(self.timeout),
-                limits=httpx2.Limits(max_connections=None, max_keepalive_connections=64),
-                headers={"content-type": "application/json", "accept": "application/json"},
-            )
-            self._loop = loop
-        return self._client
-
-
-def httpx2_connector(url: str) -> HttpConnector:
-    connector = HttpConnector(url, 30.0)
-    connector._client = Httpx2JsonClient(connector.url, 30.0)
-    return connector
-
-
 class H11Connector:
     """The HTTP agent protocol (connectors/http.py) over asyncio streams parsed by h11, keep-alive connections reused LIFO.
 
@@ -544,6 +521,26 @@ class CliWriter:
 
     def close(self) -> None:
         summary = summary_document(self.documents, self.plan)
+        self.folder.write_summary(summary, render_summary(summary).plain)
+
+
+class LibraryWriter:
+    """Exactly what `dialogcheck run` does with a finished run: hand it to `results.writer.BatchWriter`."""
+
+    def __init__(self, folder: ResultsFolder, plan: dict):
+        self.folder, self.plan = folder, plan
+        self.writer = BatchWriter(folder, plan, [], lambda d: render_run(d).plain, lambda s: render_summary(s).plain)
+        self.summaries = 0
+        self.loop_time = 0.0
+
+    def on_finished(self, record) -> None:
+        t0 = time.perf_counter()
+        self.writer.add(record)
+        self.loop_time += time.perf_counter() - t0
+
+    def close(self) -> None:
+        self.writer.close()
+        summary = summary_document(self.writer.documents, self.plan)
         self.folder.write_summary(summary, render_summary(summary).plain)
 
 
@@ -852,7 +849,7 @@ def main(argv: list[str] | None = None) -> int:
         measure("http loopback agent (HttpConnector), scripted user", False, lambda: HttpConnector(url, 30.0), scripted_users, close=True)
         measure("http loopback agent (HttpConnector), LLM user", True, lambda: HttpConnector(url, 30.0), llm_users, close=True)
         measure("python async agent, scripted, CLI results writing", False, lambda: py_async, scripted_users, close=False,
-                writer=CliWriter, note="run_batch + exactly the CLI's on_finished")
+                writer=LibraryWriter, note="run_batch + exactly the CLI's on_finished (results.writer.BatchWriter)")
 
         # -- diagnostics and proposed fixes ------------------------------------------------------
         if not args.no_fixes:
@@ -860,8 +857,6 @@ def main(argv: list[str] | None = None) -> int:
             with cached_schema_validator():
                 measure("FIX python async agent, LLM user, schema validator cached", True, lambda: py_async, llm_users,
                         close=False, **fix, note="llm/structured.py parse_json_answer: validator built once per schema")
-            measure("FIX http agent, JsonClient on httpx2", False, lambda: httpx2_connector(url), scripted_users, close=True, **fix,
-                    note="connectors/_client.py JsonClient._http: httpx2.AsyncClient instead of httpx.AsyncClient")
             measure("FIX http agent, asyncio streams + h11", False, lambda: H11Connector(url), scripted_users, close=True, **fix,
                     note="connectors/_client.py: JsonClient transport on asyncio.open_connection + h11")
             with cached_schema_validator():

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -26,8 +24,9 @@ from ..errors import LoadError, Problem
 from ..llm.base import LLMError
 from ..report.batch_text import render_run, render_summary
 from ..report.json import dumps
-from ..results.files import ResultsFolder, run_document, summary_document
+from ..results.files import ResultsFolder, summary_document
 from ..results.load import read_events
+from ..results.writer import BatchWriter
 from ..runner.batch import BatchSettings, RunSpec, run_batch
 from ..runner.project import Project, load_project
 from .output import (
@@ -116,8 +115,6 @@ def _progress():
 
 
 EXIT_INTERRUPTED = 130
-#: Seconds between rewrites of the summary while a batch runs.
-SUMMARY_EVERY = 1.0
 
 
 def _interrupt(signum, frame) -> None:
@@ -187,24 +184,12 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
     progress = _progress()
     task = progress.add_task("running", total=len(specs), tally="") if progress else None
 
-    last_summary = [0.0]
     counts = {"pass": 0, "fail": 0, "error": 0}
-
-    # One writer thread, so files go to disk in order while the event loop goes on with other runs
-    # (file system calls release the GIL); it is drained before anything reads the folder back.
-    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dialogcheck-results")
-    writes: list = []
+    writer = BatchWriter(folder, plan, documents, lambda d: render_run(d).plain, lambda s: render_summary(s).plain)
 
     def on_finished(record) -> None:
-        document = run_document(record)
-        writes.append(writer.submit(folder.write_run, record, document, render_run(document).plain))
-        documents.append(document)
-        counts[document["verdict"]] += 1
-        now = time.monotonic()
-        if now - last_summary[0] >= SUMMARY_EVERY:  # the final summary is written after the batch anyway
-            summary = summary_document(documents, plan)
-            writes.append(writer.submit(folder.write_summary, summary, render_summary(summary).plain))
-            last_summary[0] = now
+        writer.add(record)  # the document, its text and the files are made on the writer's thread
+        counts[record.verdict.value] += 1
         if progress is not None:
             tally = f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errored"
             progress.update(task, advance=1, description=f"{record.slug} run {record.number}", tally=tally)
@@ -225,12 +210,12 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
         interrupted = True
     finally:
         signal.signal(signal.SIGTERM, previous)
-        writer.shutdown(wait=True)  # every finished run on disk before the summary reads them
         if progress is not None:
             progress.stop()
-    failed_write = next((f.exception() for f in writes if f.exception() is not None), None)
-    if failed_write is not None:
-        fail_with_load_error(LoadError.one(f"cannot write the results: {failed_write}", str(folder.root)), output_format)
+    try:
+        writer.close()  # every finished run on disk before the summary reads them
+    except OSError as err:
+        fail_with_load_error(LoadError.one(f"cannot write the results: {err}", str(folder.root)), output_format)
     finished = folder.runs()
     summary = summary_document(finished, plan) | {"interrupted": interrupted}
     folder.write_summary(summary, render_summary(summary).plain)

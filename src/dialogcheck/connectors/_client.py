@@ -12,15 +12,13 @@ import socket
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import aiohttp
 import orjson
 
 from .base import AgentError, AgentSetupError
 
 #: How much of an unexpected body an error message quotes.
 EXCERPT_CHARS = 200
-#: Separate connection pools, so that none grows large (see `JsonClient._http`).
-POOL_SHARDS = 16
 _HEADERS = {"content-type": "application/json", "accept": "application/json"}
 
 
@@ -44,7 +42,7 @@ def excerpt(data: bytes) -> str:
 
 
 def _connect_reason(err: BaseException) -> str:
-    """The useful cause under httpx's "All connection attempts failed"."""
+    """The useful cause under the HTTP library's own wording of a failed connection."""
     seen: BaseException | None = err
     while seen is not None:
         if isinstance(seen, ConnectionRefusedError):
@@ -56,30 +54,31 @@ def _connect_reason(err: BaseException) -> str:
 
 
 class JsonClient:
-    """Requests to one server, each bounded by `timeout` seconds in total (connecting included)."""
+    """Requests to one server, each bounded by `timeout` seconds in total (connecting included).
+
+    On aiohttp: its connection pool hands out an idle keep-alive connection in constant time, so
+    fifty runs in flight cost no more CPU per request than one (httpcore scanned its whole pool on
+    every request, which made the batch CPU-bound at `--parallel 50`).
+    """
 
     def __init__(self, base_url: str, timeout: float):
         self.base_url = base_url
         self.timeout = timeout
-        self._clients: dict[int, httpx.AsyncClient] = {}
+        self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def _http(self) -> httpx.AsyncClient:
-        """A client for this task. Pools are sharded: httpcore scans every pooled connection on
-        each request, which costs milliseconds of CPU per request once 50 runs share one pool."""
+    def _http(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
-        if self._loop is not loop:
-            # A pooled connection belongs to the event loop that opened it: a new loop gets new clients.
-            self._clients, self._loop = {}, loop
-        shard = hash(asyncio.current_task()) % POOL_SHARDS
-        client = self._clients.get(shard)
-        if client is None:  # made on first use: each client costs an SSL context
-            client = self._clients[shard] = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout),
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=8),
+        if self._session is None or self._loop is not loop:
+            # A pooled connection belongs to the event loop that opened it: a new loop gets a new session.
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
                 headers=_HEADERS,
+                timeout=aiohttp.ClientTimeout(total=None),  # `request` bounds the whole exchange itself
+                cookie_jar=aiohttp.DummyCookieJar(),  # an agent under test is not a browser session
             )
-        return client
+            self._loop = loop
+        return self._session
 
     async def request(self, method: str, path: str, body: Any = None, *, want_json: bool = True) -> Any:
         """Send `body` as JSON; return the parsed JSON answer (None when `want_json` is false)."""
@@ -91,28 +90,31 @@ class JsonClient:
             raise AgentError(f"{where}: cannot send the request as JSON: {err}") from None
         try:
             async with asyncio.timeout(self.timeout):
-                response = await self._http().request(method, url, content=content)
-        except (TimeoutError, httpx.TimeoutException):
+                async with self._http().request(method, url, data=content, allow_redirects=False) as response:
+                    data = await response.read()
+        except TimeoutError:
             raise AgentError(f"{where}: no answer within {self.timeout:g} s (timed out)") from None
-        except httpx.ConnectError as err:
+        except aiohttp.ClientConnectorError as err:
             raise AgentError(f"{where}: cannot connect to the agent ({_connect_reason(err)})") from None
-        except httpx.RemoteProtocolError as err:
+        except aiohttp.ServerDisconnectedError as err:
             raise AgentError(f"{where}: the agent closed the connection without answering ({err})") from None
-        except (httpx.ReadError, httpx.WriteError) as err:
+        except (aiohttp.ClientPayloadError, aiohttp.ClientOSError) as err:
             raise AgentError(f"{where}: the connection to the agent broke ({err or type(err).__name__})") from None
-        except httpx.HTTPError as err:
+        except aiohttp.ClientResponseError as err:  # an answer that is not HTTP
+            raise AgentError(f"{where}: the agent closed the connection without answering ({err.message})") from None
+        except aiohttp.ClientError as err:
             raise AgentError(f"{where}: {type(err).__name__}: {err}") from None
-        if not response.is_success:
-            status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
-            raise AgentError(f"{where}: the agent answered {status}: {excerpt(response.content)}")
+        if not 200 <= response.status < 300:
+            status = f"HTTP {response.status} {response.reason or ''}".rstrip()
+            raise AgentError(f"{where}: the agent answered {status}: {excerpt(data)}")
         if not want_json:
             return None
         try:
-            return orjson.loads(response.content)
+            return orjson.loads(data)
         except orjson.JSONDecodeError:
-            raise AgentError(f"{where}: the answer is not JSON: {excerpt(response.content)}") from None
+            raise AgentError(f"{where}: the answer is not JSON: {excerpt(data)}") from None
 
     async def aclose(self) -> None:
-        clients, self._clients = self._clients, {}
-        for client in clients.values():
-            await client.aclose()
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            await session.close()
