@@ -4,14 +4,21 @@ Every part of dialogcheck (checks, judge, simulation, reports) reads this
 model. Events are parsed once into small frozen records; turns and an index by
 event type are computed once when the conversation is built, so a check scans
 only the events it cares about.
+
+Events are `msgspec.Struct`s rather than dataclasses: a frozen dataclass
+builds itself field by field through `object.__setattr__` (3.5 µs for a tool
+run), a struct in C (0.14 µs), and `gc=False` keeps millions of them out of
+the garbage collector's scans. Checking a production log builds one per line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
+
+import msgspec
 
 #: Mantle's lifecycle tools: recorded as `tool_executed`, never counted as tool runs.
 FRAMEWORK_TOOLS: frozenset[str] = frozenset(
@@ -39,8 +46,11 @@ BLOCK_EVENTS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Record(msgspec.Struct, frozen=True, gc=False):
+    """A frozen record built in C (see the module docstring)."""
+
+
+class Event(Record):
     """Fields every event has. `raw` keeps the object as recorded."""
 
     type: str
@@ -48,7 +58,7 @@ class Event:
     turn: int
     timestamp: float | None
     metadata: Mapping[str, Any]
-    raw: Mapping[str, Any] = field(repr=False, compare=False)
+    raw: Mapping[str, Any]
 
     kind: ClassVar[str] = "event"
 
@@ -57,7 +67,6 @@ class Event:
         return f"event {self.index} (turn {self.turn})"
 
 
-@dataclass(frozen=True, slots=True)
 class UserMessage(Event):
     text: str = ""
 
@@ -68,13 +77,11 @@ class UserMessage(Event):
         return opens_turn(self.text)
 
 
-@dataclass(frozen=True, slots=True)
-class Button:
+class Button(Record):
     title: str | None
     payload: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
 class BotMessage(Event):
     text: str = ""
     utter_name: str | None = None
@@ -83,7 +90,6 @@ class BotMessage(Event):
     kind: ClassVar[str] = "bot"
 
 
-@dataclass(frozen=True, slots=True)
 class SkillEvent(Event):
     """`skill_activated`, `_completed`, `_cancelled`, `_interrupted`, `_resumed`."""
 
@@ -93,7 +99,6 @@ class SkillEvent(Event):
     kind: ClassVar[str] = "skill"
 
 
-@dataclass(frozen=True, slots=True)
 class BlockEvent(Event):
     """`ordered_block_entered`, `_completed`, `_cancelled`, `_interrupted`, `_resumed`."""
 
@@ -104,7 +109,6 @@ class BlockEvent(Event):
     kind: ClassVar[str] = "block"
 
 
-@dataclass(frozen=True, slots=True)
 class MemorySet(Event):
     key: str = ""
     value: Any = None
@@ -112,19 +116,17 @@ class MemorySet(Event):
     kind: ClassVar[str] = "memory_set"
 
 
-@dataclass(frozen=True, slots=True)
 class MemoryCleared(Event):
     key: str = ""
 
     kind: ClassVar[str] = "memory_cleared"
 
 
-@dataclass(frozen=True, slots=True)
 class ToolRun(Event):
     """A `tool_executed` event. `counted` is false for framework tools."""
 
     tool_name: str = ""
-    arguments: Mapping[str, Any] = field(default_factory=dict)
+    arguments: Mapping[str, Any] = msgspec.field(default_factory=dict)
     source: str = "local"
     result: Any = None
     is_error: bool = False
