@@ -1,32 +1,72 @@
-"""`dialogcheck`: the command group, and the one place exceptions become exit codes."""
+"""`dialogcheck`: the command group, and the one place exceptions become exit codes.
+
+Each command's module is imported only when that command runs (or shows its
+help), so `dialogcheck --help` and `dialogcheck validate` start quickly
+instead of importing connectors, LLM clients and the batch runner.
+"""
 
 from __future__ import annotations
 
 import sys
+from importlib import import_module
 
 import click
 
 from .. import __version__
-from ..report.json import dumps
-from .check import check
-from .import_cmd import import_cmd
-from .output import EXIT_BAD_INPUT, print_json
-from .report import report
-from .run import run
-from .validate import validate
+
+EXIT_BAD_INPUT = 2  # output.EXIT_BAD_INPUT, without importing output for a usage error
+
+#: name -> (the command's module under `_cli` and object, the first paragraph of its help).
+#: `dialogcheck --help` shortens the paragraphs as click would; a test keeps them equal to the commands' own.
+COMMANDS = {
+    "check": ("check:check", "Judge recorded CONVERSATIONS (files or folders) against --scenario or --sop."),
+    "import": ("import_cmd:import_cmd", "Convert FILE from another tool's format into native events (JSONL, one conversation a line)."),
+    "report": ("report:report", "Print the summary of RESULTS_DIR (a folder `dialogcheck run` wrote), or render it with --html / --junit."),
+    "run": ("run:run", "Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."),
+    "validate": ("validate:validate", "Load and check scenario, SOP and config files (files or folders)."),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class LazyGroup(click.Group):
+    """A group whose commands are imported by name on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attr = COMMANDS[cmd_name][0].split(":")
+            self.add_command(getattr(import_module(f".{module}", __package__), attr), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in self.commands and args[0] not in COMMANDS:
+            for name in COMMANDS:  # a mistyped name: click suggests the closest of the loaded commands
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Click's command list, from the table above for commands not imported yet."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            command = self.commands.get(name)
+            if command is None:
+                rows.append((name, click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit)))
+            elif not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="dialogcheck")
 def cli() -> None:
     """Test conversational agents: deterministic checks over recorded events, plus LLM-judged criteria."""
-
-
-cli.add_command(validate)
-cli.add_command(check)
-cli.add_command(run)
-cli.add_command(report)
-cli.add_command(import_cmd)
 
 
 def _wants_json(args: list[str]) -> bool:
@@ -42,6 +82,9 @@ def main(args: list[str] | None = None) -> None:
         cli.main(args, prog_name="dialogcheck", standalone_mode=False)
     except click.UsageError as err:
         if _wants_json(args):
+            from ..report.json import dumps
+            from .output import print_json
+
             print_json(dumps({"error": {"message": err.format_message(), "file": None, "line": None, "column": None}}))
         else:
             err.show()

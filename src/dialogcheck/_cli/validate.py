@@ -1,18 +1,20 @@
-"""`dialogcheck validate PATH...`: load and check scenario, SOP and config files."""
+"""`dialogcheck validate PATH...`: load and check scenario, SOP and config files.
+
+Kept quick to start: the JSON and error renderers are imported only when
+used, and text is printed without rich unless it goes to a terminal.
+"""
 
 from __future__ import annotations
 
 import click
-from rich.text import Text
 
 from ..definitions import Definition, definition_files, load_definition
 from ..errors import LoadError
-from ..report.json import dumps
-from ..report.text import render_load_error
 from .output import (
     EXIT_BAD_INPUT,
     EXIT_OK,
     FORMAT_OPTION,
+    StyledText,
     fail_with_load_error,
     print_json,
     print_text,
@@ -46,11 +48,13 @@ def validate(paths: tuple[str, ...], output_format: str) -> None:
     if not files:
         fail_with_load_error(LoadError.one("no YAML files found", " ".join(paths)), output_format)
     entries, problems = [], []
-    text = Text()
+    text = StyledText()
     for path in files:
         try:
             definition = load_definition(path)
         except LoadError as err:
+            from ..report.text import render_load_error
+
             problems.extend(err.problems)
             entries.append({"path": str(path), "ok": False, "problems": [p.to_dict() for p in err.problems]})
             text.append_text(render_load_error(err))
@@ -61,6 +65,8 @@ def validate(paths: tuple[str, ...], output_format: str) -> None:
     bad = sum(not e["ok"] for e in entries)
     text.append(f"{len(files)} files, {len(files) - bad} valid, {bad} with problems\n", style="bold")
     if output_format == "json":
+        from ..report.json import dumps
+
         document = {"files": entries, "valid": not problems}
         if problems:
             document["error"] = problems[0].to_dict()

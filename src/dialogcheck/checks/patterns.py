@@ -11,8 +11,10 @@ pattern, never a hang and never a silent pass or fail.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import regex
+if TYPE_CHECKING:
+    import regex
 
 #: Seconds one search of one message may take.
 SEARCH_TIMEOUT = 1.0
@@ -28,6 +30,8 @@ class PatternError(ValueError):
 
 @lru_cache(maxsize=1024)
 def compile_pattern(pattern: str) -> regex.Pattern:
+    import regex  # here, not at the top: a file without patterns never pays for the engine
+
     try:
         return regex.compile(pattern)
     except regex.error as err:
