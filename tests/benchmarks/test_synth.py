@@ -1,0 +1,125 @@
+"""benchmarks/synth.py: the same seed gives the same bytes, and everything it writes is a valid conversation.
+
+The generator is run as the benchmarks run it, as a subprocess writing a
+real file; small sizes keep this to a few seconds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from dialogcheck import Outcome, evaluate, evaluate_sop, iter_conversations, load_conversation, load_scenario, load_sop
+from dialogcheck.checks import ASSERTIONS
+from tests.conftest import REPO
+
+SYNTH = REPO / "benchmarks" / "synth.py"
+FIXTURES = REPO / "benchmarks" / "fixtures"
+
+
+def generate(out: Path, *args: str, hash_seed: str = "0") -> None:
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    done = subprocess.run([sys.executable, str(SYNTH), "--out", str(out), *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="module")
+def synth_module():
+    spec = importlib.util.spec_from_file_location("synth", SYNTH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("synth") / "convs.jsonl"
+    generate(path, "--conversations", "300", "--seed", "7")
+    return path
+
+
+def test_same_seed_same_bytes_in_another_process(batch: Path, tmp_path: Path):
+    again = tmp_path / "again.jsonl"
+    generate(again, "--conversations", "300", "--seed", "7", hash_seed="12345")
+    assert again.read_bytes() == batch.read_bytes()
+
+
+def test_another_seed_other_conversations(batch: Path, tmp_path: Path):
+    other = tmp_path / "other.jsonl"
+    generate(other, "--conversations", "300", "--seed", "8")
+    assert other.read_bytes() != batch.read_bytes()
+    assert len(other.read_bytes().splitlines()) == 300
+
+
+def test_every_conversation_loads(batch: Path):
+    lines = batch.read_bytes().splitlines()
+    loaded = list(iter_conversations([batch]))
+    assert len(loaded) == len(lines) == 300
+    for line, conversation in zip(lines, loaded):
+        events = orjson.loads(line)["events"]
+        assert len(load_conversation(events)) == len(conversation) == len(events)
+
+
+def test_shaped_like_tau_bench_with_the_mantle_layer(batch: Path, synth_module):
+    figures = synth_module.describe(orjson.loads(line)["events"] for line in batch.read_bytes().splitlines())
+    observed = synth_module.load_fit()["observed"]
+    # The tool log is resampled from tau-bench's runs: the same most common tool and a close call count.
+    assert next(iter(figures["tool_mix"])) == next(iter(observed["tool_mix"])) == "get_reservation_details"
+    assert abs(figures["tool_calls_per_conversation"] - observed["tool_calls_per_conversation"]) < 1.5
+    assert 40 <= figures["events_per_conversation"] <= 75
+    kinds = {e["event"] for line in batch.read_bytes().splitlines() for e in orjson.loads(line)["events"]}
+    assert kinds >= {"user", "bot", "tool_executed", "memory_set", "memory_cleared", "skill_activated",
+                     "skill_completed", "skill_cancelled", "skill_interrupted", "skill_resumed",
+                     "ordered_block_entered", "ordered_block_completed", "ordered_block_cancelled",
+                     "ordered_block_interrupted", "ordered_block_resumed", "action", "session_started"}
+
+
+def test_results_are_json_strings_and_arguments_nested(batch: Path):
+    runs = [e for line in batch.read_bytes().splitlines() for e in orjson.loads(line)["events"]
+            if e["event"] == "tool_executed" and e["tool_name"] == "get_reservation_details" and not e["is_error"]]
+    assert runs
+    assert all(isinstance(orjson.loads(run["result"])["flights"], list) for run in runs)
+    changes = [e for line in batch.read_bytes().splitlines() for e in orjson.loads(line)["events"]
+               if e["event"] == "tool_executed" and e["tool_name"] == "update_reservation_flights"]
+    assert changes and all(isinstance(c["arguments"]["flights"][0], dict) for c in changes)
+
+
+def test_single_long_conversation(tmp_path: Path):
+    path = tmp_path / "long.jsonl"
+    generate(path, "--single-events", "3000", "--seed", "3")
+    assert len(path.read_bytes().splitlines()) == 3000
+    assert len(load_conversation(path)) == 3000
+
+
+def test_short_conversations_are_small(tmp_path: Path, synth_module):
+    path = tmp_path / "short.jsonl"
+    generate(path, "--conversations", "200", "--seed", "3", "--short")
+    figures = synth_module.describe(orjson.loads(line)["events"] for line in path.read_bytes().splitlines())
+    assert figures["events_per_conversation"] < 25
+    assert len(list(iter_conversations([path]))) == 200
+
+
+def test_benchmark_fixtures_are_valid_and_split_the_batch(batch: Path):
+    done = subprocess.run([sys.executable, "-c", "from dialogcheck._cli.main import main; main()", "validate",
+                           str(FIXTURES / "scale_scenario.yml"), str(FIXTURES / "scale_sop.yml")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 files, 2 valid, 0 with problems" in done.stdout
+    scenario = load_scenario(FIXTURES / "scale_scenario.yml")
+    sop = load_sop(FIXTURES / "scale_sop.yml")
+    assert len(scenario.goals.assertions) == 20
+    assert {c.key for c in scenario.goals.assertions} == set(ASSERTIONS)
+    assert sorted(step.type for step in sop.steps.steps) == sorted(
+        ["tool_called", "tool_sequence", "tool_input_contains", "tool_output_contains", "no_tool_called",
+         "confirmation_requested", "llm_judge"])
+    conversations = list(iter_conversations([batch]))
+    scenario_verdicts = {evaluate(scenario, c).verdict for c in conversations}
+    sop_verdicts = {evaluate_sop(sop, c, no_judge=True).verdict for c in conversations}
+    assert scenario_verdicts == sop_verdicts == {Outcome.PASS, Outcome.FAIL}
