@@ -53,6 +53,16 @@ def _connect_reason(err: BaseException) -> str:
     return str(err) or type(err).__name__
 
 
+async def _mark_reused(session: aiohttp.ClientSession, context: Any, params: Any) -> None:
+    context.trace_request_ctx["reused"] = True
+
+
+#: Tells `JsonClient._exchange` whether a request went out on a pooled connection.
+_REUSE_TRACE = aiohttp.TraceConfig()
+_REUSE_TRACE.on_connection_reuseconn.append(_mark_reused)
+_REUSE_TRACE.freeze()
+
+
 class JsonClient:
     """Requests to one server, each bounded by `timeout` seconds in total (connecting included).
 
@@ -73,6 +83,7 @@ class JsonClient:
             # A pooled connection belongs to the event loop that opened it: a new loop gets a new session.
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
+                trace_configs=[_REUSE_TRACE],
                 headers=_HEADERS,
                 timeout=aiohttp.ClientTimeout(total=None),  # `request` bounds the whole exchange itself
                 cookie_jar=aiohttp.DummyCookieJar(),  # an agent under test is not a browser session
@@ -90,8 +101,7 @@ class JsonClient:
             raise AgentError(f"{where}: cannot send the request as JSON: {err}") from None
         try:
             async with asyncio.timeout(self.timeout):
-                async with self._http().request(method, url, data=content, allow_redirects=False) as response:
-                    data = await response.read()
+                response, data = await self._exchange(method, url, content)
         except TimeoutError:
             raise AgentError(f"{where}: no answer within {self.timeout:g} s (timed out)") from None
         except aiohttp.ClientConnectorError as err:
@@ -113,6 +123,25 @@ class JsonClient:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
             raise AgentError(f"{where}: the answer is not JSON: {excerpt(data)}") from None
+
+    async def _exchange(self, method: str, url: str, content: bytes | None) -> tuple[aiohttp.ClientResponse, bytes]:
+        """One request, sent again once on a new connection when a pooled one turns out dead.
+
+        A server may close an idle keep-alive connection (or one it answered
+        an error on) just as it is reused; as browsers do, a request that
+        failed that way before any answer came is sent again, once.
+        """
+        for attempt in (1, 2):
+            trace: dict[str, bool] = {}
+            try:
+                async with self._http().request(
+                    method, url, data=content, allow_redirects=False, trace_request_ctx=trace
+                ) as response:
+                    return response, await response.read()
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+                if attempt == 2 or not trace.get("reused"):
+                    raise
+        raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
         session, self._session = self._session, None
