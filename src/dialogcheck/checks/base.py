@@ -89,6 +89,10 @@ class EventCheck(Check):
         """Whether `event` matches. Subclasses answer without building the explanation text (the hot path)."""
         return not self.mismatches(event)
 
+    def miss_count(self, event: Event) -> int:
+        """How many ways `event` differs; subclasses with many candidates count without building text."""
+        return len(self.mismatches(event))
+
     def first_match(self, conversation: Conversation) -> Event | None:
         matches = self.matches
         for event in self.candidates(conversation):
@@ -97,13 +101,14 @@ class EventCheck(Check):
         return None
 
     def closest_miss(self, events: Sequence[Event]) -> tuple[Event, list[str]] | None:
-        best: tuple[tuple[bool, int], Event, list[str]] | None = None
-        for event in events:
-            miss = self.mismatches(event)
-            rank = (not self.same_subject(event), len(miss))
-            if best is None or rank < best[0]:
-                best = (rank, event, miss)
-        return None if best is None else (best[1], best[2])
+        """The event with the fewest differences, those about the same subject first (earliest on a tie)."""
+        same = [event for event in events if self.same_subject(event)]
+        best: tuple[int, Event] | None = None
+        for event in same or events:  # any event about the same subject beats every other: rank only those
+            count = self.miss_count(event)
+            if best is None or count < best[0]:
+                best = (count, event)
+        return None if best is None else (best[1], self.mismatches(best[1]))
 
     def explain_miss(self, conversation: Conversation, events: Sequence[Event] | None = None) -> tuple[str, tuple[int, ...]]:
         """Why no candidate matched: what the closest one had instead."""

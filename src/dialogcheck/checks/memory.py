@@ -7,6 +7,7 @@ Writes and clears are separate events: a key written then cleared passes
 from __future__ import annotations
 
 import difflib
+from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +42,13 @@ def _writes(conversation: Conversation, name: str) -> list[MemorySet]:
 
 
 def _other_keys(conversation: Conversation, event_type: str, name: str) -> str:
-    keys = {e.key for e in conversation.of_type(event_type)}  # type: ignore[attr-defined]
+    keys = frozenset(e.key for e in conversation.of_type(event_type))  # type: ignore[attr-defined]
+    return _similar_key(name, keys)
+
+
+@lru_cache(maxsize=4096)
+def _similar_key(name: str, keys: frozenset[str]) -> str:
+    """Cached: a production log repeats the same keys conversation after conversation, and difflib is slow."""
     close = difflib.get_close_matches(name, sorted(keys), n=1, cutoff=0.6)
     return f" (a similar key was: `{close[0]}`)" if close else ""
 

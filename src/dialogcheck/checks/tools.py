@@ -11,6 +11,10 @@ from ..events.values import json_equal, show
 from .base import Check, CheckResult, EventCheck, at, was
 
 
+#: Stands for an argument the run did not have, in `ToolExecuted._differences`.
+_MISSING = object()
+
+
 @dataclass(frozen=True)
 class ToolExecuted(EventCheck):
     """One recorded tool run matching every field set; with `times`, exactly that many."""
@@ -51,24 +55,39 @@ class ToolExecuted(EventCheck):
         arguments = event.arguments
         return all(name in arguments and json_equal(arguments[name], value) for name, value in (self.arguments or {}).items())
 
-    def mismatches(self, event: ToolRun) -> list[str]:  # type: ignore[override]
-        miss = []
+    def _differences(self, event: ToolRun) -> list[tuple[str, Any, Any]]:
+        """(field, recorded, expected) per difference, unformatted: ranking misses must not pay for the text."""
+        diff: list[tuple[str, Any, Any]] = []
         if event.tool_name != self.tool_name:
-            miss.append(was("tool_name", event.tool_name, self.tool_name))
+            diff.append(("tool_name", event.tool_name, self.tool_name))
         if event.source != self.source:
-            miss.append(was("source", event.source, self.source))
+            diff.append(("source", event.source, self.source))
         if self.mcp_server is not None and event.mcp_server != self.mcp_server:
-            miss.append(was("mcp_server", event.mcp_server, self.mcp_server))
+            diff.append(("mcp_server", event.mcp_server, self.mcp_server))
         if self.skill_id is not None and event.skill_id != self.skill_id:
-            miss.append(was("skill_id", event.skill_id, self.skill_id))
+            diff.append(("skill_id", event.skill_id, self.skill_id))
         for name, expected in (self.arguments or {}).items():
             if name not in event.arguments:
-                miss.append(f"arguments.{name} was missing, expected {show(expected)}")
+                diff.append((f"arguments.{name}", _MISSING, expected))
             elif not json_equal(event.arguments[name], expected):
-                miss.append(was(f"arguments.{name}", event.arguments[name], expected))
+                diff.append((f"arguments.{name}", event.arguments[name], expected))
         if self.is_error is not None and event.is_error != self.is_error:
-            miss.append("the run failed" if event.is_error else "the run succeeded")
-            miss[-1] += f" (is_error {str(event.is_error).lower()}, expected {str(self.is_error).lower()})"
+            diff.append(("is_error", event.is_error, self.is_error))
+        return diff
+
+    def miss_count(self, event: ToolRun) -> int:  # type: ignore[override]
+        return len(self._differences(event))
+
+    def mismatches(self, event: ToolRun) -> list[str]:  # type: ignore[override]
+        miss = []
+        for name, actual, expected in self._differences(event):
+            if actual is _MISSING:
+                miss.append(f"{name} was missing, expected {show(expected)}")
+            elif name == "is_error":
+                outcome = "the run failed" if actual else "the run succeeded"
+                miss.append(f"{outcome} (is_error {str(actual).lower()}, expected {str(expected).lower()})")
+            else:
+                miss.append(was(name, actual, expected))
         return miss
 
     def describe_event(self, event: ToolRun) -> str:  # type: ignore[override]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,18 @@ _MAX_PROBLEMS = 50
 
 @dataclass(frozen=True)
 class _Located:
-    """A JSON text and a way to turn an offset in it into a line and column."""
+    """A JSON text and a way to turn an offset in it into a line and column.
 
-    text: str
+    Lines of a JSONL file arrive as bytes that orjson has already checked are
+    UTF-8; they are decoded only if an error needs a column in them.
+    """
+
+    data: str | bytes
     first_line: int = 1
+
+    @cached_property
+    def text(self) -> str:
+        return self.data if isinstance(self.data, str) else self.data.decode("utf-8")
 
     def position(self, offset: int) -> tuple[int, int]:
         line = self.text.count("\n", 0, offset)
@@ -172,14 +181,14 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
     batch = 0
     seen = 0  # event objects read, failed ones included, so `event N` is the N-th object of the file
     for lineno, raw in lines:
-        text = decode_utf8(raw, file, lineno)
-        if not text.strip():
-            continue
-        located = _Located(text, lineno)
+        located = _Located(raw, lineno)
         try:
-            obj = orjson.loads(raw)
+            obj = orjson.loads(raw)  # the hot path: no str made of the line unless it is needed
         except orjson.JSONDecodeError as err:
-            problems.append(_json_error(err, file, located).problems[0])
+            text = decode_utf8(raw, file, lineno)  # bad UTF-8 is reported at its byte
+            if not text.strip():
+                continue
+            problems.append(_json_error(err, file, _Located(text, lineno)).problems[0])
             break
         line_mode = "conversations" if _is_tracker(obj) else "events"
         if mode is None:

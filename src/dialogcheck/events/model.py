@@ -176,7 +176,11 @@ class Conversation:
     def by_type(self) -> Mapping[str, Sequence[Event]]:
         index: dict[str, list[Event]] = {}
         for event in self.events:
-            index.setdefault(event.type, []).append(event)
+            bucket = index.get(event.type)
+            if bucket is None:
+                index[event.type] = [event]
+            else:
+                bucket.append(event)
         return index
 
     def of_type(self, *types: str) -> Sequence[Event]:

@@ -60,13 +60,25 @@ def _string(obj: Mapping[str, Any], name: str, *, required: bool = True, where: 
     raise EventFieldError(name, f"field `{label}` must be a string, got {json_type(value)}")
 
 
+#: The `{}` of an absent `metadata` or `arguments`: one shared object, never mutated.
+_EMPTY: dict[str, Any] = {}
+
+
 def _mapping(obj: Mapping[str, Any], name: str, where: str = "") -> Mapping[str, Any]:
     value = obj.get(name)
     if value is None:
-        return {}
-    if not isinstance(value, dict):
+        return _EMPTY
+    if type(value) is not dict and not isinstance(value, dict):
         raise EventFieldError(name, f"field `{where}{name}` must be an object, got {json_type(value)}")
     return value
+
+
+def _optional_string(obj: Mapping[str, Any], name: str) -> str | None:
+    """`_string(..., required=False)` for the common case in one lookup (the hot path of loading)."""
+    value = obj.get(name)
+    if value is None or type(value) is str:
+        return value
+    return _string(obj, name, required=False)
 
 
 def _text(obj: Mapping[str, Any]) -> str:
@@ -98,7 +110,7 @@ def _buttons(obj: Mapping[str, Any], data: Mapping[str, Any]) -> tuple[Button, .
 
 def _common(obj: Mapping[str, Any]) -> tuple[float | None, Mapping[str, Any]]:
     timestamp = obj.get("timestamp")
-    if timestamp is not None and (isinstance(timestamp, bool) or not isinstance(timestamp, (int, float))):
+    if timestamp is not None and type(timestamp) is not float and (isinstance(timestamp, bool) or not isinstance(timestamp, (int, float))):
         raise EventFieldError("timestamp", f"field `timestamp` must be a number, got {json_type(timestamp)}")
     return timestamp, _mapping(obj, "metadata")
 
@@ -109,18 +121,16 @@ def _user(obj, kind, index, turn, ts, meta):
 
 def _bot(obj, kind, index, turn, ts, meta):
     data = _mapping(obj, "data")
-    utter = meta.get("utter_action")
+    utter = meta.get("utter_action") if meta else None
     if utter is None:
-        utter = _string(obj, "utter_name", required=False)
+        utter = _optional_string(obj, "utter_name")
     elif not isinstance(utter, str):
         raise EventFieldError("utter_action", f"field `metadata.utter_action` must be a string, got {json_type(utter)}")
     return BotMessage(kind, index, turn, ts, meta, obj, _text(obj), utter, _buttons(obj, data))
 
 
 def _skill(obj, kind, index, turn, ts, meta):
-    return SkillEvent(
-        kind, index, turn, ts, meta, obj, _string(obj, "skill_id"), _string(obj, "step_id", required=False)
-    )
+    return SkillEvent(kind, index, turn, ts, meta, obj, _string(obj, "skill_id"), _optional_string(obj, "step_id"))
 
 
 def _block(obj, kind, index, turn, ts, meta):
@@ -133,7 +143,7 @@ def _block(obj, kind, index, turn, ts, meta):
         obj,
         _string(obj, "skill_id"),
         _string(obj, "block_id"),
-        _string(obj, "step_id", required=False),
+        _optional_string(obj, "step_id"),
     )
 
 
@@ -156,9 +166,9 @@ def _tool(obj, kind, index, turn, ts, meta):
         is_error = False
     elif not isinstance(is_error, bool):
         raise EventFieldError("is_error", f"field `is_error` must be a boolean, got {json_type(is_error)}")
-    skill_id = meta.get("skill_id")
+    skill_id = meta.get("skill_id") if meta else None
     if skill_id is None:
-        skill_id = _string(obj, "skill_id", required=False)
+        skill_id = _optional_string(obj, "skill_id")
     elif not isinstance(skill_id, str):
         raise EventFieldError("skill_id", f"field `metadata.skill_id` must be a string, got {json_type(skill_id)}")
     return ToolRun(
@@ -173,8 +183,8 @@ def _tool(obj, kind, index, turn, ts, meta):
         source,
         obj.get("result"),
         is_error,
-        _string(obj, "error_message", required=False),
-        _string(obj, "mcp_server", required=False),
+        _optional_string(obj, "error_message"),
+        _optional_string(obj, "mcp_server"),
         skill_id,
     )
 
