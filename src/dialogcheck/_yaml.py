@@ -3,19 +3,28 @@
 Every file dialogcheck reads from a user (scenarios, SOPs, config) goes
 through `read_yaml`, so every later error can point at the exact place.
 Duplicate keys, unset `${VAR}`s and unsupported tags are reported together.
+Files are read by a CI job that did not write them, so their size, their
+nesting and what their aliases expand to are bounded, and `env_policy` can
+limit which environment variables `${VAR}` may read.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.composer import Composer, ComposerError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.reader import ReaderError
 
 from .errors import LoadError, Problem, decode_utf8
 
@@ -31,6 +40,36 @@ _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _MERGE = "tag:yaml.org,2002:merge"
 _VARIABLE = re.compile(r"\$(\$?)\{([^}]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+#: A definition file is a page or two; a bigger one is refused before it is parsed (the pure-Python parser reads ~1 MB/s).
+MAX_FILE_BYTES = 1 << 20
+#: Deeper nesting than any definition needs; also keeps every recursive walk far from Python's recursion limit.
+MAX_DEPTH = 100
+#: Values (scalars, lists, mappings) a document may hold once its aliases are expanded: a big SOP holds
+#: a few thousand; parsing 20,000 takes about a second; an "alias bomb" expands to billions.
+MAX_VALUES = 20_000
+
+#: Names `${VAR}` may read, or None for any variable (see `env_policy`).
+_ALLOWED_ENV: ContextVar[frozenset[str] | None] = ContextVar("dialogcheck_allowed_env", default=None)
+
+
+@contextmanager
+def env_policy(allowed: Iterable[str] | None) -> Iterator[None]:
+    """Within the block, `${VAR}` in the files read may use only the names in `allowed` (None: any variable).
+
+    `dialogcheck --safe-env` sets it, so a scenario from an untrusted branch cannot copy a
+    secret from the CI environment into a prompt or a results file.
+    """
+    token = _ALLOWED_ENV.set(None if allowed is None else frozenset(allowed))
+    try:
+        yield
+    finally:
+        _ALLOWED_ENV.reset(token)
+
+
+def allowed_env() -> frozenset[str] | None:
+    """The names `${VAR}` may read now; None when any variable may be read."""
+    return _ALLOWED_ENV.get()
 
 
 @dataclass(frozen=True)
@@ -101,10 +140,54 @@ def _pos(node: Node) -> Pos:
     return Pos(node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+class _BoundedComposer(Composer):
+    """ruamel's composer with limits: nesting depth, and how many values the document holds, aliases expanded.
+
+    Sizes and depths are counted once per node, so an alias costs the size of what it names, and
+    a billion-laughs file is refused at the alias that crosses the limit, in linear time.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._level = 0
+        self._values = 0
+        self._sizes: dict[int, tuple[int, int]] = {}  # node id -> (values in its expansion, its depth)
+
+    def _count(self, values: int, mark: Any, through_alias: bool) -> None:
+        self._values += values
+        if self._values > MAX_VALUES:
+            if through_alias:
+                message = f"aliases expand this document to more than {MAX_VALUES:,} values (an alias bomb?)"
+            else:
+                message = f"this document holds more than {MAX_VALUES:,} values: scenario, SOP and config files are much smaller"
+            raise ComposerError(None, None, message, mark)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.parser.peek_event()
+        if isinstance(event, AliasEvent):
+            node = super().compose_node(parent, index)
+            self._count(self._sizes.get(id(node), (1, 1))[0], event.start_mark, through_alias=True)
+            return node
+        self._level += 1
+        if self._level > MAX_DEPTH:
+            raise ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep", event.start_mark)
+        self._count(1, event.start_mark, through_alias=False)
+        node = super().compose_node(parent, index)
+        self._level -= 1
+        children = [c for pair in node.value for c in pair] if isinstance(node, MappingNode) else node.value if isinstance(node, SequenceNode) else ()
+        sizes = [self._sizes.get(id(child), (1, 1)) for child in children]
+        depth = 1 + max((d for _, d in sizes), default=0)
+        if depth > MAX_DEPTH:  # deep through aliases, each level only one deeper than the last
+            raise ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep (through aliases)", node.start_mark)
+        self._sizes[id(node)] = (1 + sum(n for n, _ in sizes), depth)
+        return node
+
+
 class _Builder:
     def __init__(self, yaml: YAML, environ: dict[str, str]):
         self.yaml = yaml
         self.environ = environ
+        self.allowed = allowed_env()
         self.problems: list[Problem] = []
         self.built: dict[int, YNode] = {}  # by node id: an alias is built once, however often it is used
         self.building: set[int] = set()
@@ -119,6 +202,12 @@ class _Builder:
                 return "${" + name + "}"
             if not _NAME.match(name):
                 self.problem(f"`${{{name}}}` is not a valid variable name (write `$${{...}}` for a literal)", pos)
+                return match.group(0)
+            if self.allowed is not None and name not in self.allowed:
+                self.problem(
+                    f"environment variable `{name}` may not be read with --safe-env (used as `${{{name}}}`): allow it with --allow-env {name}",
+                    pos,
+                )
                 return match.group(0)
             if name not in self.environ:
                 self.problem(f"environment variable `{name}` is not set (used as `${{{name}}}`)", pos)
@@ -205,8 +294,13 @@ def parse_yaml(text: str, file: str, environ: dict[str, str] | None = None) -> Y
     """Parse YAML text; `None` for an empty document. Raises `LoadError`."""
     yaml = YAML(typ="safe", pure=True)
     yaml.version = (1, 2)
+    yaml.Composer = _BoundedComposer
     try:
         root = yaml.compose(text)
+    except ReaderError as err:  # a character YAML does not allow (NUL, most control characters)
+        line, column = _text_position(text, err.position)
+        character = f"#x{err.character:04x}" if isinstance(err.character, int) else repr(err.character)
+        raise LoadError.one(f"invalid YAML: unacceptable character {character}: {err.reason}", file, line, column) from None
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         message = " ".join(part for part in (err.context, err.problem) if part) or "invalid YAML"
@@ -228,12 +322,21 @@ def parse_yaml(text: str, file: str, environ: dict[str, str] | None = None) -> Y
     return tree
 
 
+def _text_position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of a character offset (a lone CR ends a line too, as YAML says)."""
+    before = text[:offset].replace("\r\n", "\n").replace("\r", "\n")
+    return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+
+
 def read_yaml(path: str | Path, environ: dict[str, str] | None = None) -> YNode | None:
-    """Read and parse a YAML file, reporting unreadable or non-UTF-8 files with a position."""
+    """Read and parse a YAML file, reporting unreadable, oversized or non-UTF-8 files with a position."""
     file = str(path)
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as handle:  # no more than the limit is read, whatever the file is (even /dev/zero)
+            data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as err:
         raise LoadError.one(f"cannot read file: {err.strerror or err}", file) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise LoadError.one(f"the file is larger than {MAX_FILE_BYTES >> 20} MB: scenario, SOP and config files must be smaller", file)
     text = decode_utf8(data, file)
     return parse_yaml(text, file, environ)

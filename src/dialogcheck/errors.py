@@ -55,11 +55,20 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean `{close[0]}`?)" if close else ""
 
 
+#: Byte order marks of the encodings a Windows editor may save in; UTF-32 first (its LE mark starts like UTF-16's).
+_OTHER_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
 def decode_utf8(data: bytes, file: str, first_line: int = 1) -> str:
-    """Decode UTF-8, or raise a `LoadError` at the line and column of the first bad byte."""
+    """Decode UTF-8, or raise a `LoadError` at the line and column of the first bad byte (or naming a UTF-16/32 file)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
+        if first_line == 1:
+            for mark, encoding in _OTHER_BOMS:
+                if data.startswith(mark):
+                    message = f"the file is {encoding} text (it starts with a {encoding} byte order mark): save it as UTF-8"
+                    raise LoadError.one(message, file, 1, 1) from None
         before = data[: err.start]
         line = first_line + before.count(b"\n")
         column = err.start - (before.rfind(b"\n") + 1) + 1

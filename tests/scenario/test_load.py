@@ -449,16 +449,28 @@ def test_recursive_alias(tmp_path):
     assert error(tmp_path, text) == "s.yml:1:11: this alias refers to a node that contains it: recursive data cannot be read"
 
 
-def test_alias_bomb_is_read_in_linear_time(tmp_path):
+def test_alias_bomb_is_refused_at_the_alias_that_crosses_the_limit(tmp_path):
     levels = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
     levels += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 9)]  # 10**9 strings if expanded
     text = "\n".join(levels) + "\n" + MINIMAL
-    assert error(tmp_path, text).splitlines()[0] == "s.yml:1:1: unknown field `l0` in the scenario file"
+    assert error(tmp_path, text) == "s.yml:5:10: invalid YAML: aliases expand this document to more than 20,000 values (an alias bomb?)"
+
+
+def test_shared_anchors_well_under_the_limit_still_load(tmp_path):
+    shared = "      s0: &slots {" + ", ".join(f"k{i}: {i}" for i in range(100)) + "}\n"
+    uses = "".join(f"      s{i}: *slots\n" for i in range(1, 50))  # 50 copies of 201 values: 10,050 values
+    scenario = load(tmp_path, "scenario:\n  name: N\n  simulation_context: c\n  setup:\n    initial_slots:\n" + shared + uses)
+    assert len(scenario.initial_slots) == 50 and scenario.initial_slots["s49"]["k99"] == 99
 
 
 def test_nesting_too_deep(tmp_path):
-    text = "scenario:\n" + "".join(" " * i + "a:\n" for i in range(1, 1500))
-    assert error(tmp_path, text) == "s.yml:1:1: invalid YAML: nested too deeply"
+    text = "scenario:\n" + "".join(" " * i + "a:\n" for i in range(1, 300))
+    assert error(tmp_path, text) == "s.yml:100:100: invalid YAML: nested more than 100 levels deep"
+
+
+def test_nesting_too_deep_through_aliases(tmp_path):
+    chain = "x0: &x0 [leaf]\n" + "".join(f"x{i}: &x{i} [*x{i - 1}]\n" for i in range(1, 120))
+    assert error(tmp_path, chain + MINIMAL) == "s.yml:100:6: invalid YAML: nested more than 100 levels deep (through aliases)"
 
 
 def test_keys_must_be_strings(tmp_path):
