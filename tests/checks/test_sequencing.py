@@ -85,7 +85,7 @@ def test_memory_cleared_step_and_block_steps():
         ev("ordered_block_completed", skill_id="s", block_id="main", step_id="submit"),
     )
     assert check.evaluate(run).passed
-    assert not check.evaluate(conv(*[e.raw for e in reversed(run.events)])).passed
+    assert not check.evaluate(conv(*reversed(run.raw_events))).passed
 
 
 def test_memory_step_key_must_match():

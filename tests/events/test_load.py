@@ -278,7 +278,7 @@ def test_memory_events():
 def test_unknown_event_types_are_kept():
     conversation = load_conversation([ev("action", name="action_listen"), user("hi"), ev("slot", name="x", value=1)])
     action, _, slot = conversation.events
-    assert type(action) is Event and action.type == "action" and action.raw["name"] == "action_listen"
+    assert type(action) is Event and action.type == "action" and conversation.raw_events[0]["name"] == "action_listen"
     assert (slot.type, slot.index, slot.turn) == ("slot", 2, 1)
     assert [e.index for e in conversation.by_type["slot"]] == [2]
 

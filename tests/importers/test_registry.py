@@ -23,4 +23,4 @@ def test_rasa_tracker_is_the_native_form_unchanged():
     (imported,) = import_file(path, "rasa-tracker")
     (native,) = iter_conversation_file(path)
     assert imported.conversation == native
-    assert imported.events == tuple(e.raw for e in native.events)
+    assert imported.events == tuple(native.raw_events)

@@ -63,7 +63,7 @@ def check_html(results, conversations, subject) -> str:
         ]
         scenario = {"slug": slug, "name": result.subject, "type": getattr(subject, "type", None), "tags": list(getattr(subject, "tags", ()))}
         runs.append({**conversation_dict(result), "scenario": scenario, "run": number, "source": result.source, "error": None, "transcript": said})
-        events[(slug, number)] = [dict(e.raw) for e in conversation.events]
+        events[(slug, number)] = [dict(e) for e in conversation.raw_events]
     summary = summary_document(runs, {})
     for row in summary["scenarios"]:
         row.update(flaky=False, pass_hat_k={})  # different conversations, not repeated runs

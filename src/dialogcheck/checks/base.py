@@ -27,6 +27,10 @@ class Outcome(str, Enum):
         return self.value
 
 
+#: Looked up once: an enum member read through its class costs a descriptor call (Python 3.11), once per check.
+_PASS, _FAIL = Outcome.PASS, Outcome.FAIL
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """What one check concluded about one conversation, and why.
@@ -58,7 +62,7 @@ class Check(ABC):
     def evaluate(self, conversation: Conversation) -> CheckResult: ...
 
     def result(self, passed: bool, detail: str, evidence: Sequence[int] = ()) -> CheckResult:
-        return CheckResult(self, Outcome.PASS if passed else Outcome.FAIL, detail, tuple(evidence))
+        return CheckResult(self, _PASS if passed else _FAIL, detail, tuple(evidence))
 
 
 def at(event: Event) -> str:

@@ -17,10 +17,13 @@ from typing import Any
 import orjson
 
 from ..errors import LoadError, Problem, decode_utf8
+from .fast import TrackerDecoder
 from .model import Conversation
 from .parse import EventFieldError, EventReader, json_type
 
 CONVERSATION_SUFFIXES = (".json", ".jsonl", ".ndjson")
+#: One decoder for every file read, so the event types it learns carry over.
+_TRACKERS = TrackerDecoder()
 _MAX_PROBLEMS = 50
 
 
@@ -125,7 +128,7 @@ def _events_to_conversation(
                 break
     if problems:
         raise LoadError(problems)
-    return Conversation(tuple(reader.events), source, conversation_id)
+    return Conversation(tuple(reader.events), source, conversation_id, objects)
 
 
 def _tracker_id(obj: Mapping[str, Any]) -> str | None:
@@ -178,9 +181,19 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
     reader = EventReader()
     problems: list[Problem] = []
     pending: Conversation | None = None
+    recorded: list[Any] = []  # the event objects of a one-event-a-line file
     batch = 0
     seen = 0  # event objects read, failed ones included, so `event N` is the N-th object of the file
     for lineno, raw in lines:
+        if mode == "conversations":
+            decoded = _TRACKERS.decode(raw)  # the hot path; None sends the line the general way below
+            if decoded is not None:
+                if pending is not None:
+                    yield pending
+                events, cid = decoded
+                pending = Conversation(events, f"{file}#{cid or lineno}", cid, raw)
+                batch += 1
+                continue
         located = _Located(raw, lineno)
         try:
             obj = orjson.loads(raw)  # the hot path: no str made of the line unless it is needed
@@ -203,9 +216,11 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
                 yield pending
             cid = _tracker_id(obj)
             pending = _tracker(obj, file, located, f"{file}#{cid or lineno}")
+            _TRACKERS.learn(pending.events)
             batch += 1
             continue
         seen += 1
+        recorded.append(obj)
         try:
             reader.add(obj)
         except EventFieldError as err:
@@ -217,7 +232,7 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
     if pending is not None:
         yield pending if batch > 1 else replace(pending, source=file)
     if mode == "events":
-        yield Conversation(tuple(reader.events), file, None)
+        yield Conversation(tuple(reader.events), file, None, recorded)
     elif mode is None:
         raise LoadError.one("the file holds no events: expected JSON or JSONL event objects", file)
 

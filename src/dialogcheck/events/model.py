@@ -14,11 +14,11 @@ the garbage collector's scans. Checking a production log builds one per line.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cached_property
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
 import msgspec
+import orjson
 
 #: Mantle's lifecycle tools: recorded as `tool_executed`, never counted as tool runs.
 FRAMEWORK_TOOLS: frozenset[str] = frozenset(
@@ -50,15 +50,24 @@ class Record(msgspec.Struct, frozen=True, gc=False):
     """A frozen record built in C (see the module docstring)."""
 
 
-class Event(Record):
-    """Fields every event has. `raw` keeps the object as recorded."""
+#: Fields the loader fills in, never read from a recorded object (a stray `"turn"` key must not set one).
+_NOT_RECORDED = {name: f"(dialogcheck {name})" for name in ("type", "index", "turn")}
+
+
+class Event(Record, tag_field="event", kw_only=True, rename=_NOT_RECORDED):
+    """Fields every event has.
+
+    Each event type has its own class, tagged with the `event` value it is
+    recorded under, so a conversation decodes straight from JSON into these
+    records (`load.py`); any other type is a plain `Event` naming its `type`.
+    The objects as recorded are kept on the `Conversation` (`raw_events`).
+    """
 
     type: str
-    index: int
-    turn: int
-    timestamp: float | None
-    metadata: Mapping[str, Any]
-    raw: Mapping[str, Any]
+    index: int = 0
+    turn: int = 0
+    timestamp: int | float | None = None
+    metadata: dict[str, Any] = {}
 
     kind: ClassVar[str] = "event"
 
@@ -67,8 +76,9 @@ class Event(Record):
         return f"event {self.index} (turn {self.turn})"
 
 
-class UserMessage(Event):
-    text: str = ""
+class UserMessage(Event, tag="user", kw_only=True):
+    type: str = "user"
+    text: str | None = ""  # null reads as "" (the loader sees to it)
 
     kind: ClassVar[str] = "user"
 
@@ -78,56 +88,61 @@ class UserMessage(Event):
 
 
 class Button(Record):
-    title: str | None
+    title: str | None = None
     payload: str | None = None
 
 
-class BotMessage(Event):
-    text: str = ""
+class BotMessage(Event, tag="bot", kw_only=True):
+    type: str = "bot"
+    text: str | None = ""  # null reads as "" (the loader sees to it)
     utter_name: str | None = None
     buttons: tuple[Button, ...] = ()
+    data: dict[str, Any] | None = None  # the tracker form's `data.buttons`, read by the loader
 
     kind: ClassVar[str] = "bot"
 
 
-class SkillEvent(Event):
+class SkillEvent(Event, kw_only=True):
     """`skill_activated`, `_completed`, `_cancelled`, `_interrupted`, `_resumed`."""
 
-    skill_id: str = ""
+    skill_id: str
     step_id: str | None = None
 
     kind: ClassVar[str] = "skill"
 
 
-class BlockEvent(Event):
+class BlockEvent(Event, kw_only=True):
     """`ordered_block_entered`, `_completed`, `_cancelled`, `_interrupted`, `_resumed`."""
 
-    skill_id: str = ""
-    block_id: str = ""
+    skill_id: str
+    block_id: str
     step_id: str | None = None
 
     kind: ClassVar[str] = "block"
 
 
-class MemorySet(Event):
-    key: str = ""
-    value: Any = None
+class MemorySet(Event, tag="memory_set", kw_only=True):
+    type: str = "memory_set"
+    key: str
+    value: Any
 
     kind: ClassVar[str] = "memory_set"
 
 
-class MemoryCleared(Event):
-    key: str = ""
+class MemoryCleared(Event, tag="memory_cleared", kw_only=True):
+    type: str = "memory_cleared"
+    key: str
 
     kind: ClassVar[str] = "memory_cleared"
 
 
-class ToolRun(Event):
+class ToolRun(Event, tag="tool_executed", kw_only=True):
     """A `tool_executed` event. `counted` is false for framework tools."""
 
-    tool_name: str = ""
-    arguments: Mapping[str, Any] = msgspec.field(default_factory=dict)
-    source: str = "local"
+    type: str = "tool_executed"
+    tool_name: str
+    source: Literal["local", "mcp"]
+    arguments: dict[str, Any] = {}
     result: Any = None
     is_error: bool = False
     error_message: str | None = None
@@ -154,10 +169,53 @@ class ToolRun(Event):
         return f"{self.tool_name} ({where})"
 
 
+def _tagged(base: type[Event], name: str) -> type[Event]:
+    """The class of events recorded as `name`: `base` with that tag and `type`."""
+    return msgspec.defstruct(
+        "".join(part.title() for part in name.split("_")), [("type", str, name)], bases=(base,), tag=name, kw_only=True, module=__name__
+    )
+
+
+#: The class of every event type with fields of its own, by its `event` value.
+EVENT_CLASSES: dict[str, type[Event]] = {
+    "user": UserMessage,
+    "bot": BotMessage,
+    "memory_set": MemorySet,
+    "memory_cleared": MemoryCleared,
+    "tool_executed": ToolRun,
+    **{name: _tagged(SkillEvent, name) for name in SKILL_EVENTS},
+    **{name: _tagged(BlockEvent, name) for name in BLOCK_EVENTS},
+}
+globals().update({cls.__name__: cls for cls in EVENT_CLASSES.values()})  # importable by name, so they pickle
+
+
 def opens_turn(text: str | None) -> bool:
     """A user message opens a turn unless it is blank or a `/command`."""
     stripped = (text or "").strip()
     return bool(stripped) and not stripped.startswith("/")
+
+
+class _cached:  # noqa: N801 - used like functools.cached_property
+    """`functools.cached_property` without the lock Python 3.11 takes on each first access (one per check of a log)."""
+
+    def __init__(self, compute: Any):
+        self.compute = compute
+        self.__doc__ = compute.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
+
+
+def _as_recorded(event: Event) -> dict[str, Any]:
+    """An event built in code, as the object it would have been recorded as."""
+    fields = (name for name in event.__struct_fields__ if name not in _NOT_RECORDED)
+    return {"event": event.type, **{name: msgspec.to_builtins(getattr(event, name)) for name in fields}}
 
 
 @dataclass(frozen=True)
@@ -165,14 +223,28 @@ class Conversation:
     """An ordered list of events plus the indexes checks need.
 
     `events[i].index == i`. Turn 0 holds every event before the first real
-    user message; each such message opens the next turn.
+    user message; each such message opens the next turn. `recorded` is what
+    the events were read from: their objects, or the JSON text that holds
+    them (decoded again only when `raw_events` is asked for).
     """
 
     events: tuple[Event, ...]
     source: str = "<memory>"
     conversation_id: str | None = None
+    recorded: Sequence[Mapping[str, Any]] | bytes | None = field(default=None, repr=False, compare=False)
 
-    @cached_property
+    @_cached
+    def raw_events(self) -> Sequence[Mapping[str, Any]]:
+        """Each event's object as recorded, unknown fields included."""
+        recorded = self.recorded
+        if isinstance(recorded, bytes):
+            document = orjson.loads(recorded)
+            return document["events"] if isinstance(document, dict) else document
+        if recorded is not None:
+            return recorded
+        return [_as_recorded(event) for event in self.events]
+
+    @_cached
     def by_type(self) -> Mapping[str, Sequence[Event]]:
         index: dict[str, list[Event]] = {}
         for event in self.events:
@@ -191,16 +263,16 @@ class Conversation:
         merged.sort(key=lambda e: e.index)
         return merged
 
-    @cached_property
+    @_cached
     def tool_runs(self) -> Sequence[ToolRun]:
         return self.by_type.get("tool_executed", ())  # type: ignore[return-value]
 
-    @cached_property
+    @_cached
     def counted_tool_runs(self) -> Sequence[ToolRun]:
         """The tool log: `tool_executed` events that are not framework tools."""
         return [run for run in self.tool_runs if run.counted]
 
-    @cached_property
+    @_cached
     def bot_messages(self) -> Sequence[BotMessage]:
         return self.by_type.get("bot", ())  # type: ignore[return-value]
 

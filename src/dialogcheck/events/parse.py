@@ -11,15 +11,14 @@ from typing import Any
 
 from .model import (
     BLOCK_EVENTS,
+    EVENT_CLASSES,
     SKILL_EVENTS,
-    BlockEvent,
     BotMessage,
     Button,
     Conversation,
     Event,
     MemoryCleared,
     MemorySet,
-    SkillEvent,
     ToolRun,
     UserMessage,
     opens_turn,
@@ -116,7 +115,7 @@ def _common(obj: Mapping[str, Any]) -> tuple[float | None, Mapping[str, Any]]:
 
 
 def _user(obj, kind, index, turn, ts, meta):
-    return UserMessage(kind, index, turn, ts, meta, obj, _text(obj))
+    return UserMessage(index=index, turn=turn, timestamp=ts, metadata=meta, text=_text(obj))
 
 
 def _bot(obj, kind, index, turn, ts, meta):
@@ -126,35 +125,37 @@ def _bot(obj, kind, index, turn, ts, meta):
         utter = _optional_string(obj, "utter_name")
     elif not isinstance(utter, str):
         raise EventFieldError("utter_action", f"field `metadata.utter_action` must be a string, got {json_type(utter)}")
-    return BotMessage(kind, index, turn, ts, meta, obj, _text(obj), utter, _buttons(obj, data))
+    return BotMessage(
+        index=index, turn=turn, timestamp=ts, metadata=meta, text=_text(obj), utter_name=utter, buttons=_buttons(obj, data)
+    )
 
 
 def _skill(obj, kind, index, turn, ts, meta):
-    return SkillEvent(kind, index, turn, ts, meta, obj, _string(obj, "skill_id"), _optional_string(obj, "step_id"))
+    return EVENT_CLASSES[kind](
+        index=index, turn=turn, timestamp=ts, metadata=meta, skill_id=_string(obj, "skill_id"), step_id=_optional_string(obj, "step_id")
+    )
 
 
 def _block(obj, kind, index, turn, ts, meta):
-    return BlockEvent(
-        kind,
-        index,
-        turn,
-        ts,
-        meta,
-        obj,
-        _string(obj, "skill_id"),
-        _string(obj, "block_id"),
-        _optional_string(obj, "step_id"),
+    return EVENT_CLASSES[kind](
+        index=index,
+        turn=turn,
+        timestamp=ts,
+        metadata=meta,
+        skill_id=_string(obj, "skill_id"),
+        block_id=_string(obj, "block_id"),
+        step_id=_optional_string(obj, "step_id"),
     )
 
 
 def _memory_set(obj, kind, index, turn, ts, meta):
     if "value" not in obj:
         raise EventFieldError("value", "field `value` is missing")
-    return MemorySet(kind, index, turn, ts, meta, obj, _string(obj, "key"), obj["value"])
+    return MemorySet(index=index, turn=turn, timestamp=ts, metadata=meta, key=_string(obj, "key"), value=obj["value"])
 
 
 def _memory_cleared(obj, kind, index, turn, ts, meta):
-    return MemoryCleared(kind, index, turn, ts, meta, obj, _string(obj, "key"))
+    return MemoryCleared(index=index, turn=turn, timestamp=ts, metadata=meta, key=_string(obj, "key"))
 
 
 def _tool(obj, kind, index, turn, ts, meta):
@@ -172,25 +173,23 @@ def _tool(obj, kind, index, turn, ts, meta):
     elif not isinstance(skill_id, str):
         raise EventFieldError("skill_id", f"field `metadata.skill_id` must be a string, got {json_type(skill_id)}")
     return ToolRun(
-        kind,
-        index,
-        turn,
-        ts,
-        meta,
-        obj,
-        _string(obj, "tool_name"),
-        _mapping(obj, "arguments"),
-        source,
-        obj.get("result"),
-        is_error,
-        _optional_string(obj, "error_message"),
-        _optional_string(obj, "mcp_server"),
-        skill_id,
+        index=index,
+        turn=turn,
+        timestamp=ts,
+        metadata=meta,
+        tool_name=_string(obj, "tool_name"),
+        arguments=_mapping(obj, "arguments"),
+        source=source,
+        result=obj.get("result"),
+        is_error=is_error,
+        error_message=_optional_string(obj, "error_message"),
+        mcp_server=_optional_string(obj, "mcp_server"),
+        skill_id=skill_id,
     )
 
 
 def _other(obj, kind, index, turn, ts, meta):
-    return Event(kind, index, turn, ts, meta, obj)
+    return Event(type=kind, index=index, turn=turn, timestamp=ts, metadata=meta)
 
 
 _BUILDERS: dict[str, Callable[..., Event]] = {
@@ -232,10 +231,12 @@ def conversation_from_dicts(
 ) -> Conversation:
     """Build a conversation from event objects; raises `EventFieldError` with the failing index in `.index`."""
     reader = EventReader()
+    recorded = []
     for i, obj in enumerate(objects):
         try:
             reader.add(obj)
         except EventFieldError as err:
             err.index = i  # type: ignore[attr-defined]
             raise
-    return Conversation(tuple(reader.events), source, conversation_id)
+        recorded.append(obj)
+    return Conversation(tuple(reader.events), source, conversation_id, recorded)

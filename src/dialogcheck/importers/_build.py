@@ -61,7 +61,7 @@ def finish(draft: Draft, source: str) -> ImportedConversation:
             problems.append(item.problem(f"converted event {i} ({event.get('event')}): {err}", path))
     if problems:
         raise LoadError(problems[:_MAX_PROBLEMS])
-    conversation = Conversation(tuple(reader.events), source, draft.conversation_id)
+    conversation = Conversation(tuple(reader.events), source, draft.conversation_id, tuple(draft.events))
     return ImportedConversation(conversation, tuple(draft.events))
 
 

@@ -91,8 +91,11 @@ def ledger_line(event: Event) -> str | None:
     """One event as a ledger line, or None for events the ledger leaves out."""
     if isinstance(event, ToolRun):
         return _tool(event) if event.counted else None
-    render = _LINES.get(type(event))
-    return render(event) if render else None
+    for cls in type(event).__mro__:  # a skill event is of a class for its type, under `SkillEvent`
+        render = _LINES.get(cls)
+        if render is not None:
+            return render(event)
+    return None
 
 
 def render_ledger(conversation: Conversation) -> str:

@@ -110,8 +110,8 @@ def _tool(event: ToolRun) -> str:
     return f'{_e(line)}<details><summary>arguments and result</summary><pre class="json">{_e(_pretty(full))}</pre></details>'
 
 
-def _event(event: Any) -> tuple[str, str, str]:
-    """(kind, extra classes, inner HTML) of one typed event in the timeline."""
+def _event(event: Any, recorded: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(kind, extra classes, inner HTML) of one typed event (and its object as recorded) in the timeline."""
     if isinstance(event, ToolRun):
         return "tool", ("bad" if event.is_error else "" if event.counted else "dim"), _tool(event)
     if isinstance(event, UserMessage):
@@ -123,7 +123,7 @@ def _event(event: Any) -> tuple[str, str, str]:
     line = ledger_line(event)
     if line is not None:
         return event.kind, "", _e(line)
-    rest = {k: v for k, v in event.raw.items() if k != "event"}
+    rest = {k: v for k, v in recorded.items() if k != "event"}
     return event.type, "dim", _e(f"{event.type} {show(rest, TEXT_LIMIT)}" if rest else event.type)
 
 
@@ -135,8 +135,8 @@ def _timeline(events: Sequence[Mapping[str, Any]]) -> tuple[dict[int, list[tuple
         rows = [(i, "event", "dim", _e(show(raw, 200))) for i, raw in enumerate(events)]
         return {0: rows} if rows else {}, f"events shown as recorded: event {getattr(err, 'index', '?')}: {err}"
     grouped: dict[int, list[tuple[int, str, str, str]]] = {}
-    for event in conversation.events:
-        grouped.setdefault(event.turn, []).append((event.index, *_event(event)))
+    for event, recorded in zip(conversation.events, conversation.raw_events):
+        grouped.setdefault(event.turn, []).append((event.index, *_event(event, recorded)))
     return grouped, None
 
 
