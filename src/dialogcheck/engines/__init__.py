@@ -1,0 +1,9 @@
+"""Engines move conversation data to where it is checked and the results back; they never check anything.
+
+The input is cut into chunks a worker can read on its own (`chunks`): a
+range of lines of a JSONL of conversations, a whole file, or a Parquet row
+group. Every engine hands chunks to the same function (`work.check_chunk`),
+which reads a chunk, judges each conversation with the library's one check
+path (`batch.iter_results`) and renders the results. `local` runs chunks in
+this process or in worker processes; `ray_engine` runs them as Ray Data tasks.
+"""

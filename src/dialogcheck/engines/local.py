@@ -1,0 +1,85 @@
+"""The local engine: chunks checked in this process, or in worker processes with results kept in input order.
+
+Workers take chunks from a bounded window (a few per worker), so however big
+the input, only that many chunks' results wait in memory; the main process
+writes each chunk's results as soon as every chunk before it is written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from itertools import islice
+
+from .work import CheckJob, Checked, ChunkResult, check_chunk, checked
+
+#: Chunks handed to workers ahead of the one being written, per worker.
+AHEAD_PER_WORKER = 2
+
+_job: CheckJob | None = None
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _start_worker(job: CheckJob) -> None:
+    global _job
+    _job = job
+
+
+def _check_in_worker(chunk) -> ChunkResult:
+    assert _job is not None
+    return check_chunk(_job, chunk)
+
+
+def _context():
+    """Fork when nothing else runs here (the CLI): workers start at once with the job in memory.
+
+    With other threads alive (the CLI under a test runner, a library caller), forking could copy a held
+    lock, so workers come from a fork server instead.
+    """
+    import multiprocessing
+    import sys
+    import threading
+
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+
+
+def _in_workers(job: CheckJob, chunks: Iterable, jobs: int) -> Iterator[ChunkResult]:
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_start_worker, initargs=(job,))
+    try:
+        todo = iter(chunks)
+        waiting = deque(pool.submit(_check_in_worker, chunk) for chunk in islice(todo, jobs * AHEAD_PER_WORKER))
+        while waiting:
+            result = waiting.popleft().result()
+            for chunk in islice(todo, 1):
+                waiting.append(pool.submit(_check_in_worker, chunk))
+            yield result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def results_in_order(
+    job: CheckJob, chunks: Iterable, jobs: int = 1, *, judge=None, metrics: tuple[str, ...] = ()
+) -> Iterator[Checked]:
+    """Every conversation of `chunks`, judged and rendered, in input order; the first bad record raises `LoadError`.
+
+    With a judge, conversations are judged in this process whatever `jobs` says: the judge's client holds
+    the one limit on LLM calls in flight, and waiting on the LLM, not checking, takes the time.
+    """
+    if jobs <= 1 or judge is not None:
+        for chunk in chunks:
+            yield from checked(job, chunk, judge=judge, metrics=metrics)
+        return
+    for result in _in_workers(job, chunks, jobs):
+        yield from result.items
+        result.raise_problems()

@@ -1,0 +1,91 @@
+"""The work of one chunk, the same wherever it runs: read it, judge each conversation, render each result.
+
+`checked` is the one path: the in-process engine iterates it, worker
+processes and Ray tasks run `check_chunk`, which collects it into a compact
+`ChunkResult` (rendered text or JSON, verdicts, the first bad record), so
+only small plain data travels back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..batch import iter_results
+from ..checks.base import Outcome
+from ..errors import LoadError, Problem
+from ..evaluate import ConversationResult
+
+#: How a result is rendered: a text block (`text` plain, `rich` with styles for a terminal) or one JSON line.
+RENDERINGS = ("text", "rich", "json")
+
+
+@dataclass(frozen=True)
+class CheckJob:
+    """What every worker needs: the scenario or SOP, and how to render results. Small and picklable."""
+
+    subject: Any
+    no_judge: bool = False
+    render: str = "json"
+    keep_results: bool = False  # send the full results back too (for --junit)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One judged conversation as the writer needs it."""
+
+    rendered: Any  # str, or rich Text for `rich`
+    verdict: Outcome
+    errored: bool  # some single check came out `error`
+    source: str
+    conversation_id: str | None
+    result: ConversationResult | None = None
+
+
+@dataclass
+class ChunkResult:
+    """Everything a chunk gives back: its judged conversations in order, then the bad record it stopped at."""
+
+    items: list[Checked] = field(default_factory=list)
+    problems: tuple[Problem, ...] | None = None
+
+    def raise_problems(self) -> None:
+        if self.problems:
+            raise LoadError(self.problems)
+
+
+def render(result: ConversationResult, how: str) -> Any:
+    if how == "json":
+        from ..report.json import conversation_json
+
+        return conversation_json(result)
+    from ..report.text import render_conversation
+
+    text = render_conversation(result)
+    return text if how == "rich" else text.plain
+
+
+def checked(job: CheckJob, chunk, *, judge=None, metrics: tuple[str, ...] = ()) -> Iterator[Checked]:
+    """Each conversation of `chunk`, judged and rendered, in order; a bad record raises `LoadError` where it is."""
+    results = iter_results(job.subject, chunk.read(), judge=judge, no_judge=job.no_judge, metrics=metrics)
+    for result in results:
+        yield Checked(
+            render(result, job.render),
+            result.verdict,
+            Outcome.ERROR in result.check_outcomes,
+            result.source,
+            result.conversation_id,
+            result if job.keep_results else None,
+        )
+
+
+def check_chunk(job: CheckJob, chunk) -> ChunkResult:
+    """`checked` collected for a worker: a bad record becomes data, so a worker never raises for user input."""
+    out = ChunkResult()
+    try:
+        for item in checked(job, chunk):
+            out.items.append(item)
+    except LoadError as err:
+        out.problems = err.problems
+    return out
