@@ -1,82 +1,35 @@
-"""`dialogcheck check`: judge recorded conversations against a scenario's goals or an SOP."""
+"""`dialogcheck check`: judge recorded conversations against a scenario's goals or an SOP.
+
+The input is planned into chunks (`engines.chunks`) and checked by an
+engine: in this process, in worker processes (`--jobs`), or on Ray
+(`--engine ray`). This module parses options, picks the engine and writes
+what comes back in input order.
+"""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
-from rich.text import Text
 
-from ..batch import iter_results
-from ..checks.base import Outcome
 from ..config import QUALITY_METRICS, ProjectConfig, find_config, load_config
 from ..errors import LoadError
-from ..evaluate import ConversationResult, judge_requests
-from ..events.load import conversation_files, iter_conversations
-from ..importers import IMPORTERS, iter_imported_conversations
-from ..llm.base import LLMError
-from ..report import json as json_report
-from ..report import text as text_report
-from ..scenario.load import load_scenario
-from .output import (
-    FORMAT_OPTION,
-    exit_code,
-    fail_with_load_error,
-    print_json,
-    print_text,
-)
+from ..importers import IMPORTERS
+from .env_options import env_options
+from .output import EXIT_ERRORED, FORMAT_OPTION, fail_with_load_error, print_text
 
 #: Inputs larger than this are judged as they are read instead of being read whole first.
 STREAM_ABOVE_BYTES = 64 * 2**20
+#: Inputs smaller than this are checked in this process whatever --jobs says: starting workers costs more.
+IN_PROCESS_BELOW_BYTES = 2 * 2**20
+SHARD_FORMATS = ("jsonl", "parquet")
 
-
-@dataclass
-class Tally:
-    """What the exit code needs, counted as results stream past."""
-
-    verdicts: list[Outcome] = field(default_factory=list)
-    any_error: bool = False
-
-    @property
-    def total(self) -> int:
-        return len(self.verdicts)
-
-    def add(self, result: ConversationResult, kept: list | None) -> None:
-        self.verdicts.append(result.verdict)
-        self.any_error = self.any_error or Outcome.ERROR in result.check_outcomes
-        if kept is not None:
-            kept.append(result)
-
-
-def stream_text(results: Iterator[ConversationResult], tally: Tally, kept: list | None) -> None:
-    """One block per conversation as it is judged, then the batch line when there were several."""
-    for result in results:
-        if tally.total:
-            print_text(Text("\n"))
-        tally.add(result, kept)
-        print_text(text_report.render_conversation(result))
-    if tally.total > 1:
-        print_text(text_report.render_tally(tally.verdicts))
-
-
-def stream_json(results: Iterator[ConversationResult], tally: Tally, kept: list | None) -> None:
-    """One conversation: its document. Several: `{"conversations": [...], "summary": {...}}`, written as they come."""
-    first = next(results, None)
-    if first is None:
-        return
-    tally.add(first, kept)
-    second = next(results, None)
-    if second is None:
-        print_json(json_report.render_check([first]))
-        return
-    print_json('{"conversations": [\n' + json_report.conversation_json(first))
-    for result in itertools.chain([second], results):
-        tally.add(result, kept)
-        print_json(",\n" + json_report.conversation_json(result))
-    print_json('\n], "summary": ' + json_report.tally_json(tally.verdicts) + "}\n")
+JOBS_HELP = (
+    "Worker processes for the checks (default: the usable cores). Results come out in input order, the same "
+    "as with --jobs 1. Inputs under 2 MB, --html, and LLM-judged checks (criteria, llm_judge, --metrics, with "
+    "a judge configured) run in this process: the judge's limit on calls in flight is shared. With "
+    "--engine ray: the CPUs of the local Ray instance."
+)
 
 
 def _config(subject_path: str, config_path: str | None) -> ProjectConfig | None:
@@ -86,6 +39,8 @@ def _config(subject_path: str, config_path: str | None) -> ProjectConfig | None:
 
 def _judge_note(subject, judge, no_judge: bool) -> str | None:
     """Say which checks were not judged, and why, so a skipped check is never mistaken for a pass."""
+    from ..evaluate import judge_requests
+
     count = len(judge_requests(subject))
     if not count or (judge is not None and not no_judge):
         return None
@@ -107,6 +62,59 @@ def _write_reports(results, loaded, subject, junit_path, html_path, output_forma
         fail_with_load_error(LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path or html_path)), output_format)
 
 
+def _load_subject(scenario_path: str | None, sop_path: str | None):
+    if scenario_path is not None:
+        from ..scenario.load import load_scenario
+
+        return load_scenario(scenario_path)
+    from ..sop.load import load_sop
+
+    return load_sop(sop_path)
+
+
+def _wants_judge(subject, no_judge: bool, metrics: bool) -> bool:
+    from ..evaluate import judge_requests
+
+    return bool(not no_judge and judge_requests(subject)) or metrics
+
+
+def _make_judge(config, no_cache: bool, cache_dir: str | None, where: str, output_format: str):
+    from ..judge.setup import judge_from_config
+    from ..llm.base import LLMError
+
+    try:
+        return judge_from_config(config, use_cache=not no_cache, cache_dir=Path(cache_dir) if cache_dir else None)
+    except LLMError as err:
+        fail_with_load_error(LoadError.one(str(err), str(config.path) if config and config.path else where), output_format)
+
+
+def _check_options(engine, output_dir, output_format_shards, input_format, junit_path, html_path) -> None:
+    if engine == "ray":
+        if not output_dir:
+            raise click.UsageError("--engine ray writes its results to a folder: give --output DIR (a path or an object-store URI)")
+        if input_format:
+            raise click.UsageError("--engine ray reads native JSONL, JSON and Parquet: convert with `dialogcheck import` first")
+        if junit_path or html_path:
+            raise click.UsageError("--junit and --html are written by --engine local")
+    if output_format_shards == "parquet" or engine == "ray":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            hint = "pip install 'dialogcheck[ray]'" if engine == "ray" else "pip install 'dialogcheck[parquet]'"
+            raise click.UsageError(f"--engine ray and Parquet shards need pyarrow: {hint}") from None
+
+
+def _output_folder(output_dir: str, output_format: str) -> None:
+    from ..engines.storage import folder_is_empty
+
+    try:
+        empty = folder_is_empty(output_dir)
+    except OSError as err:
+        fail_with_load_error(LoadError.one(f"cannot use the output folder: {err.strerror or err}", output_dir), output_format)
+    if not empty:
+        fail_with_load_error(LoadError.one("the output folder is not empty: give a new or empty folder", output_dir), output_format)
+
+
 @click.command()
 @click.option("--scenario", "scenario_path", type=click.Path(), help="Scenario file whose goals judge the conversations.")
 @click.option("--sop", "sop_path", type=click.Path(), help="SOP file to apply to each conversation.")
@@ -119,8 +127,23 @@ def _write_reports(results, loaded, subject, junit_path, html_path, output_forma
 @click.option("--stream", is_flag=True, help="Judge conversations as they are read, whatever the input size (memory stays flat).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write an HTML report here.")
+@click.option("--jobs", type=click.IntRange(min=1), help=JOBS_HELP)
+@click.option(
+    "--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+    help="local: this machine. ray: Ray Data tasks on the cluster at --ray-address, or on a local Ray instance "
+    "(pip install 'dialogcheck[ray]'); needs --output; LLM-judged checks need --no-judge there.",
+)
+@click.option("--ray-address", help="Ray cluster to run on (as `ray.init(address=...)` takes it; default: RAY_ADDRESS, else a local instance).")
+@click.option(
+    "--output", "output_dir",
+    help="Write the results as shards in this folder (a path, or with --engine ray an object-store URI) plus "
+    "summary.json, and print only the summary. The folder must be new or empty.",
+)
+@click.option("--output-format", "shard_format", type=click.Choice(SHARD_FORMATS), default="jsonl", show_default=True, help="Format of the shards written to --output.")
+@click.option("--chunk-mb", type=click.FloatRange(min=0.001), help="Input per task in MiB: JSONL split on line ends, Parquet by row group (default 1, 16 with --engine ray).")
 @FORMAT_OPTION
 @click.argument("conversations", nargs=-1, required=True, type=click.Path())
+@env_options
 def check(
     scenario_path: str | None,
     sop_path: str | None,
@@ -133,61 +156,145 @@ def check(
     junit_path: str | None,
     html_path: str | None,
     stream: bool,
+    jobs: int | None,
+    engine: str,
+    ray_address: str | None,
+    output_dir: str | None,
+    shard_format: str,
+    chunk_mb: float | None,
     output_format: str,
     conversations: tuple[str, ...],
 ) -> None:
     """Judge recorded CONVERSATIONS (files or folders) against --scenario or --sop.
+
+    With --engine ray, CONVERSATIONS may also be object-store URIs (s3://, gs://, ...). JSONL (one conversation a line, or one event a line), JSON, and Parquet
+    with one conversation a row (an `events` column holding the events as a
+    JSON string or a list of structs; optional `id` and `source` columns).
 
     Exit code 0 when every conversation passed, 1 when a check failed, 2 for
     bad input, 3 when a check errored (for example, no judge configured).
     """
     if (scenario_path is None) == (sop_path is None):
         raise click.UsageError("give exactly one of --scenario or --sop")
-    try:
-        if scenario_path is not None:
-            subject = load_scenario(scenario_path)
-        else:
-            from ..sop.load import load_sop
+    _check_options(engine, output_dir, shard_format, input_format, junit_path, html_path)
+    from ..engines.chunks import input_files
 
-            subject = load_sop(sop_path)
+    try:
+        subject = _load_subject(scenario_path, sop_path)
         config = _config(scenario_path or sop_path, config_path)
-        files = conversation_files(conversations)
-        source = iter_imported_conversations(files, input_format) if input_format else iter_conversations(files)
-        # Read small inputs whole, so bad input anywhere stops the check before anything is judged;
-        # stream big ones (or on request), so memory stays flat.
-        if not (stream or sum(f.stat().st_size for f in files) > STREAM_ABOVE_BYTES) or html_path:
-            source = list(source)
-            if not source:
-                raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(conversations))
+        files = None if engine == "ray" else input_files(conversations, with_parquet=not input_format)
+        if files == []:
+            raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(conversations))
     except LoadError as err:
         fail_with_load_error(err, output_format)
+    if engine == "ray" and (metrics or (_wants_judge(subject, no_judge, False) and config is not None and config.evaluation.llm is not None)):
+        raise click.UsageError("--engine ray runs the deterministic checks: add --no-judge to skip LLM-judged ones, or use --engine local")
+    if output_dir:
+        _output_folder(output_dir, output_format)
+    chunk_bytes = int(chunk_mb * 2**20) if chunk_mb else None
+    if engine == "ray":
+        _check_on_ray(subject, conversations, no_judge, jobs, ray_address, output_dir, shard_format, chunk_bytes, output_format)
     judge = None
-    if not no_judge and judge_requests(subject) or metrics:
-        try:
-            from ..judge.setup import judge_from_config
-
-            judge = judge_from_config(config, use_cache=not no_cache, cache_dir=Path(cache_dir) if cache_dir else None)
-        except LLMError as err:
-            where = str(config.path) if config and config.path else (scenario_path or sop_path)
-            fail_with_load_error(LoadError.one(str(err), where), output_format)
+    if _wants_judge(subject, no_judge, metrics):
+        judge = _make_judge(config, no_cache, cache_dir, scenario_path or sop_path, output_format)
     wanted = QUALITY_METRICS if metrics else (config.evaluation.metrics if config else ())
-    results = iter_results(subject, source, judge=judge, no_judge=no_judge, metrics=wanted)
-    kept: list[ConversationResult] | None = [] if (junit_path or html_path) else None
-    tally = Tally()
+    _check_locally(
+        subject, files, input_format, judge, no_judge, wanted, jobs, stream, chunk_bytes,
+        output_dir, shard_format, junit_path, html_path, output_format, " ".join(conversations),
+    )
+
+
+def _check_locally(
+    subject, files, input_format, judge, no_judge, metrics, jobs, stream, chunk_bytes,
+    output_dir, shard_format, junit_path, html_path, output_format, given,
+) -> None:
+    from ..engines.chunks import CHUNK_BYTES, plan_local
+    from ..engines.local import results_in_order, usable_cores
+    from ..engines.work import CheckJob
+    from .check_output import JsonWriter, ShardOutput, Tally, TextWriter
+    from .output import _surely_not_terminal, console
+
+    size = sum(_size(f) for f in files)
+    # Small inputs are read whole first, so bad input anywhere stops the check before anything is judged;
+    # big ones (or on request) stream, so memory stays flat.
+    stream = (stream or size > STREAM_ABOVE_BYTES) and not html_path
+    workers = 1 if size < IN_PROCESS_BELOW_BYTES or html_path else (jobs or usable_cores())
+    if output_dir or output_format == "json":
+        how = "json"
+    else:
+        import sys
+
+        how = "text" if _surely_not_terminal(sys.stdout) or not console().is_terminal else "rich"
+    job = CheckJob(subject, no_judge=no_judge, render=how, keep_results=bool(junit_path or html_path))
+    chunks = plan_local(files, input_format, chunk_bytes or CHUNK_BYTES)
+    tally = Tally(kept=[] if job.keep_results else None)
+    if output_dir:
+        writer = ShardOutput(tally, output_dir, shard_format, output_format)
+    else:
+        writer = JsonWriter(tally) if output_format == "json" else TextWriter(tally)
     try:
-        if output_format == "json":
-            stream_json(results, tally, kept)
-        else:
-            stream_text(results, tally, kept)
-    except LoadError as err:  # a bad record met while streaming a big input
+        if not stream:
+            chunks = list(chunks)
+            if judge is not None:  # find bad input before paying for any LLM call
+                for chunk in chunks:
+                    for _ in chunk.read():
+                        pass
+        items = results_in_order(job, chunks, workers, judge=judge, metrics=metrics)
+        if not stream:
+            items = list(items)
+        for item in items:
+            writer.add(item)
+    except LoadError as err:  # bad input: before anything was written, or (streaming) where it stands
+        if output_dir:
+            writer.abandon()
+        import sys
+
+        sys.stdout.flush()
         fail_with_load_error(err, output_format)
     if tally.total == 0:
-        fail_with_load_error(LoadError.one("no conversation files found (.json, .jsonl)", " ".join(conversations)), output_format)
+        fail_with_load_error(LoadError.one("no conversation files found (.json, .jsonl)", given), output_format)
+    writer.finish()
     if output_format != "json":
         note = _judge_note(subject, judge, no_judge)
         if note:
-            print_text(Text(f"{note}\n", style="dim"))
-    if kept is not None:
-        _write_reports(kept, source, subject, junit_path, html_path, output_format)
-    raise SystemExit(exit_code(tally.verdicts, tally.any_error))
+            from .output import StyledText
 
+            text = StyledText()
+            text.append(f"{note}\n", style="dim")
+            print_text(text)
+    if tally.kept is not None:
+        loaded = [c for chunk in chunks for c in chunk.read()] if html_path else None
+        _write_reports(tally.kept, loaded, subject, junit_path, html_path, output_format)
+    raise SystemExit(tally.exit_code())
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # reported when the file is read
+
+
+def _check_on_ray(subject, conversations, no_judge, jobs, address, output_dir, shard_format, chunk_bytes, output_format):
+    from ..engines.local import usable_cores
+    from ..engines.ray_engine import CHUNK_BYTES, EngineError, RayUnavailable, run_ray
+    from ..engines.work import CheckJob
+    from .check_output import Tally, print_summary
+
+    job = CheckJob(subject, no_judge=no_judge, render="json")
+    try:
+        outcome = run_ray(
+            job, conversations, output_dir, shard_format, address=address, cpus=jobs or usable_cores(), chunk_bytes=chunk_bytes or CHUNK_BYTES
+        )
+    except LoadError as err:
+        fail_with_load_error(err, output_format)
+    except RayUnavailable as err:
+        raise click.UsageError(str(err)) from None
+    except EngineError as err:
+        click.echo(f"error: {err}", err=True)
+        raise SystemExit(EXIT_ERRORED) from None
+    tally = Tally(counts=outcome.counts, any_error=outcome.any_error)
+    if tally.total == 0:
+        fail_with_load_error(LoadError.one("no conversations found", " ".join(conversations)), output_format)
+    print_summary(tally, output_dir, len(outcome.shards), output_format)
+    raise SystemExit(tally.exit_code())

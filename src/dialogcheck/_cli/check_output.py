@@ -1,0 +1,155 @@
+"""Where `dialogcheck check` sends results rendered by the engine: stdout (text or JSON) or shards in a folder.
+
+The engine renders each conversation (in a worker, when there are several);
+a writer only puts the pieces in order and adds what spans the whole batch:
+the blank lines between text blocks, the JSON document around the
+conversations, the tally. `--jobs 1` and `--jobs N` write the same bytes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ..checks.base import Outcome
+from ..engines.work import Checked
+from .output import exit_code, print_json, print_text
+
+
+@dataclass
+class Tally:
+    """What the exit code and the summary need, counted as results pass (flat however many there are)."""
+
+    counts: dict[Outcome, int] = field(default_factory=lambda: {Outcome.PASS: 0, Outcome.FAIL: 0, Outcome.ERROR: 0})
+    any_error: bool = False
+    kept: list | None = None  # full results, for --junit and --html
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def add(self, item: Checked) -> None:
+        self.counts[item.verdict] += 1
+        self.any_error = self.any_error or item.errored
+        if self.kept is not None:
+            self.kept.append(item.result)
+
+    def verdicts(self) -> VerdictCounts:
+        return VerdictCounts(self.counts)
+
+    def exit_code(self) -> int:
+        return exit_code([o for o, n in self.counts.items() if n], self.any_error)
+
+    def summary(self) -> dict[str, int]:
+        from ..report.data import tally
+
+        return tally(self.verdicts())
+
+
+class VerdictCounts:
+    """The verdicts as the tally renderers read them (a sized iterable), without a list as long as the batch."""
+
+    def __init__(self, counts: dict[Outcome, int]):
+        self.counts = counts
+
+    def __len__(self) -> int:
+        return sum(self.counts.values())
+
+    def __iter__(self) -> Iterator[Outcome]:
+        for outcome, n in self.counts.items():
+            for _ in range(n):
+                yield outcome
+
+
+class TextWriter:
+    """One block per conversation, a blank line between blocks, the batch line when there were several."""
+
+    def __init__(self, tally: Tally):
+        self.tally = tally
+
+    def add(self, item: Checked) -> None:
+        if isinstance(item.rendered, str):  # piped: plain text, written straight through
+            sys.stdout.write("\n" + item.rendered if self.tally.total else item.rendered)
+        else:
+            if self.tally.total:
+                sys.stdout.write("\n")
+            sys.stdout.flush()
+            print_text(item.rendered)
+        self.tally.add(item)
+
+    def finish(self) -> None:
+        sys.stdout.flush()
+        if self.tally.total > 1:
+            from ..report.text import render_tally
+
+            print_text(render_tally(self.tally.verdicts()))
+
+
+class JsonWriter:
+    """One conversation: its document. Several: `{"conversations": [...], "summary": {...}}`, written as they come."""
+
+    def __init__(self, tally: Tally):
+        self.tally = tally
+        self.first: Checked | None = None
+
+    def add(self, item: Checked) -> None:
+        if self.tally.total == 0:
+            self.first = item
+        elif self.tally.total == 1:
+            sys.stdout.write('{"conversations": [\n' + self.first.rendered + ",\n" + item.rendered)
+        else:
+            sys.stdout.write(",\n" + item.rendered)
+        self.tally.add(item)
+
+    def finish(self) -> None:
+        if self.tally.total == 1:
+            import orjson
+
+            from ..report.json import dumps
+
+            print_json(dumps(orjson.loads(self.first.rendered)))  # the one-conversation document, indented
+        elif self.tally.total > 1:
+            from ..report.json import tally_json
+
+            print_json('\n], "summary": ' + tally_json(self.tally.verdicts()) + "}\n")
+        sys.stdout.flush()
+
+
+class ShardOutput:
+    """`--output DIR`: results into shards; stdout gets only the summary, as summary.json holds it."""
+
+    def __init__(self, tally: Tally, folder: str, fmt: str, output_format: str):
+        from ..engines.shards import ShardWriter
+
+        self.tally, self.folder, self.output_format = tally, folder, output_format
+        self.shards = ShardWriter(folder, fmt)
+
+    def add(self, item: Checked) -> None:
+        self.shards.add(item)
+        self.tally.add(item)
+
+    def abandon(self) -> None:
+        self.shards.remove_all()
+
+    def finish(self) -> None:
+        self.shards.flush()
+        print_summary(self.tally, self.folder, len(self.shards.written), self.output_format)
+
+
+def print_summary(tally: Tally, folder: str, shards: int, output_format: str) -> None:
+    """Write summary.json into the folder (last: a folder with one is complete) and print it."""
+    from ..engines.shards import write_summary
+    from ..report.json import dumps
+
+    document = dumps(tally.summary())
+    write_summary(folder, document)
+    if output_format == "json":
+        print_json(document)
+    else:
+        s = tally.summary()
+        sys.stdout.write(
+            f"{s['conversations']} conversations: {s['passed']} passed, {s['failed']} failed, {s['errored']} errored\n"
+            f"results: {shards} shard{'s' if shards != 1 else ''} in {folder}\n"
+        )
+        sys.stdout.flush()

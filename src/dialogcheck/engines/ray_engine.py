@@ -1,0 +1,216 @@
+"""The Ray engine: the local engine's chunks, checked as Ray Data tasks that each write one result shard.
+
+Inputs are local paths or object-store URIs (`s3://`, `gs://`, ... through
+pyarrow, as Ray Data reads them): JSONL (one conversation a line, cut into
+byte ranges as the local engine cuts them), other native files whole, and
+Parquet with one conversation a row (see `engines.parquet`), a chunk per row
+group. Ray's own readers would lose the line numbers that error messages and
+`file#line` names need, so the plan is made here and Ray Data only carries
+chunks to tasks: a first pass counts newlines per range (so each chunk knows
+its first line number), the second runs `work.check_chunk` on each chunk and
+writes its shard. Only counts and the first bad record come back to the
+driver.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import orjson
+
+from ..checks.base import Outcome
+from ..errors import LoadError, Problem
+from .chunks import (
+    LineRange,
+    Unreadable,
+    WholeFile,
+    first_line_number,
+    holds_conversation_lines,
+    input_files,
+    local_line_ranges,
+)
+from .parquet import row_groups
+from .shards import remove, write_shard
+from .storage import file_size, is_uri, list_files, open_binary
+from .work import CheckJob, check_chunk
+
+INSTALL_HINT = "--engine ray needs Ray: pip install 'dialogcheck[ray]'"
+#: Input bytes per Ray task: each task also writes a shard, so fewer, bigger ones than the local engine's.
+CHUNK_BYTES = 16 << 20
+SUFFIXES = (".json", ".jsonl", ".ndjson", ".parquet")
+
+
+class RayUnavailable(Exception):
+    """Ray is not installed, or no cluster could be reached: a usage problem, reported with exit code 2."""
+
+
+class EngineError(Exception):
+    """Ray failed for a reason that is not the input (a task or a node died)."""
+
+
+@dataclass
+class RayOutcome:
+    """What the driver learns: verdict counts, whether a check errored, and the shards written."""
+
+    counts: dict[Outcome, int]
+    any_error: bool
+    shards: list[str]
+
+
+def ray_inputs(paths: Iterable[str]) -> list[tuple[str, str]]:
+    """(name shown, where tasks read it) for every input file, folders expanded and sorted."""
+    found: list[tuple[str, str]] = []
+    for raw in paths:
+        if not is_uri(raw):
+            found.extend((str(p), os.path.abspath(p)) for p in input_files([raw], with_parquet=True))
+            continue
+        try:
+            listed = list_files(raw, SUFFIXES)
+        except (OSError, ValueError) as err:
+            raise LoadError.one(f"cannot list: {err}", raw) from None
+        if listed == []:
+            raise LoadError.one("no such file or folder (or no .json, .jsonl, .parquet files in it)", raw)
+        found.extend([(raw, raw)] if listed is None else [(uri, uri) for uri in listed])
+    return found
+
+
+def _plan(files: list[tuple[str, str]], chunk_bytes: int) -> list:
+    """Chunks, with a `(file, path, start, end)` placeholder for each byte range of an object-store file
+    (whose first line number a pass of tasks counts)."""
+    plan: list = []
+    for file, path in files:
+        try:
+            if path.endswith(".parquet"):
+                plan.extend(row_groups(file, path))
+                continue
+            size = file_size(path)
+            if not (size > chunk_bytes and holds_conversation_lines(path)):
+                plan.append(WholeFile(file, path))
+            elif not is_uri(path):  # counted here as the local engine counts, cheaper than a pass of tasks
+                plan.extend(local_line_ranges(file, path, chunk_bytes))
+            else:
+                plan.extend((file, path, start, min(start + chunk_bytes, size)) for start in range(0, size, chunk_bytes))
+        except LoadError as err:
+            plan.append(Unreadable(file, err))
+        except OSError as err:
+            plan.append(Unreadable(file, LoadError.one(f"cannot read file: {err.strerror or err}", file)))
+    return plan
+
+
+def _count_newlines(batch):
+    """Pass 1, per byte range: how many newlines it holds and whether it ends with one."""
+    newlines, ends = [], []
+    for path, start, end in zip(batch["path"], batch["start"], batch["end"]):
+        with open_binary(str(path)) as handle:
+            handle.seek(int(start))
+            data = handle.read(int(end) - int(start))
+        newlines.append(data.count(b"\n"))
+        ends.append(data.endswith(b"\n"))
+    return {"index": batch["index"], "newlines": newlines, "ends_with_newline": ends}
+
+
+def _numbered(plan: list, ray) -> list:
+    """The plan with each byte range turned into a `LineRange` that knows its first line number."""
+    ranges = [(i, item) for i, item in enumerate(plan) if isinstance(item, tuple)]
+    if not ranges:
+        return plan
+    rows = [{"index": i, "path": item[1], "start": item[2], "end": item[3]} for i, item in ranges]
+    counted = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(_count_newlines, batch_size=1)
+    counts = {int(row["index"]): (int(row["newlines"]), bool(row["ends_with_newline"])) for row in counted.take_all()}
+    numbered = list(plan)
+    before: dict[str, tuple[int, bool]] = {}  # newlines so far in each file, and whether the last byte was one
+    for i, (file, path, start, end) in ranges:
+        newlines, last_is_newline = before.get(path, (0, False))
+        numbered[i] = LineRange(file, path, start, end, first_line_number(start, newlines, last_is_newline))
+        count, ends = counts[i]
+        before[path] = (newlines + count, ends)
+    return numbered
+
+
+class _CheckTask:
+    """Pass 2, per chunk: `check_chunk`, then its shard; only counts and a bad record go back."""
+
+    def __init__(self, job: CheckJob, folder: str, fmt: str):
+        self.job, self.folder, self.fmt = job, folder, fmt
+
+    def __call__(self, batch):
+        out: dict[str, list] = {k: [] for k in ("index", "shard", "pass", "fail", "error", "any_error", "problems")}
+        for index, blob in zip(batch["index"], batch["chunk"]):
+            result = check_chunk(self.job, pickle.loads(blob))
+            verdicts = [item.verdict for item in result.items]
+            shard = write_shard(self.folder, int(index), result.items, self.fmt) if not result.problems else None
+            out["index"].append(int(index))
+            out["shard"].append(shard or "")
+            for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR):
+                out[outcome.value].append(verdicts.count(outcome))
+            out["any_error"].append(any(item.errored for item in result.items))
+            problems = [p.to_dict() for p in result.problems or ()]
+            out["problems"].append(orjson.dumps(problems).decode() if problems else "")
+        return out
+
+
+def _is_loopback(address: str) -> bool:
+    host = urlsplit(address if "://" in address else f"ray://{address}").hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _connect(address: str | None, cpus: int):
+    """Import Ray and join the cluster at `address`, or start a local instance. Returns (ray, started_here)."""
+    wanted = address or os.environ.get("RAY_ADDRESS")
+    if wanted is None or _is_loopback(wanted):
+        # A local instance (or one on loopback) is reached on 127.0.0.1 only, never on the machine's network address.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    try:
+        import ray
+        import ray.data
+    except ImportError:
+        raise RayUnavailable(INSTALL_HINT) from None
+    for name in ("ray", "ray.data"):  # Ray Data logs every execution to the console at INFO
+        logging.getLogger(name).setLevel(logging.ERROR)
+    if ray.is_initialized():
+        return ray, False
+    options = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+    try:
+        if wanted is None:
+            ray.init(num_cpus=cpus, **options)
+        else:
+            ray.init(address=wanted, **options)
+    except (ConnectionError, ValueError, RuntimeError) as err:
+        raise RayUnavailable(f"cannot reach the Ray cluster at {wanted}: {err}") from None
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    return ray, True
+
+
+def run_ray(
+    job: CheckJob, paths: Iterable[str], folder: str, fmt: str, *, address: str | None, cpus: int, chunk_bytes: int = CHUNK_BYTES
+) -> RayOutcome:
+    """Check every conversation of `paths` on Ray, shards under `folder`; the first bad record raises `LoadError`."""
+    files = ray_inputs(paths)
+    if not files:
+        raise LoadError.one("no conversation files found (.json, .jsonl, .parquet)", " ".join(paths))
+    plan = _plan(files, chunk_bytes)
+    folder = folder if is_uri(folder) else os.path.abspath(folder)
+    ray, started = _connect(address, cpus)
+    try:
+        chunks = _numbered(plan, ray)
+        items = [{"index": i, "chunk": pickle.dumps(chunk)} for i, chunk in enumerate(chunks)]
+        tasks = ray.data.from_items(items, override_num_blocks=len(items))
+        rows = sorted(tasks.map_batches(_CheckTask(job, folder, fmt), batch_size=1).take_all(), key=lambda r: int(r["index"]))
+    except ray.exceptions.RayError as err:
+        raise EngineError(f"the Ray job failed: {str(err).splitlines()[0]}") from None
+    finally:
+        if started:
+            ray.shutdown()
+    shards = [str(row["shard"]) for row in rows if row["shard"]]
+    bad = next((row for row in rows if row["problems"]), None)
+    if bad is not None:
+        remove(shards)  # bad input: nothing half-written is left
+        raise LoadError(Problem(**p) for p in orjson.loads(bad["problems"]))
+    counts = {o: sum(int(row[o.value]) for row in rows) for o in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR)}
+    return RayOutcome(counts, any(bool(row["any_error"]) for row in rows), shards)

@@ -1,0 +1,97 @@
+"""`dialogcheck check --engine ray` on a real local Ray instance: the local engine's results, shard for shard.
+
+One Ray instance is started for the test session (2 CPUs, on loopback) and
+each test runs the installed command in a subprocess that joins it with
+`--ray-address`. Deselect with `-m "not ray"`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.engines.batches import SCENARIO, example_events, tracker_lines, write_batch
+from tests.engines.test_parquet import struct_events
+
+DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
+
+
+def run(*args, env=None) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "RAY_ADDRESS")}
+    return subprocess.run([str(DIALOGCHECK), "check", *map(str, args)], capture_output=True, text=True, env={**clean, **(env or {})}, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def ray_address():
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # the instance listens on 127.0.0.1 only
+    import ray
+
+    context = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    try:
+        yield context.address_info["gcs_address"]
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> list[Path]:
+    folder = tmp_path_factory.mktemp("ray")
+    batch = write_batch(folder / "batch.jsonl", 300)  # about 1 MB: ten chunks of 0.1 MiB
+    events = example_events() * 3
+    as_json = folder / "json.parquet"
+    ids = [f"p{i}" if i % 2 else None for i in range(len(events))]
+    pq.write_table(pa.table({"events": [json.dumps(e) for e in events], "id": ids}), as_json, row_group_size=4)
+    structs = folder / "structs.parquet"
+    pq.write_table(pa.table({"events": [struct_events(i) for i in range(7)]}), structs, row_group_size=3)
+    return [batch, as_json, structs]
+
+
+def shard_rows(folder: Path) -> list[dict]:
+    rows = []
+    for shard in sorted(folder.glob("part-*")):
+        if shard.suffix == ".jsonl":
+            rows += [json.loads(line) for line in shard.read_text().splitlines()]
+        else:
+            rows += [json.loads(value) for value in pq.read_table(shard).column("result").to_pylist()]
+    return rows
+
+
+@pytest.mark.ray
+def test_ray_gives_the_results_of_the_local_engine(ray_address, inputs, tmp_path):
+    common = ("--no-judge", "--format", "json", "--chunk-mb", "0.1", "--scenario", SCENARIO, *inputs)
+    local = run("--output", tmp_path / "local", *common)
+    on_ray = run("--engine", "ray", "--ray-address", ray_address, "--output", tmp_path / "ray", "--output-format", "parquet", *common)
+    assert local.returncode == on_ray.returncode == 1, on_ray.stderr
+    assert on_ray.stderr == ""  # no Ray log lines either
+    summary = json.loads(local.stdout)
+    assert summary == {"conversations": 322, "passed": 192, "failed": 130, "errored": 0}
+    assert json.loads(on_ray.stdout) == summary == json.loads((tmp_path / "ray" / "summary.json").read_text())
+    ray_rows = shard_rows(tmp_path / "ray")
+    assert len(list((tmp_path / "ray").glob("part-*.parquet"))) > 10  # a shard per chunk
+    assert ray_rows == shard_rows(tmp_path / "local")  # every result, in input order
+    sources = [row["source"] for row in ray_rows]
+    assert sources[:2] == [f"{inputs[0]}#1", f"{inputs[0]}#c1"] and sources[300:302] == [f"{inputs[1]}#1", f"{inputs[1]}#p1"]
+
+
+@pytest.mark.ray
+def test_a_bad_record_under_ray_names_its_line_and_leaves_nothing(ray_address, tmp_path):
+    lines = tracker_lines(300)
+    lines[250] = lines[250][:-20]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    uri = bad.resolve().as_uri()  # read through the object-store layer
+    out = tmp_path / "out"
+    done = run("--engine", "ray", "--ray-address", ray_address, "--output", out, "--chunk-mb", "0.1", "--no-judge", "--scenario", SCENARIO, uri)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith(f"{uri}:251:") and "invalid JSON" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+    assert list(out.iterdir()) == []
