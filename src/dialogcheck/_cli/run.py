@@ -29,6 +29,7 @@ from ..results.load import read_events
 from ..results.writer import BatchWriter
 from ..runner.batch import BatchSettings, RunSpec, run_batch
 from ..runner.project import Project, load_project
+from .env_options import env_options
 from .output import (
     FORMAT_OPTION,
     batch_exit_code,
@@ -141,6 +142,7 @@ def _interrupt(signum, frame) -> None:
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write the JUnit XML here (junit.xml is always in the results folder).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write the HTML report here (report.html is always in the results folder).")
 @FORMAT_OPTION
+@env_options
 def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, junit_path, html_path, output_format):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
     started = datetime.now(timezone.utc)

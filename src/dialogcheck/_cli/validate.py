@@ -10,6 +10,7 @@ import click
 
 from ..definitions import Definition, definition_files, load_definition
 from ..errors import LoadError
+from .env_options import env_options
 from .output import (
     EXIT_BAD_INPUT,
     EXIT_OK,
@@ -39,6 +40,7 @@ def _summary(definition: Definition) -> str:
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @FORMAT_OPTION
+@env_options
 def validate(paths: tuple[str, ...], output_format: str) -> None:
     """Load and check scenario, SOP and config files (files or folders)."""
     try:
