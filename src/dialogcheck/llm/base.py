@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 import orjson
 
+from .._redact import redact_url
+
 
 @dataclass(frozen=True)
 class ChatMessage:
@@ -36,7 +38,8 @@ class ChatRequest:
         return orjson.dumps(
             {
                 "provider": self.provider,
-                "endpoint": self.endpoint,
+                # Without a `user:password@` part: the identity is stored beside the cached answer.
+                "endpoint": redact_url(self.endpoint),
                 "model": self.model,
                 "options": dict(self.options),
                 "json_schema": self.json_schema,

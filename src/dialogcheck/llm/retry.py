@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import sys
 import time
 from collections.abc import Mapping
@@ -25,6 +26,7 @@ from tenacity import (
     wait_random,
 )
 
+from .._redact import redact, redact_url
 from .base import ChatClient, ChatRequest, ChatResponse, LLMError
 
 #: First backoff in seconds, doubled per retry (with jitter); tests pass a tiny one.
@@ -95,14 +97,18 @@ def _number(text: str) -> float | None:
     return value if value == value and value != float("inf") else None
 
 
-def _describe(error: BaseException, timeout: float | None) -> str:
+def _describe(error: BaseException, timeout: float | None, secrets: tuple[str, ...] = ()) -> str:
+    """The failure in a few words; whatever the server quoted back is redacted before it is cut short."""
     status = _status(error)
     message = str(getattr(error, "message", None) or error or type(error).__name__)
     if error.__cause__ is not None and str(error.__cause__) and status is None:
         message += f" ({error.__cause__})"
+    message = redact(message, secrets)
     message = message if len(message) <= 300 else message[:300] + "..."
     if status is not None:
         return f"HTTP {status}: {message}"
+    if isinstance(error, json.JSONDecodeError):
+        return f"the server's answer is not JSON ({error})"
     if isinstance(error, TimeoutError) or "Timeout" in type(error).__name__:
         return f"timed out after {timeout:g} s" if timeout else "timed out"
     return message
@@ -159,12 +165,14 @@ class RetryingClient:
         except LLMError:
             raise
         except Exception as error:
-            if not isinstance(error, (TimeoutError, *_sdk_errors().any)):
+            # A body that is not JSON (a proxy's error page) reaches us as the SDK's json.JSONDecodeError.
+            if not isinstance(error, (TimeoutError, json.JSONDecodeError, *_sdk_errors().any)):
                 raise  # a bug, not a provider failure: let it show as itself
-            where = f" at {request.endpoint}" if request.endpoint else ""
+            where = f" at {redact_url(request.endpoint)}" if request.endpoint else ""
             tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+            secrets = tuple(getattr(self.inner, "secrets", ()))
             raise LLMError(
-                f"{request.provider} model {request.model!r}{where} failed after {tries}: {_describe(error, self.timeout)}"
+                f"{request.provider} model {request.model!r}{where} failed after {tries}: {_describe(error, self.timeout, secrets)}"
             ) from error
         return replace(response, attempts=attempts)
 

@@ -22,6 +22,14 @@ class SdkClient:
         self._sdk: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The credentials this client sends, so error text that quotes them can be redacted."""
+        found = [self._api_key]
+        if self._sdk is not None:  # the SDK may have found its own key (ANTHROPIC_API_KEY, an auth token)
+            found += [getattr(self._sdk, "api_key", None), getattr(self._sdk, "auth_token", None)]
+        return tuple(s for s in found if isinstance(s, str) and s)
+
     def _client(self) -> Any:
         loop = asyncio.get_running_loop()
         if self._sdk is None or self._loop is not loop:

@@ -12,17 +12,24 @@ readable folder that `--resume` completes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import hashlib
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from .._redact import redact
 from ..report.data import conversation_dict
 from .atomic import write_atomic
 from .model import RunRecord, scenario_stats
 
 PLAN = "plan.json"
+#: Longest folder name a slug keeps as it is (file systems allow 255 bytes; this leaves room to spare).
+MAX_SLUG_BYTES = 120
+#: Characters no slug folder may hold: path separators, NUL and control characters, and what Windows refuses.
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
 SUMMARY_JSON = "summary.json"
 SUMMARY_TXT = "summary.txt"
 
@@ -42,7 +49,8 @@ def run_document(record: RunRecord) -> dict[str, Any]:
         },
         "run": record.number,
         "verdict": record.verdict.value,
-        "error": record.error,
+        # Harness errors quote what peers sent back (an agent's 500 page, its address): never a credential.
+        "error": redact(record.error) if record.error else record.error,
         "conversation_id": record.conversation_id,
         "ended_because": record.ended_because,
         "duration_s": round(record.duration, 4),
@@ -62,6 +70,21 @@ def failed_checks(run: Mapping[str, Any]) -> list[dict[str, str]]:
     found += [{"check": f"SOP {s['id']}", "detail": s["detail"]} for s in run.get("sop", []) if s["outcome"] == "fail"]
     found += [{"check": f"criterion {c['criterion']!r}", "detail": c["detail"]} for c in run.get("criteria", []) if c["outcome"] == "fail"]
     return found
+
+
+def errored_checks(run: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The checks that came out `error` in a run document (a judge that broke, say), each as `{check, detail}`."""
+    found = [{"check": a.get("label", a["key"]), "detail": a["detail"]} for a in run.get("assertions", []) if a["outcome"] == "error"]
+    found += [{"check": f"SOP {s['id']}", "detail": s["detail"]} for s in run.get("sop", []) if s["outcome"] == "error"]
+    found += [{"check": f"criterion {c['criterion']!r}", "detail": c["detail"]} for c in run.get("criteria", []) if c["outcome"] == "error"]
+    return found
+
+
+def run_error(run: Mapping[str, Any]) -> str | None:
+    """Why an errored run errored: the harness error, else what its errored checks say (so the summary names a judge failure too)."""
+    if run.get("error"):
+        return run["error"]
+    return "; ".join(f"{c['check']}: {c['detail']}" for c in errored_checks(run)) or None
 
 
 def summary_document(runs: Sequence[Mapping[str, Any]], plan: Mapping[str, Any]) -> dict[str, Any]:
@@ -95,11 +118,27 @@ def summary_document(runs: Sequence[Mapping[str, Any]], plan: Mapping[str, Any])
             if run["verdict"] == "fail"
         ],
         "errored_runs": [
-            {"slug": run["scenario"]["slug"], "run": run["run"], "error": run["error"]}
+            {"slug": run["scenario"]["slug"], "run": run["run"], "error": run_error(run)}
             for run in runs
             if run["verdict"] == "error"
         ],
     }
+
+
+def slug_folder(slug: str) -> str:
+    """The folder a scenario's runs go in: the slug itself when it is a plain name, else a safe name made from it.
+
+    A slug comes from a file name or from library code, so it may be `..`, hold a `/`, a NUL or be
+    very long; none of these may place a file outside the results folder. The safe name keeps the
+    readable part and adds a hash of the whole slug, so two slugs never share a folder.
+    """
+    if not _UNSAFE.search(slug) and slug.strip(". ") and not slug.endswith((".", " ")) and len(slug.encode()) <= MAX_SLUG_BYTES:
+        return slug
+    readable = _UNSAFE.sub("_", slug).strip(". ")
+    while len(readable.encode()) > MAX_SLUG_BYTES - 20:
+        readable = readable[:-1]
+    digest = hashlib.sha256(slug.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{readable.rstrip('. ')}~{digest}" if readable else f"slug~{digest}"
 
 
 class ResultsFolder:
@@ -109,7 +148,11 @@ class ResultsFolder:
         self.root = Path(root)
 
     def run_base(self, slug: str, number: int) -> Path:
-        return self.root / slug / f"run_{number}"
+        """Where a run's files go (their names add `.json`, `.txt`, `.events.jsonl`); always inside the folder."""
+        folder = self.root / slug_folder(slug)
+        if folder.is_symlink() and not folder.resolve().is_relative_to(self.root.resolve()):
+            raise OSError(f"{folder} is a link to {folder.resolve()}, outside the results folder: results are written only inside it")
+        return folder / f"run_{int(number)}"
 
     def write_plan(self, plan: Mapping[str, Any]) -> None:
         write_atomic(self.root / PLAN, orjson.dumps(plan, option=orjson.OPT_INDENT_2))

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from ..errors import LoadError
-from .files import PLAN, SUMMARY_JSON
+from .files import PLAN, SUMMARY_JSON, slug_folder
 
 RunKey = tuple[str, int]
 
@@ -69,7 +69,7 @@ def _events(path: Path) -> list[dict[str, Any]]:
 
 
 def _base(root: Path, slug: str, number: int) -> Path:
-    return root / slug / f"run_{number}"
+    return root / slug_folder(slug) / f"run_{number}"
 
 
 def load_results(root: str | Path) -> LoadedResults:
