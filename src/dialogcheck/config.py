@@ -136,13 +136,18 @@ def _llm(node: YNode, problems: Problems, what: str) -> LLMSettings | None:
     )
 
 
+def _inside(root: Path, path: Path) -> bool:
+    """Whether `path` is in the project folder once `..` and symbolic links are resolved (an absolute path is not)."""
+    return path.resolve().is_relative_to(root.resolve())
+
+
 def _prompt_path(fields: Fields, key: str, root: Path) -> Path | None:
     text = fields.string(key)
     if text is None:
         return None
     node = fields.node.values[key]
     path = (root / text).resolve()
-    if not path.is_relative_to(root.resolve()):
+    if not _inside(root, path):
         fields.problems.add(f"`{key}` must stay inside the project folder {root}, got {text!r}", node.pos)
         return None
     if not path.is_file():
@@ -209,6 +214,10 @@ def _cache(fields: Fields, root: Path) -> CacheSettings:
     cache = Fields(mapping, fields.problems, "`cache`", ("enabled", "dir"))
     enabled = cache.boolean("enabled")
     folder = cache.string("dir")
+    if folder is not None and not _inside(root, root / folder):
+        message = f"`dir` in `cache` must stay inside the project folder {root}, got {folder!r} (--cache-dir names a folder elsewhere)"
+        fields.problems.add(message, mapping.values["dir"].pos)
+        folder = None
     return CacheSettings(
         enabled=default.enabled if enabled is None else enabled,
         dir=default.dir if folder is None else (root / folder),

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ._fields import Problems
+from ._paths import files_in
 from ._yaml import YMap, read_yaml
 from .config import parse_config
 from .errors import LoadError
@@ -36,10 +37,7 @@ def definition_files(paths: Iterable[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for candidate in sorted(path.rglob("*")):
-                if candidate.suffix in YAML_SUFFIXES and candidate.is_file():
-                    if not _SKIP_DIRS.intersection(candidate.relative_to(path).parts[:-1]):
-                        found.append(candidate)
+            found.extend(files_in(path, YAML_SUFFIXES, skip_dirs=_SKIP_DIRS))
         elif path.exists():
             found.append(path)
         else:

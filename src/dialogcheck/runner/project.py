@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._paths import files_in
 from ..config import ProjectConfig, find_config, load_config
 from ..errors import LoadError, Problem
 from ..scenario.load import load_scenario
@@ -32,7 +33,7 @@ def scenario_files(path: Path) -> list[Path]:
     if not path.is_dir():
         raise LoadError.one("no such file or folder", str(path))
     folder = path / "eval" / "scenarios" if (path / "eval" / "scenarios").is_dir() else path
-    return sorted(p for p in folder.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
+    return files_in(folder, YAML_SUFFIXES, boundary=path)
 
 
 def load_project(paths: Sequence[str | Path], config_path: str | Path | None = None) -> Project:

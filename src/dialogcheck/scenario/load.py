@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .._fields import Fields, Problems, file_body, load_definition_file
-from .._yaml import YMap, plain
+from .._yaml import YMap, YScalar, plain
 from .assertions import parse_assertions
 from .model import DEFAULT_MAX_TURNS, SCENARIO_TYPES, Goals, Scenario
 
@@ -28,7 +28,16 @@ def _goals(fields: Fields, problems: Problems) -> Goals:
     if goals.has("sop"):
         from ..sop.load import parse_steps
 
-        sop = parse_steps(goals.get("sop"), problems, goals.pos("sop"), "`goals.sop`")
+        node = goals.get("sop")
+        if isinstance(node, YScalar) and isinstance(node.value, str):
+            # Never opened: a scenario names no other file, so it cannot reach one outside the project.
+            problems.add(
+                f"`goals.sop` must be a list of steps written here, got the string {node.value!r}:"
+                " it does not name an SOP file (apply an SOP file with `dialogcheck check --sop FILE`)",
+                node.pos,
+            )
+        else:
+            sop = parse_steps(node, problems, goals.pos("sop"), "`goals.sop`")
     return Goals(criteria, assertions, sop)
 
 

@@ -1,0 +1,184 @@
+"""Paths: nothing a file names, and nothing found in a folder, reaches outside the project; results stay in --results.
+
+The rule (SPEC leaves it open): a file the user names on the command line is read
+wherever it is. A file found by walking a folder the user named, and every path
+written inside a file (prompt templates, the cache folder), must resolve inside the
+project folder once `..` and symbolic links are resolved. `goals.sop` names no file
+at all: it holds the steps themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dialogcheck._cli.main import cli
+from dialogcheck.checks.base import Outcome
+from dialogcheck.config import load_config
+from dialogcheck.errors import LoadError
+from dialogcheck.results.files import ResultsFolder, run_document, slug_folder
+from dialogcheck.results.load import read_events
+from dialogcheck.results.model import RunRecord
+
+SCENARIO = "scenario:\n  name: {name}\n  simulation_context: c\n  script: [hello]\n"
+AGENT = "def respond(conversation_id, text, initial_slots=None):\n    return {'messages': [{'text': 'hi'}], 'events': []}\n"
+
+
+def invoke(*args: str):
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+def project(root: Path, config: str = "agent: {type: python, callable: 'agent:respond'}\n") -> Path:
+    (root / "eval" / "scenarios").mkdir(parents=True)
+    (root / "eval" / "conftest.yml").write_text(config)
+    (root / "agent.py").write_text(AGENT)
+    return root
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    """A file outside every project of the test, holding what a link out would leak."""
+    secret = tmp_path / "outside" / "credentials.yml"
+    secret.parent.mkdir()
+    secret.write_text("scenario:\n  name: aws_secret_access_key=planted\n  simulation_context: c\n")
+    return secret
+
+
+def test_a_link_out_of_a_walked_folder_is_refused_by_validate_and_run(tmp_path, outside):
+    root = project(tmp_path / "p")
+    (root / "eval" / "scenarios" / "ok.yml").write_text(SCENARIO.format(name="ok"))
+    link = root / "eval" / "scenarios" / "leak.yml"
+    link.symlink_to(outside)
+    expected = (
+        f"{link}:1:1: this file is a link to {outside}, outside {{where}}: files found in a folder must stay inside it"
+        " (name the file itself on the command line to read it)"
+    )
+    checked = invoke("validate", str(root))
+    assert checked.exit_code == 2
+    assert checked.stderr.splitlines() == [expected.format(where=root)]
+    ran = invoke("run", str(root), "--results", str(tmp_path / "r"))
+    assert ran.exit_code == 2 and ran.stderr.splitlines() == [expected.format(where=root)]
+    assert not (tmp_path / "r").exists()
+    assert "planted" not in checked.output + ran.output
+
+
+def test_links_inside_the_folder_and_files_named_on_the_command_line_are_read(tmp_path, outside):
+    root = project(tmp_path / "p")
+    shared = root / "shared" / "base.yml"
+    shared.parent.mkdir()
+    shared.write_text(SCENARIO.format(name="shared"))
+    (root / "eval" / "scenarios" / "alias.yml").symlink_to(shared)
+    assert invoke("validate", str(root)).exit_code == 0
+    named = invoke("validate", str(outside))  # the user named it: read wherever it is
+    assert named.exit_code == 0 and "ok    " in named.stdout
+
+
+def test_prompt_templates_cannot_leave_the_project(tmp_path, outside):
+    root = project(tmp_path / "p")
+    (root / "prompts").mkdir()
+    (root / "prompts" / "user.j2").write_text("{{ simulation_context }}")
+    (root / "prompts" / "out.j2").symlink_to(outside)
+    config = root / "eval" / "conftest.yml"
+    config.write_text(
+        "simulation:\n  simulated_user_prompt: prompts/user.j2\n"
+        "evaluation:\n  criteria_judge_prompt: prompts/out.j2\n  metrics_judge_prompt: prompts/../../outside/credentials.yml\n"
+    )
+    with pytest.raises(LoadError) as info:
+        load_config(config)
+    assert str(info.value).splitlines() == [
+        f"{config}:4:26: `criteria_judge_prompt` must stay inside the project folder {root}, got 'prompts/out.j2'",
+        f"{config}:5:25: `metrics_judge_prompt` must stay inside the project folder {root}, got 'prompts/../../outside/credentials.yml'",
+    ]
+    config.write_text("simulation:\n  simulated_user_prompt: prompts/user.j2\n")
+    assert load_config(config).simulation.prompts["simulated_user_prompt"] == (root / "prompts" / "user.j2").resolve()
+
+
+def test_the_cache_folder_cannot_leave_the_project(tmp_path):
+    root = project(tmp_path / "p")
+    (tmp_path / "elsewhere").mkdir()
+    (root / "cache-link").symlink_to(tmp_path / "elsewhere")
+    config = root / "eval" / "conftest.yml"
+    for written in ("cache-link", str(tmp_path / "elsewhere"), "../elsewhere"):
+        config.write_text(f"cache: {{dir: '{written}'}}\n")
+        with pytest.raises(LoadError) as info:
+            load_config(config)
+        assert str(info.value) == (
+            f"{config}:1:14: `dir` in `cache` must stay inside the project folder {root}, got {written!r} (--cache-dir names a folder elsewhere)"
+        )
+    config.write_text("cache: {dir: .llm-cache}\n")
+    assert load_config(config).cache.dir == root / ".llm-cache"
+
+
+@pytest.mark.parametrize("reference", ["../../outside.yml", "/etc/passwd", "sops/refund.yml"])
+def test_goals_sop_never_names_a_file(tmp_path, reference):
+    path = tmp_path / "s.yml"
+    path.write_text(f"scenario:\n  name: n\n  simulation_context: c\n  goals:\n    sop: {reference}\n")
+    result = invoke("validate", str(path))
+    assert result.exit_code == 2
+    assert result.stdout.splitlines()[0] == (
+        f"{path}:5:10: `goals.sop` must be a list of steps written here, got the string {reference!r}:"
+        " it does not name an SOP file (apply an SOP file with `dialogcheck check --sop FILE`)"
+    )
+
+
+HOSTILE_SLUGS = ["..", ".", "../../escaped", "/abs/olute", "a/../../b", "nul\x00byte", "back\\slash", "x" * 400, "é" * 200, "", " .. "]
+
+
+@pytest.mark.parametrize("slug", HOSTILE_SLUGS, ids=range(len(HOSTILE_SLUGS)))
+def test_no_slug_writes_outside_the_results_folder(tmp_path, slug):
+    root = tmp_path / "deep" / "results"
+    folder = ResultsFolder(root)
+    record = RunRecord(slug=slug, number=1, scenario_name="../../name", scenario_path="x.yml", verdict=Outcome.ERROR, error="e")
+    folder.write_run(record, run_document(record), "text")
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(written) == 3 and all(p.resolve().is_relative_to(root.resolve()) for p in written), written
+    assert all(p.parent.parent == root for p in written)  # one folder per slug, right under the results folder
+    assert len(slug_folder(slug).encode()) <= 255
+    assert folder.read_run(slug, 1)["scenario"]["slug"] == slug  # read back under the same folder
+
+
+def test_distinct_hostile_slugs_get_distinct_folders():
+    folders = [slug_folder(s) for s in HOSTILE_SLUGS + ["a/b", "a_b", "a:b"]]
+    assert len(set(folders)) == len(folders)
+    assert slug_folder("card_replace") == "card_replace" and slug_folder("carte bancaire") == "carte bancaire"
+
+
+def test_a_linked_slug_folder_in_the_results_is_not_followed_out(tmp_path):
+    root = tmp_path / "results"
+    root.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (root / "card").symlink_to(tmp_path / "elsewhere")
+    record = RunRecord(slug="card", number=1, scenario_name="c", scenario_path="c.yml", verdict=Outcome.ERROR, error="e")
+    with pytest.raises(OSError, match="outside the results folder"):
+        ResultsFolder(root).write_run(record, run_document(record), "text")
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_scenario_file_named_dot_dot_runs_into_a_safe_folder(tmp_path):
+    root = project(tmp_path / "p")
+    (root / "eval" / "scenarios" / "...yml").write_text(SCENARIO.format(name="'../../../escape'"))
+    results = tmp_path / "deep" / "r"
+    ran = invoke("run", str(root), "--results", str(results), "--format", "json")
+    assert ran.exit_code == 0, ran.output
+    slug = json.loads(ran.stdout)["scenarios"][0]["slug"]
+    assert slug == ".."
+    assert (results / slug_folder("..") / "run_1.json").is_file()
+    assert sorted(p.name for p in (tmp_path / "deep").iterdir()) == ["r"]
+    assert not any(p.name.startswith("run_") for p in tmp_path.rglob("*") if not p.resolve().is_relative_to(results.resolve()))
+    runs = ResultsFolder(results).runs()
+    events = read_events(results, runs)[("..", 1)]  # read back from the same safe folder
+    assert [e["event"] for e in events] == ["bot", "user", "bot"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_a_link_loop_in_a_walked_folder_is_not_a_crash(tmp_path):
+    root = project(tmp_path / "p")
+    (root / "eval" / "scenarios" / "ok.yml").write_text(SCENARIO.format(name="ok"))
+    (root / "eval" / "scenarios" / "loop.yml").symlink_to(root / "eval" / "scenarios" / "loop.yml")
+    assert invoke("validate", str(root)).exit_code == 0
