@@ -1,7 +1,14 @@
 """The bad-input corpus in tests/data/bad: each file gives exit 2, one `file:line:col: message` line, no traceback.
 
-Scenario files go through `dialogcheck validate`; event files through `dialogcheck check`
-against a valid example scenario. The expected lines are written here by hand.
+Scenario, SOP and config files go through `dialogcheck validate`; event files through
+`dialogcheck check` against a valid example scenario. The expected lines are written here
+by hand. Files too big to commit (50 MB lines, 100,000 levels of nesting) are made in a
+temporary folder, and their subprocess is held to a wall-clock and a peak-memory bound.
+
+Byte order marks: a UTF-8 BOM is accepted in YAML (YAML 1.2 allows it) and refused in
+JSON with a clear message (RFC 8259 forbids writing one; the JSON reader says so);
+UTF-16 and UTF-32 files are refused as such, whatever their kind. CRLF line ends load
+like LF, with the same lines and columns in errors.
 """
 
 from __future__ import annotations
@@ -67,6 +74,60 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
     "python_tag.yml": "2:9: unsupported YAML tag `tag:yaml.org,2002:python/object/apply:os.system`: only plain YAML data is read",
     "empty.yml": "1:1: a scenario file must be a mapping, got nothing",
     "not_a_scenario.yml": "1:1: not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `name`",
+    # Bytes that are not YAML text at all.
+    "binary_png.yml": "1:1: invalid UTF-8 byte 0x89: expected UTF-8 text",
+    "binary_gzip.yml": "1:2: invalid UTF-8 byte 0x8b: expected UTF-8 text",
+    "bom_utf16.yml": "1:1: the file is UTF-16 text (it starts with a UTF-16 byte order mark): save it as UTF-8",
+    "nul_byte.yml": "2:11: invalid YAML: unacceptable character #x0000: special characters are not allowed",
+    # Accepted encodings and line ends: the error is the wrong type, at its real line and column.
+    "bom_utf8.yml": "4:14: `max_turns` in `scenario` must be an integer, got a string",
+    "crlf.yml": "4:14: `max_turns` in `scenario` must be an integer, got a string",
+    "crlf_unclosed_quote.yml": "4:1: invalid YAML: while scanning a quoted scalar found unexpected end of stream",
+    "truncated.yml": "6:48: invalid YAML: while parsing a flow mapping expected ',' or '}', but got '<stream end>'",
+    "alias_bomb.yml": "11:16: invalid YAML: aliases expand this document to more than 20,000 values (an alias bomb?)",
+    "deep_nesting.yml": "6:109: invalid YAML: nested more than 100 levels deep",
+    "goals_sop_path.yml": (
+        "5:10: `goals.sop` must be a list of steps written here, got the string '../../outside.yml':"
+        " it does not name an SOP file (apply an SOP file with `dialogcheck check --sop FILE`)"
+    ),
+    "wrong_type_every_field.yml": (
+        "2:9: `name` in `scenario` must be a string, got a list",
+        "3:23: `simulation_context` in `scenario` must be a string, got an integer",
+        "4:9: `type` in `scenario` must be a string, got a number",
+        "5:14: `max_turns` in `scenario` must be an integer, got a boolean",
+        "6:11: `script` in `scenario` must be a list, got a mapping",
+        "7:10: item 1 of `tags` in `scenario` must be a non-empty string, got an integer",
+        "8:10: `setup` in `scenario` must be a mapping, got a list",
+        "9:10: `goals` must be a mapping, got a string",
+    ),
+    # SOP files.
+    "sop_truncated.yml": "6:22: invalid YAML: while parsing a flow sequence expected ',' or ']', but got '<stream end>'",
+    "sop_wrong_types.yml": (
+        "2:7: `id` in `sop` must be a string, got an integer",
+        "4:14: `threshold` in `sop` must be a number, got a string",
+        "7:15: `weight` in step 1 of `sop.steps` must be a number at least 0, got -1",
+        "8:50: `sequence` in `tool_sequence` in the evaluator of step 1 of `sop.steps` must be a list, got a string",
+        "8:70: `contiguous` in `tool_sequence` in the evaluator of step 1 of `sop.steps` must be true or false, got a string",
+    ),
+    "sop_unknown_evaluator.yml": "5:13: unknown evaluator type `tool_caled` (did you mean `tool_called`?)",
+    "sop_duplicate_key.yml": "7:7: duplicate key `toolSlug` (first defined at line 6)",
+    # Project configs (each in its own project, as validate knows a config by its name).
+    "config_unknown_key/eval/conftest.yml": "1:1: unknown field `simulaton` in the config (did you mean `simulation`?)",
+    "config_wrong_types/eval/conftest.yml": (
+        "1:27: `max_concurrent_llm_calls` in the config must be an integer, got a string",
+        "3:34: `model` in `evaluation.llm` must be a string, got an integer",
+        "3:46: `timeout` in `evaluation.llm` must be a number, got a string",
+        "3:65: `max_retries` in `evaluation.llm` must be an integer from 0 to 20, got -1",
+        "4:8: `agent` of type http needs `url`",
+    ),
+    "config_prompt_escape/eval/conftest.yml": (
+        f"2:26: `simulated_user_prompt` must stay inside the project folder {BAD / 'config_prompt_escape'}, got '../../outside.j2'",
+        f"4:26: `criteria_judge_prompt` must stay inside the project folder {BAD / 'config_prompt_escape'}, got '/etc/hostname'",
+    ),
+    "config_cache_escape/eval/conftest.yml": (
+        f"1:14: `dir` in `cache` must stay inside the project folder {BAD / 'config_cache_escape'}, got '../../shared-cache'"
+        " (--cache-dir names a folder elsewhere)"
+    ),
 }
 
 EVENT_ERRORS: dict[str, str] = {
@@ -81,6 +142,15 @@ EVENT_ERRORS: dict[str, str] = {
     "events_mixed_containers.jsonl": "2:1: this line mixes containers: expected one event object as on the first line",
     "events_not_a_list.json": "3:3: `events` must be a list of event objects, got an object",
     "events_batch_bad_line.jsonl": "2:48: event 0: field `buttons` must be a list, got a string",
+    "events_binary_png.jsonl": "1:1: invalid UTF-8 byte 0x89: expected UTF-8 text",
+    "events_binary_gzip.jsonl": "1:2: invalid UTF-8 byte 0x8b: expected UTF-8 text",
+    "events_nul.jsonl": "1:1: invalid JSON: unexpected character, expected a JSON value",
+    "events_bom.jsonl": "1:1: invalid JSON: UTF-8 byte order mark (BOM) is not supported",
+    "events_utf16.jsonl": "1:1: the file is UTF-16 text (it starts with a UTF-16 byte order mark): save it as UTF-8",
+    "events_crlf.jsonl": "3:65: event 2: field `is_error` must be a boolean, got a string",
+    "events_crlf_pretty.json": "5:5: event 1: field `skill_id` must be a string, got a number",
+    "events_deep_nesting.json": "1:1026: invalid JSON: depth limit exceeded",
+    "events_truncated.json": "1:85: invalid JSON: unexpected end of data",
 }
 
 
@@ -97,7 +167,7 @@ def expected_lines(name: str, table: dict) -> list[str]:
 
 
 def test_the_corpus_and_the_tables_agree():
-    on_disk = {path.name for path in BAD.iterdir()}
+    on_disk = {path.relative_to(BAD).as_posix() for path in BAD.rglob("*") if path.is_file()}
     assert on_disk == set(SCENARIO_ERRORS) | set(EVENT_ERRORS)
 
 
@@ -144,3 +214,59 @@ def test_installed_check_on_bad_events(name):
     assert done.returncode == 2
     assert "Traceback" not in done.stdout + done.stderr
     assert done.stderr.splitlines() == expected_lines(name, EVENT_ERRORS)
+
+
+# Inputs too big to commit: made here, run as a real subprocess, held to time and memory bounds.
+BIG_LINE_BYTES = 50 * 2**20
+WALL_BOUND_S = 30.0
+RSS_BOUND_MB = 1024.0
+
+
+def _big(tmp_path: Path, name: str, data: bytes):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+BIG_INPUTS = {
+    # name: (file content, command after `dialogcheck`, exit code, the one stderr/stdout line, or None when it is judged)
+    "yaml_50mb_line": (
+        lambda: b"scenario:\n  name: Big\n  simulation_context: " + b"a" * BIG_LINE_BYTES + b"\n",
+        "big.yml", ["validate"], 2, "1:1: the file is larger than 1 MB: scenario, SOP and config files must be smaller",
+    ),
+    "yaml_100k_levels": (
+        lambda: b"scenario: " + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+        "deep.yml", ["validate"], 2, "1:110: invalid YAML: nested more than 100 levels deep",
+    ),
+    "jsonl_50mb_line_valid": (
+        lambda: b'{"event": "user", "text": "' + b"a" * BIG_LINE_BYTES + b'"}\n',
+        "big.jsonl", ["check", "--no-judge", "--scenario", str(SCENARIO)], 1, None,
+    ),
+    "jsonl_50mb_line_broken": (
+        lambda: b'{"event": "user", "text": "' + b"a" * BIG_LINE_BYTES + b"\n",
+        "broken.jsonl", ["check", "--no-judge", "--scenario", str(SCENARIO)], 2,
+        f"1:{BIG_LINE_BYTES + 28}: invalid JSON: unexpected control character in string",  # the line end, inside the string
+    ),
+    "json_100k_levels": (
+        lambda: b"[" * 100_000 + b"]" * 100_000,
+        "deep.json", ["check", "--no-judge", "--scenario", str(SCENARIO)], 2, "1:1026: invalid JSON: depth limit exceeded",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BIG_INPUTS))
+def test_big_inputs_end_quickly_in_bounded_memory(tmp_path, case):
+    from tests.reliability.figures import measure, record
+
+    content, name, command, code, line = BIG_INPUTS[case]
+    path = _big(tmp_path, name, content())
+    done = measure([str(DIALOGCHECK), *command, str(path)], tmp_path, env=_env())
+    record(f"big input {case}", {"bytes": path.stat().st_size, "exit": done.returncode, "wall_s": round(done.wall_s, 2), "peak_rss_mb": round(done.peak_rss_mb)})
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.returncode == code, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.wall_s < WALL_BOUND_S and done.peak_rss_mb < RSS_BOUND_MB, (done.wall_s, done.peak_rss_mb)
+    if line is None:
+        assert "verdict: FAIL" in done.stdout  # judged like any conversation: it has none of the example's events
+    else:
+        printed = done.stdout if command[0] == "validate" else done.stderr
+        assert printed.splitlines()[0] == f"{path}:{line}"
