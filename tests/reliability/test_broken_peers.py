@@ -72,6 +72,7 @@ LLM_FAULTS = {
     "http500": (status(500), ("HTTP 500",)),
     "notjson": (GARBAGE, ("the server's answer is not JSON",)),
     "prose": (ok(openai_completion("I would say the agent did fine.")), ("no valid answer after 3 attempts",)),
+    "wrongshape": (ok({"id": "x", "choices": [{"index": 0, "message": None}]}), ("answered JSON that is not a chat completion",)),
 }
 _MARKER = re.compile(r"FAULT:([\w-]+)")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config import LLMSettings
 from .base import ChatRequest, ChatResponse, LLMError, Usage
-from .sdk import SdkClient
+from .sdk import SHAPE_ERRORS, SdkClient, wrong_shape
 
 MISSING_SDK = "the anthropic provider needs the anthropic package: pip install 'dialogcheck[anthropic]'"
 DEFAULT_MAX_TOKENS = 1024
@@ -59,6 +59,12 @@ class AnthropicClient(SdkClient):
             if "authentication" not in str(err):
                 raise
             raise LLMError(f"no API key for the anthropic provider: set `api_key_env` or $ANTHROPIC_API_KEY ({err})") from err
+        try:
+            return self._response(message, request)
+        except SHAPE_ERRORS as err:
+            raise wrong_shape(request, "a Messages API answer", err) from None
+
+    def _response(self, message: Any, request: ChatRequest) -> ChatResponse:
         usage = message.usage
         return ChatResponse(
             text="".join(block.text for block in message.content if getattr(block, "type", None) == "text"),

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config import LLMSettings
 from .base import ChatRequest, ChatResponse, LLMError, Usage
-from .sdk import SdkClient
+from .sdk import SHAPE_ERRORS, SdkClient, wrong_shape
 
 MISSING_SDK = "the openai provider needs the openai package: pip install 'dialogcheck[openai]'"
 #: Local servers take any key, but the SDK insists on one.
@@ -72,6 +72,12 @@ class OpenAIClient(SdkClient):
             extra_body=dict(request.options) or None,
             **extra,
         )
+        try:
+            return self._response(completion, request)
+        except SHAPE_ERRORS as err:
+            raise wrong_shape(request, "a chat completion", err) from None
+
+    def _response(self, completion: Any, request: ChatRequest) -> ChatResponse:
         if not completion.choices:
             raise LLMError(f"{request.provider} model {request.model!r} answered with no choices")
         usage = completion.usage

@@ -5,7 +5,19 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from .._redact import redact_url
 from ..config import LLMSettings
+from .base import ChatRequest, LLMError
+
+#: What reading an answer of the wrong shape raises: the SDKs build their models leniently, so a
+#: server that answers `{}` or `[]` with status 200 surfaces only when a field is read.
+SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError)
+
+
+def wrong_shape(request: ChatRequest, kind: str, error: BaseException) -> LLMError:
+    """The error for a 200 answer that is JSON but not what the API sends."""
+    where = f" at {redact_url(request.endpoint)}" if request.endpoint else ""
+    return LLMError(f"{request.provider} model {request.model!r}{where} answered JSON that is not {kind} ({type(error).__name__}: {error})")
 
 
 class SdkClient:
