@@ -82,6 +82,7 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
     # Accepted encodings and line ends: the error is the wrong type, at its real line and column.
     "bom_utf8.yml": "4:14: `max_turns` in `scenario` must be an integer, got a string",
     "crlf.yml": "4:14: `max_turns` in `scenario` must be an integer, got a string",
+    "cr_only.yml": "4:14: `max_turns` in `scenario` must be an integer, got a string",
     "crlf_unclosed_quote.yml": "4:1: invalid YAML: while scanning a quoted scalar found unexpected end of stream",
     "truncated.yml": "6:48: invalid YAML: while parsing a flow mapping expected ',' or '}', but got '<stream end>'",
     "alias_bomb.yml": "11:16: invalid YAML: aliases expand this document to more than 20,000 values (an alias bomb?)",
@@ -169,6 +170,9 @@ def expected_lines(name: str, table: dict) -> list[str]:
 def test_the_corpus_and_the_tables_agree():
     on_disk = {path.relative_to(BAD).as_posix() for path in BAD.rglob("*") if path.is_file()}
     assert on_disk == set(SCENARIO_ERRORS) | set(EVENT_ERRORS)
+    from tests.reliability.figures import record
+
+    record("bad files in the corpus", {"definition files": len(SCENARIO_ERRORS), "conversation files": len(EVENT_ERRORS)})
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIO_ERRORS))

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.reliability.figures import record
 from tests.reliability.peers import (
     GARBAGE,
     HANG,
@@ -217,6 +218,14 @@ def test_a_batch_with_broken_agents_users_and_judges_loses_no_run(tmp_path, peer
     assert set(agent.faults) >= {"hang", "drip", "reset", "status", "garbage"}
     assert set(llm.faults) >= {"hang", "drip", "reset", "status", "garbage"}
     assert (results / "junit.xml").is_file() and (results / "report.html").is_file()
+    durations = [json.loads((results / slug / "run_1.json").read_text())["duration_s"] for slug, p in expected.items() if p is not None]
+    record("broken-peer batch", {
+        "runs": len(expected), "healthy": len(healthy), "faulty": len(expected) - len(healthy),
+        "faults served": {"agent": len(agent.faults), "llm": len(llm.faults)},
+        "fault kinds": {"agent": len(AGENT_FAULTS), "simulated user": len(LLM_FAULTS), "judge": len(LLM_FAULTS)},
+        "runs lost": printed["planned_runs"] - summary["completed_runs"],
+        "slowest faulty run_s": max(durations), "bound_s": FAULTY_RUN_BOUND, "batch wall_s": round(wall, 2),
+    })
 
 
 def test_peers_slower_than_the_run_time_limit_are_cut_off_by_it(tmp_path, peers):
@@ -242,3 +251,7 @@ def test_peers_slower_than_the_run_time_limit_are_cut_off_by_it(tmp_path, peers)
         assert row["error"] == f"time limit of {limit:g} s reached", row
         run = json.loads((tmp_path / "results" / row["slug"] / "run_1.json").read_text())
         assert run["verdict"] == "error" and limit <= run["duration_s"] < limit + 2, run
+    record("time-limit batch", {
+        "runs": summary["planned_runs"], "cut off by the time limit": summary["errored"],
+        "runs lost": summary["planned_runs"] - summary["completed_runs"], "limit_s": limit, "batch wall_s": round(wall, 2),
+    })

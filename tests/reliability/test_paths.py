@@ -23,6 +23,7 @@ from dialogcheck.errors import LoadError
 from dialogcheck.results.files import ResultsFolder, run_document, slug_folder
 from dialogcheck.results.load import read_events
 from dialogcheck.results.model import RunRecord
+from tests.reliability.figures import record
 
 SCENARIO = "scenario:\n  name: {name}\n  simulation_context: c\n  script: [hello]\n"
 AGENT = "def respond(conversation_id, text, initial_slots=None):\n    return {'messages': [{'text': 'hi'}], 'events': []}\n"
@@ -146,6 +147,7 @@ def test_no_slug_writes_outside_the_results_folder(tmp_path, slug):
 def test_distinct_hostile_slugs_get_distinct_folders():
     folders = [slug_folder(s) for s in HOSTILE_SLUGS + ["a/b", "a_b", "a:b"]]
     assert len(set(folders)) == len(folders)
+    record("hostile slugs written", len(HOSTILE_SLUGS))
     assert slug_folder("card_replace") == "card_replace" and slug_folder("carte bancaire") == "carte bancaire"
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.reliability.figures import record
 from tests.reliability.peers import HANG, FaultServer, Seen, clean_env, ok, openai_completion, status
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -142,7 +143,12 @@ def test_no_planted_secret_is_written_anywhere(tmp_path, planted):
         assert set(llm.faults) == {"status", "hang"} and set(agent.faults) == {"status"}
         assert (root / ".cache").is_dir() and any((root / ".cache").rglob("*.json"))
 
-        found = leaks(planted, {str(p): data for p, data in every_written_text(tmp_path).items() if p.name != "conftest.yml"} | outputs)
+        searched = {str(p): data for p, data in every_written_text(tmp_path).items() if p.name != "conftest.yml"} | outputs
+        found = leaks(planted, searched)
+        record("planted secrets", {
+            "values planted": len(planted) + 1, "runs": 2 * len(cases), "failing runs": 2 * (len(cases) - 1),
+            "files and streams searched": len(searched), "bytes searched": sum(map(len, searched.values())), "leaks": len(found),
+        })
         assert found == []
     finally:
         llm.stop()
