@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +73,21 @@ def test_an_output_folder_that_is_not_empty_is_refused_as_json_too(tmp_path):
     assert done.returncode == 2
     assert json.loads(done.stdout)["error"]["message"] == "the output folder is not empty: give a new or empty folder"
     assert (out / "old.txt").read_text() == "keep me"
+
+
+def test_an_unreachable_ray_address_is_a_quick_clear_error(tmp_path):
+    import socket
+
+    with socket.socket() as sock:  # a loopback port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    batch = write_batch(tmp_path / "batch.jsonl", 3)
+    dialogcheck = Path(sys.executable).parent / "dialogcheck"
+    done = subprocess.run(
+        [str(dialogcheck), "check", "--engine", "ray", "--ray-address", f"127.0.0.1:{port}",
+         "--output", str(tmp_path / "out"), "--no-judge", "--scenario", str(SCENARIO), str(batch)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 2
+    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}: Connection refused" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()

@@ -94,4 +94,4 @@ def test_a_bad_record_under_ray_names_its_line_and_leaves_nothing(ray_address, t
     assert done.stdout == ""
     assert done.stderr.startswith(f"{uri}:251:") and "invalid JSON" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
-    assert list(out.iterdir()) == []
+    assert not out.exists() or list(out.iterdir()) == []  # no shard left, no summary

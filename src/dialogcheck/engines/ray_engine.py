@@ -154,9 +154,30 @@ class _CheckTask:
         return out
 
 
+def _host_port(address: str) -> tuple[str, int | None]:
+    parts = urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        return parts.hostname or "", parts.port
+    except ValueError:
+        return parts.hostname or "", None
+
+
 def _is_loopback(address: str) -> bool:
-    host = urlsplit(address if "://" in address else f"ray://{address}").hostname or ""
+    host, _ = _host_port(address)
     return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _check_reachable(address: str, timeout: float = 10.0) -> None:
+    """Fail fast on a cluster nobody answers at: Ray itself retries for minutes."""
+    import socket
+
+    host, port = _host_port(address)
+    if not host or port is None:
+        return  # `auto` and the like: Ray finds the cluster itself
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as err:
+        raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {err.strerror or err}") from None
 
 
 def _connect(address: str | None, cpus: int):
@@ -170,6 +191,8 @@ def _connect(address: str | None, cpus: int):
         import ray.data
     except ImportError:
         raise RayUnavailable(INSTALL_HINT) from None
+    if wanted is not None and not ray.is_initialized():
+        _check_reachable(wanted)
     for name in ("ray", "ray.data"):  # Ray Data logs every execution to the console at INFO
         logging.getLogger(name).setLevel(logging.ERROR)
     if ray.is_initialized():
@@ -195,6 +218,8 @@ def run_ray(
     if not files:
         raise LoadError.one("no conversation files found (.json, .jsonl, .parquet)", " ".join(paths))
     plan = _plan(files, chunk_bytes)
+    if not plan:
+        return RayOutcome({o: 0 for o in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR)}, False, [])
     folder = folder if is_uri(folder) else os.path.abspath(folder)
     ray, started = _connect(address, cpus)
     try:

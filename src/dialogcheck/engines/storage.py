@@ -105,15 +105,17 @@ def delete(path: str) -> None:
 
 
 def folder_is_empty(folder: str) -> bool:
-    """True when the output folder does not exist yet or holds nothing (created when local)."""
+    """True when the output folder does not exist yet or holds nothing (it is made when the first shard is written)."""
     if not is_uri(folder):
-        os.makedirs(folder, exist_ok=True)
+        if not os.path.exists(folder):
+            return True
+        if not os.path.isdir(folder):
+            raise NotADirectoryError(20, "not a folder", folder)
         return not os.listdir(folder)
     from pyarrow import fs
 
     filesystem, inner = _filesystem(folder)
     info = filesystem.get_file_info(inner)
     if info.type == fs.FileType.NotFound:
-        filesystem.create_dir(inner, recursive=True)
         return True
     return not filesystem.get_file_info(fs.FileSelector(inner, recursive=False))
