@@ -23,7 +23,7 @@ from pathlib import Path
 import orjson
 
 from ..errors import LoadError
-from ..events.load import conversation_files, iter_conversation_file
+from ..events.load import conversation_files, iter_conversation_file, lines_look_like_jsonl
 from ..events.model import Conversation
 from .storage import file_size, is_uri, open_binary, read_through_line_end
 
@@ -87,22 +87,6 @@ class LineRange:
             yield conversation
 
 
-def _looks_like_jsonl(data: bytes) -> bool:
-    """`events.load.looks_like_jsonl` for a file already in memory (one fetched from an object store)."""
-    for raw in io.BytesIO(data):
-        stripped = raw.strip()
-        if not stripped:
-            continue
-        if stripped[:1] == b"[":
-            return False
-        try:
-            orjson.loads(stripped)
-        except orjson.JSONDecodeError:
-            return False
-        return True
-    return True
-
-
 @dataclass(frozen=True)
 class WholeFile:
     """A file read whole by the native reader: a JSON document, a JSONL of events, or a small JSONL."""
@@ -121,7 +105,7 @@ class WholeFile:
             raise _cannot_read(err, self.file) from None
         from ..events import load
 
-        if _looks_like_jsonl(data):
+        if lines_look_like_jsonl(io.BytesIO(data)):
             yield from _read_jsonl(enumerate(io.BytesIO(data), 1), self.file)
         else:
             yield from load._read_document(data, self.file)

@@ -249,17 +249,22 @@ def looks_like_jsonl(path: Path, *, objects_only: bool = False) -> bool:
     An empty file counts as JSONL, unless `objects_only` (importers want an object there).
     """
     with path.open("rb") as handle:
-        for raw in handle:
-            stripped = raw.strip()
-            if not stripped:
-                continue
-            if stripped[:1] == b"[" or (objects_only and stripped[:1] != b"{"):
-                return False
-            try:
-                orjson.loads(stripped)
-            except orjson.JSONDecodeError:
-                return False
-            return True
+        return lines_look_like_jsonl(handle, objects_only=objects_only)
+
+
+def lines_look_like_jsonl(lines: Iterable[bytes], *, objects_only: bool = False) -> bool:
+    """`looks_like_jsonl` for lines from anywhere (a file already in memory, fetched from an object store)."""
+    for raw in lines:
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        if stripped[:1] == b"[" or (objects_only and stripped[:1] != b"{"):
+            return False
+        try:
+            orjson.loads(stripped)
+        except orjson.JSONDecodeError:
+            return False
+        return True
     return not objects_only
 
 

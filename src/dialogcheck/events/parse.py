@@ -114,51 +114,45 @@ def _common(obj: Mapping[str, Any]) -> tuple[float | None, Mapping[str, Any]]:
     return timestamp, _mapping(obj, "metadata")
 
 
-def _user(obj, kind, index, turn, ts, meta):
-    return UserMessage(index=index, turn=turn, timestamp=ts, metadata=meta, text=_text(obj))
+def _user(obj, kind, common):
+    return UserMessage(**common, text=_text(obj))
 
 
-def _bot(obj, kind, index, turn, ts, meta):
+def _bot(obj, kind, common):
     data = _mapping(obj, "data")
+    meta = common["metadata"]
     utter = meta.get("utter_action") if meta else None
     if utter is None:
         utter = _optional_string(obj, "utter_name")
     elif not isinstance(utter, str):
         raise EventFieldError("utter_action", f"field `metadata.utter_action` must be a string, got {json_type(utter)}")
-    return BotMessage(
-        index=index, turn=turn, timestamp=ts, metadata=meta, text=_text(obj), utter_name=utter, buttons=_buttons(obj, data)
-    )
+    return BotMessage(**common, text=_text(obj), utter_name=utter, buttons=_buttons(obj, data))
 
 
-def _skill(obj, kind, index, turn, ts, meta):
+def _skill(obj, kind, common):
+    return EVENT_CLASSES[kind](**common, skill_id=_string(obj, "skill_id"), step_id=_optional_string(obj, "step_id"))
+
+
+def _block(obj, kind, common):
     return EVENT_CLASSES[kind](
-        index=index, turn=turn, timestamp=ts, metadata=meta, skill_id=_string(obj, "skill_id"), step_id=_optional_string(obj, "step_id")
-    )
-
-
-def _block(obj, kind, index, turn, ts, meta):
-    return EVENT_CLASSES[kind](
-        index=index,
-        turn=turn,
-        timestamp=ts,
-        metadata=meta,
+        **common,
         skill_id=_string(obj, "skill_id"),
         block_id=_string(obj, "block_id"),
         step_id=_optional_string(obj, "step_id"),
     )
 
 
-def _memory_set(obj, kind, index, turn, ts, meta):
+def _memory_set(obj, kind, common):
     if "value" not in obj:
         raise EventFieldError("value", "field `value` is missing")
-    return MemorySet(index=index, turn=turn, timestamp=ts, metadata=meta, key=_string(obj, "key"), value=obj["value"])
+    return MemorySet(**common, key=_string(obj, "key"), value=obj["value"])
 
 
-def _memory_cleared(obj, kind, index, turn, ts, meta):
-    return MemoryCleared(index=index, turn=turn, timestamp=ts, metadata=meta, key=_string(obj, "key"))
+def _memory_cleared(obj, kind, common):
+    return MemoryCleared(**common, key=_string(obj, "key"))
 
 
-def _tool(obj, kind, index, turn, ts, meta):
+def _tool(obj, kind, common):
     source = _string(obj, "source")
     if source not in ("local", "mcp"):
         raise EventFieldError("source", f"field `source` must be 'local' or 'mcp', got {source!r}")
@@ -167,16 +161,14 @@ def _tool(obj, kind, index, turn, ts, meta):
         is_error = False
     elif not isinstance(is_error, bool):
         raise EventFieldError("is_error", f"field `is_error` must be a boolean, got {json_type(is_error)}")
+    meta = common["metadata"]
     skill_id = meta.get("skill_id") if meta else None
     if skill_id is None:
         skill_id = _optional_string(obj, "skill_id")
     elif not isinstance(skill_id, str):
         raise EventFieldError("skill_id", f"field `metadata.skill_id` must be a string, got {json_type(skill_id)}")
     return ToolRun(
-        index=index,
-        turn=turn,
-        timestamp=ts,
-        metadata=meta,
+        **common,
         tool_name=_string(obj, "tool_name"),
         arguments=_mapping(obj, "arguments"),
         source=source,
@@ -188,8 +180,8 @@ def _tool(obj, kind, index, turn, ts, meta):
     )
 
 
-def _other(obj, kind, index, turn, ts, meta):
-    return Event(type=kind, index=index, turn=turn, timestamp=ts, metadata=meta)
+def _other(obj, kind, common):
+    return Event(type=kind, **common)
 
 
 _BUILDERS: dict[str, Callable[..., Event]] = {
@@ -221,7 +213,8 @@ class EventReader:
         if kind == "user" and opens_turn(obj.get("text") if isinstance(obj.get("text"), str) else None):
             self.turn += 1
         ts, meta = _common(obj)
-        event = _BUILDERS.get(kind, _other)(obj, kind, len(self.events), self.turn, ts, meta)
+        common = {"index": len(self.events), "turn": self.turn, "timestamp": ts, "metadata": meta}
+        event = _BUILDERS.get(kind, _other)(obj, kind, common)
         self.events.append(event)
         return event
 
