@@ -21,6 +21,9 @@ class _Unset:
     def __repr__(self) -> str:
         return "UNSET"
 
+    def __reduce__(self) -> str:
+        return "UNSET"  # pickled by name, so a check sent to a worker process still holds the one UNSET
+
 
 UNSET: Any = _Unset()
 
