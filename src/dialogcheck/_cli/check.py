@@ -127,15 +127,15 @@ def _output_folder(output_dir: str, output_format: str) -> None:
 @click.option("--stream", is_flag=True, help="Judge conversations as they are read, whatever the input size (memory stays flat).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write an HTML report here.")
-@click.option("--jobs", type=click.IntRange(min=1), help=JOBS_HELP)
+@click.option("--jobs", type=click.IntRange(min=1), metavar="N", help=JOBS_HELP)
 @click.option(
     "--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
     help="local: this machine. ray: Ray Data tasks on the cluster at --ray-address, or on a local Ray instance "
     "(pip install 'dialogcheck[ray]'); needs --output; LLM-judged checks need --no-judge there.",
 )
-@click.option("--ray-address", help="Ray cluster to run on (as `ray.init(address=...)` takes it; default: RAY_ADDRESS, else a local instance).")
+@click.option("--ray-address", metavar="ADDR", help="Ray cluster to run on (as `ray.init(address=...)` takes it; default: RAY_ADDRESS, else a local instance).")
 @click.option(
-    "--output", "output_dir",
+    "--output", "output_dir", metavar="DIR",
     help="Write the results as shards in this folder (a path, or with --engine ray an object-store URI) plus "
     "summary.json, and print only the summary. The folder must be new or empty.",
 )
@@ -167,9 +167,11 @@ def check(
 ) -> None:
     """Judge recorded CONVERSATIONS (files or folders) against --scenario or --sop.
 
-    With --engine ray, CONVERSATIONS may also be object-store URIs (s3://, gs://, ...). JSONL (one conversation a line, or one event a line), JSON, and Parquet
-    with one conversation a row (an `events` column holding the events as a
-    JSON string or a list of structs; optional `id` and `source` columns).
+    CONVERSATIONS are JSONL (one conversation a line, or one event a line),
+    JSON, or Parquet with one conversation a row (an `events` column holding
+    the events as a JSON string or a list of structs; optional `id` and
+    `source` columns). With --engine ray they may also be object-store URIs
+    (s3://, gs://, ...).
 
     Exit code 0 when every conversation passed, 1 when a check failed, 2 for
     bad input, 3 when a check errored (for example, no judge configured).
