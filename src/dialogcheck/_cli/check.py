@@ -227,7 +227,9 @@ def _check_locally(
         import sys
 
         how = "text" if _surely_not_terminal(sys.stdout) or not console().is_terminal else "rich"
-    job = CheckJob(subject, no_judge=no_judge, render=how, keep_results=bool(junit_path or html_path))
+    keep = bool(junit_path or html_path)
+    join = None if (output_dir or keep or how == "rich") else ("\n" if how == "text" else ",\n")
+    job = CheckJob(subject, no_judge=no_judge, render=how, keep_results=keep, join=join)
     chunks = plan_local(files, input_format, chunk_bytes or CHUNK_BYTES)
     tally = Tally(kept=[] if job.keep_results else None)
     if output_dir:

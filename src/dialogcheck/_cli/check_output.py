@@ -13,8 +13,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..checks.base import Outcome
-from ..engines.work import Checked
+from ..engines.work import Checked, ChunkResult
 from .output import exit_code, print_json, print_text
+
+
+def _write_bytes(data: bytes) -> None:
+    """Rendered results straight to stdout's byte stream; writers flush stdout's text layer when they start."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is not None:
+        buffer.write(data)
+    else:
+        sys.stdout.write(data.decode("utf-8"))
 
 
 @dataclass
@@ -34,6 +43,11 @@ class Tally:
         self.any_error = self.any_error or item.errored
         if self.kept is not None:
             self.kept.append(item.result)
+
+    def add_block(self, block: ChunkResult) -> None:
+        for outcome, n in block.counts.items():
+            self.counts[outcome] += n
+        self.any_error = self.any_error or block.errored
 
     def verdicts(self) -> VerdictCounts:
         return VerdictCounts(self.counts)
@@ -66,9 +80,14 @@ class TextWriter:
     """One block per conversation, a blank line between blocks, the batch line when there were several."""
 
     def __init__(self, tally: Tally):
+        sys.stdout.flush()
         self.tally = tally
 
-    def add(self, item: Checked) -> None:
+    def add(self, item: Checked | ChunkResult) -> None:
+        if isinstance(item, ChunkResult):  # a chunk's blocks, already joined by blank lines (never mixed with items)
+            _write_bytes(b"\n" + item.block if self.tally.total else item.block)
+            self.tally.add_block(item)
+            return
         if isinstance(item.rendered, str):  # piped: plain text, written straight through
             sys.stdout.write("\n" + item.rendered if self.tally.total else item.rendered)
         else:
@@ -90,17 +109,25 @@ class JsonWriter:
     """One conversation: its document. Several: `{"conversations": [...], "summary": {...}}`, written as they come."""
 
     def __init__(self, tally: Tally):
+        sys.stdout.flush()
         self.tally = tally
-        self.first: Checked | None = None
+        self.first: bytes | None = None  # held until a second conversation says the batch form is needed
 
-    def add(self, item: Checked) -> None:
-        if self.tally.total == 0:
-            self.first = item
+    def add(self, item: Checked | ChunkResult) -> None:
+        block = item.block if isinstance(item, ChunkResult) else item.rendered.encode("utf-8")
+        one = not isinstance(item, ChunkResult) or item.count == 1
+        if self.tally.total == 0 and one:
+            self.first = block
+        elif self.tally.total == 0:
+            _write_bytes(b'{"conversations": [\n' + block)
         elif self.tally.total == 1:
-            sys.stdout.write('{"conversations": [\n' + self.first.rendered + ",\n" + item.rendered)
+            _write_bytes(b'{"conversations": [\n' + self.first + b",\n" + block)
         else:
-            sys.stdout.write(",\n" + item.rendered)
-        self.tally.add(item)
+            _write_bytes(b",\n" + block)
+        if isinstance(item, ChunkResult):
+            self.tally.add_block(item)
+        else:
+            self.tally.add(item)
 
     def finish(self) -> None:
         if self.tally.total == 1:
@@ -108,7 +135,7 @@ class JsonWriter:
 
             from ..report.json import dumps
 
-            print_json(dumps(orjson.loads(self.first.rendered)))  # the one-conversation document, indented
+            print_json(dumps(orjson.loads(self.first)))  # the one-conversation document, indented
         elif self.tally.total > 1:
             from ..report.json import tally_json
 

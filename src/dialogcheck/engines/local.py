@@ -70,9 +70,10 @@ def _in_workers(job: CheckJob, chunks: Iterable, jobs: int) -> Iterator[ChunkRes
 
 def results_in_order(
     job: CheckJob, chunks: Iterable, jobs: int = 1, *, judge=None, metrics: tuple[str, ...] = ()
-) -> Iterator[Checked]:
+) -> Iterator[Checked | ChunkResult]:
     """Every conversation of `chunks`, judged and rendered, in input order; the first bad record raises `LoadError`.
 
+    One `Checked` a conversation, or, from workers with `job.join` set, one `ChunkResult` block a chunk.
     With a judge, conversations are judged in this process whatever `jobs` says: the judge's client holds
     the one limit on LLM calls in flight, and waiting on the LLM, not checking, takes the time.
     """
@@ -81,5 +82,8 @@ def results_in_order(
             yield from checked(job, chunk, judge=judge, metrics=metrics)
         return
     for result in _in_workers(job, chunks, jobs):
-        yield from result.items
+        if result.block:
+            yield result
+        else:
+            yield from result.items
         result.raise_problems()

@@ -29,6 +29,9 @@ class CheckJob:
     no_judge: bool = False
     render: str = "json"
     keep_results: bool = False  # send the full results back too (for --junit)
+    #: When set, a chunk sends back its renderings as one UTF-8 block joined by this separator, not one item
+    #: each: the main process then writes a chunk with one call, which keeps it from competing with workers.
+    join: str | None = None
 
 
 @dataclass(frozen=True)
@@ -45,10 +48,20 @@ class Checked:
 
 @dataclass
 class ChunkResult:
-    """Everything a chunk gives back: its judged conversations in order, then the bad record it stopped at."""
+    """Everything a chunk gives back: its judged conversations in order, then the bad record it stopped at.
+
+    Either `items`, or (with `CheckJob.join`) `block` with the verdict counts.
+    """
 
     items: list[Checked] = field(default_factory=list)
     problems: tuple[Problem, ...] | None = None
+    block: bytes = b""
+    counts: dict[Outcome, int] = field(default_factory=dict)
+    errored: bool = False
+
+    @property
+    def count(self) -> int:
+        return sum(self.counts.values()) if self.counts else len(self.items)
 
     def raise_problems(self) -> None:
         if self.problems:
@@ -88,4 +101,10 @@ def check_chunk(job: CheckJob, chunk) -> ChunkResult:
             out.items.append(item)
     except LoadError as err:
         out.problems = err.problems
+    if job.join is not None and out.items:
+        for item in out.items:
+            out.counts[item.verdict] = out.counts.get(item.verdict, 0) + 1
+        out.errored = any(item.errored for item in out.items)
+        out.block = job.join.join(item.rendered for item in out.items).encode("utf-8")
+        out.items = []
     return out
