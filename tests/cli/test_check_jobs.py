@@ -145,19 +145,22 @@ def test_output_folder_holds_shards_and_the_summary(batch, tmp_path):
     assert done.returncode == 1, done.stderr
     summary = {"conversations": COUNT, "passed": 720, "failed": 480, "errored": 0}
     assert json.loads(done.stdout) == summary == json.loads((out / "summary.json").read_text())
-    rows = [json.loads(line) for line in (out / "part-00000.jsonl").read_text().splitlines()]
+    shards = sorted(out.glob("part-*.jsonl"))
+    assert len(shards) == 4  # one a chunk, each written by the worker that checked it
+    rows = [json.loads(line) for shard in shards for line in shard.read_text().splitlines()]
     printed = json.loads(run("--jobs", "1", "--no-judge", "--format", "json", "--scenario", SCENARIO, batch).stdout)
     assert rows == printed["conversations"]
     again = run("--no-judge", "--output", out, "--scenario", SCENARIO, batch)  # never over an earlier run
     assert again.returncode == 2 and b"the output folder is not empty" in again.stderr
 
 
-def test_bad_input_leaves_no_shard(tmp_path):
-    path = write_with(tmp_path, "bad.jsonl", {1_150: cut_short(1_150)})
+@pytest.mark.parametrize("stream", [(), ("--stream",)])
+def test_bad_input_leaves_no_shard(tmp_path, stream):
+    path = write_with(tmp_path, "bad.jsonl", {800: cut_short(800)})  # the third of four chunks
     out = tmp_path / "out"
-    done = run("--stream", "--jobs", "2", "--no-judge", "--output", out, "--scenario", SCENARIO, path)
+    done = run(*stream, "--jobs", "2", "--no-judge", "--output", out, "--scenario", SCENARIO, path)
     assert done.returncode == 2
-    assert done.stderr.decode().startswith(f"{path}:1151:")
+    assert done.stderr.decode().startswith(f"{path}:801:")
     assert not out.exists() or list(out.iterdir()) == []  # no shard left, no summary
 
 

@@ -1,4 +1,4 @@
-"""Result shards: written in input order, a shard every N conversations, removed whole when the input turns out bad."""
+"""Result shards: one a chunk, written by whoever checked it, in input order; removed whole when the input is bad."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pyarrow.parquet as pq
 
 from dialogcheck.checks.base import Outcome
-from dialogcheck.engines.shards import ShardWriter, shard_bytes
+from dialogcheck.engines.shards import remove_shards, shard_bytes, write_shard
 from dialogcheck.engines.work import Checked
 
 
@@ -16,17 +16,18 @@ def item(i: int) -> Checked:
     return Checked(json.dumps({"source": f"f#{i}", "verdict": verdict.value}), verdict, False, f"f#{i}", f"c{i}" if i % 3 else None)
 
 
-def test_a_shard_every_n_conversations_in_order_and_all_removed(tmp_path):
-    writer = ShardWriter(str(tmp_path / "out"), "jsonl", per_shard=2)
-    for i in range(5):
-        writer.add(item(i))
-    writer.flush()
-    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+def test_shards_sort_in_input_order_and_are_removed_whole(tmp_path):
+    out = tmp_path / "out"
+    for index in (2, 0, 1):  # written as workers finish, in any order
+        write_shard(str(out), index, [item(2 * index), item(2 * index + 1)], "jsonl")
+    assert write_shard(str(out), 3, [], "jsonl") is None  # no conversations, no shard
+    (out / "summary.json").write_text("{}")
+    names = sorted(p.name for p in out.glob("part-*"))
     assert names == ["part-00000.jsonl", "part-00001.jsonl", "part-00002.jsonl"]
-    rows = [json.loads(line) for name in names for line in (tmp_path / "out" / name).read_text().splitlines()]
-    assert [row["source"] for row in rows] == [f"f#{i}" for i in range(5)]
-    writer.remove_all()
-    assert list((tmp_path / "out").iterdir()) == []
+    rows = [json.loads(line) for name in names for line in (out / name).read_text().splitlines()]
+    assert [row["source"] for row in rows] == [f"f#{i}" for i in range(6)]
+    remove_shards(str(out), "jsonl")
+    assert [p.name for p in out.iterdir()] == ["summary.json"]
 
 
 def test_parquet_shards_hold_the_json_of_each_result(tmp_path):

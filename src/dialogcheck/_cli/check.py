@@ -8,6 +8,7 @@ what comes back in input order.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -211,9 +212,9 @@ def _check_locally(
     output_dir, shard_format, junit_path, html_path, output_format, given,
 ) -> None:
     from ..engines.chunks import CHUNK_BYTES, plan_local
-    from ..engines.local import results_in_order, usable_cores
+    from ..engines.local import usable_cores
     from ..engines.work import CheckJob
-    from .check_output import JsonWriter, ShardOutput, Tally, TextWriter
+    from .check_output import Tally, print_summary
     from .output import _surely_not_terminal, console
 
     size = sum(_size(f) for f in files)
@@ -224,18 +225,12 @@ def _check_locally(
     if output_dir or output_format == "json":
         how = "json"
     else:
-        import sys
-
         how = "text" if _surely_not_terminal(sys.stdout) or not console().is_terminal else "rich"
     keep = bool(junit_path or html_path)
     join = None if (output_dir or keep or how == "rich") else ("\n" if how == "text" else ",\n")
     job = CheckJob(subject, no_judge=no_judge, render=how, keep_results=keep, join=join)
     chunks = plan_local(files, input_format, chunk_bytes or CHUNK_BYTES)
     tally = Tally(kept=[] if job.keep_results else None)
-    if output_dir:
-        writer = ShardOutput(tally, output_dir, shard_format, output_format)
-    else:
-        writer = JsonWriter(tally) if output_format == "json" else TextWriter(tally)
     try:
         if not stream:
             chunks = list(chunks)
@@ -243,21 +238,17 @@ def _check_locally(
                 for chunk in chunks:
                     for _ in chunk.read():
                         pass
-        items = results_in_order(job, chunks, workers, judge=judge, metrics=metrics)
-        if not stream:
-            items = list(items)
-        for item in items:
-            writer.add(item)
-    except LoadError as err:  # bad input: before anything was written, or (streaming) where it stands
         if output_dir:
-            writer.abandon()
-        import sys
-
+            _to_shards(job, chunks, workers, output_dir, shard_format, tally, judge=judge, metrics=metrics)
+        else:
+            _to_stdout(job, chunks, workers, stream, output_format, tally, judge=judge, metrics=metrics)
+    except LoadError as err:  # bad input: before anything was written, or (streaming) where it stands
         sys.stdout.flush()
         fail_with_load_error(err, output_format)
     if tally.total == 0:
         fail_with_load_error(LoadError.one("no conversation files found (.json, .jsonl)", given), output_format)
-    writer.finish()
+    if output_dir:
+        print_summary(tally, output_dir, len(tally.shards), output_format)
     if output_format != "json":
         note = _judge_note(subject, judge, no_judge)
         if note:
@@ -270,6 +261,41 @@ def _check_locally(
         loaded = [c for chunk in chunks for c in chunk.read()] if html_path else None
         _write_reports(tally.kept, loaded, subject, junit_path, html_path, output_format)
     raise SystemExit(tally.exit_code())
+
+
+def _to_stdout(job, chunks, workers, stream, output_format, tally, *, judge, metrics) -> None:
+    """Results printed in input order; small inputs are checked whole before anything is printed."""
+    from ..engines.local import results_in_order
+    from .check_output import JsonWriter, TextWriter
+
+    items = results_in_order(job, chunks, workers, judge=judge, metrics=metrics)
+    if not stream:
+        items = list(items)
+    writer = JsonWriter(tally) if output_format == "json" else TextWriter(tally)
+    for item in items:
+        writer.add(item)
+    if tally.total:
+        writer.finish()
+
+
+def _to_shards(job, chunks, workers, folder, fmt, tally, *, judge, metrics) -> None:
+    """Each chunk's results into its own shard, written by the worker that checked it; bad input removes them all."""
+    from ..engines.local import shards_in_order
+    from ..engines.shards import remove_shards
+
+    results = shards_in_order(job, chunks, workers, folder, fmt, judge=judge, metrics=metrics)
+    try:
+        for result in results:
+            result.raise_problems()
+            tally.add_block(result)
+            if result.shard:
+                tally.shards.append(result.shard)
+            if tally.kept is not None:
+                tally.kept.extend(item.result for item in result.items)
+    except LoadError:
+        results.close()  # the chunks still in flight finish (and write) first
+        remove_shards(folder, fmt)
+        raise
 
 
 def _size(path: Path) -> int:

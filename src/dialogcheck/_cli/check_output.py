@@ -33,6 +33,7 @@ class Tally:
     counts: dict[Outcome, int] = field(default_factory=lambda: {Outcome.PASS: 0, Outcome.FAIL: 0, Outcome.ERROR: 0})
     any_error: bool = False
     kept: list | None = None  # full results, for --junit and --html
+    shards: list[str] = field(default_factory=list)  # written to --output
 
     @property
     def total(self) -> int:
@@ -141,27 +142,6 @@ class JsonWriter:
 
             print_json('\n], "summary": ' + tally_json(self.tally.verdicts()) + "}\n")
         sys.stdout.flush()
-
-
-class ShardOutput:
-    """`--output DIR`: results into shards; stdout gets only the summary, as summary.json holds it."""
-
-    def __init__(self, tally: Tally, folder: str, fmt: str, output_format: str):
-        from ..engines.shards import ShardWriter
-
-        self.tally, self.folder, self.output_format = tally, folder, output_format
-        self.shards = ShardWriter(folder, fmt)
-
-    def add(self, item: Checked) -> None:
-        self.shards.add(item)
-        self.tally.add(item)
-
-    def abandon(self) -> None:
-        self.shards.remove_all()
-
-    def finish(self) -> None:
-        self.shards.flush()
-        print_summary(self.tally, self.folder, len(self.shards.written), self.output_format)
 
 
 def print_summary(tally: Tally, folder: str, shards: int, output_format: str) -> None:

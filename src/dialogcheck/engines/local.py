@@ -32,9 +32,9 @@ def _start_worker(job: CheckJob) -> None:
     _job = job
 
 
-def _check_in_worker(chunk) -> ChunkResult:
+def _check_in_worker(index: int, chunk, folder: str | None, fmt: str) -> ChunkResult:
     assert _job is not None
-    return check_chunk(_job, chunk)
+    return check_chunk(_job, chunk, index=index, folder=folder, fmt=fmt)
 
 
 def _context():
@@ -52,20 +52,20 @@ def _context():
     return multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
 
 
-def _in_workers(job: CheckJob, chunks: Iterable, jobs: int) -> Iterator[ChunkResult]:
+def _in_workers(job: CheckJob, chunks: Iterable, jobs: int, folder: str | None = None, fmt: str = "jsonl") -> Iterator[ChunkResult]:
     from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_start_worker, initargs=(job,))
     try:
-        todo = iter(chunks)
-        waiting = deque(pool.submit(_check_in_worker, chunk) for chunk in islice(todo, jobs * AHEAD_PER_WORKER))
+        todo = enumerate(chunks)
+        waiting = deque(pool.submit(_check_in_worker, i, chunk, folder, fmt) for i, chunk in islice(todo, jobs * AHEAD_PER_WORKER))
         while waiting:
             result = waiting.popleft().result()
-            for chunk in islice(todo, 1):
-                waiting.append(pool.submit(_check_in_worker, chunk))
+            for i, chunk in islice(todo, 1):
+                waiting.append(pool.submit(_check_in_worker, i, chunk, folder, fmt))
             yield result
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)  # chunks in flight finish first: no shard is written later
 
 
 def results_in_order(
@@ -87,3 +87,17 @@ def results_in_order(
         else:
             yield from result.items
         result.raise_problems()
+
+
+def shards_in_order(
+    job: CheckJob, chunks: Iterable, jobs: int, folder: str, fmt: str, *, judge=None, metrics: tuple[str, ...] = ()
+) -> Iterator[ChunkResult]:
+    """Each chunk's results written to its own shard in `folder` (by whichever process checked it); counts in order.
+
+    A chunk with a bad record writes no shard and carries its problems; the caller stops there.
+    """
+    if jobs <= 1 or judge is not None:
+        for i, chunk in enumerate(chunks):
+            yield check_chunk(job, chunk, index=i, folder=folder, fmt=fmt, judge=judge, metrics=metrics)
+        return
+    yield from _in_workers(job, chunks, jobs, folder, fmt)

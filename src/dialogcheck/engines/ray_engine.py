@@ -35,7 +35,7 @@ from .chunks import (
     local_line_ranges,
 )
 from .parquet import row_groups
-from .shards import remove, write_shard
+from .shards import remove_shards
 from .storage import file_size, is_uri, list_files, open_binary
 from .work import CheckJob, check_chunk
 
@@ -141,14 +141,12 @@ class _CheckTask:
     def __call__(self, batch):
         out: dict[str, list] = {k: [] for k in ("index", "shard", "pass", "fail", "error", "any_error", "problems")}
         for index, blob in zip(batch["index"], batch["chunk"]):
-            result = check_chunk(self.job, pickle.loads(blob))
-            verdicts = [item.verdict for item in result.items]
-            shard = write_shard(self.folder, int(index), result.items, self.fmt) if not result.problems else None
+            result = check_chunk(self.job, pickle.loads(blob), index=int(index), folder=self.folder, fmt=self.fmt)
             out["index"].append(int(index))
-            out["shard"].append(shard or "")
+            out["shard"].append(result.shard or "")
             for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR):
-                out[outcome.value].append(verdicts.count(outcome))
-            out["any_error"].append(any(item.errored for item in result.items))
+                out[outcome.value].append(result.counts.get(outcome, 0))
+            out["any_error"].append(result.errored)
             problems = [p.to_dict() for p in result.problems or ()]
             out["problems"].append(orjson.dumps(problems).decode() if problems else "")
         return out
@@ -235,7 +233,7 @@ def run_ray(
     shards = [str(row["shard"]) for row in rows if row["shard"]]
     bad = next((row for row in rows if row["problems"]), None)
     if bad is not None:
-        remove(shards)  # bad input: nothing half-written is left
+        remove_shards(folder, fmt)  # bad input: nothing half-written is left
         raise LoadError(Problem(**p) for p in orjson.loads(bad["problems"]))
     counts = {o: sum(int(row[o.value]) for row in rows) for o in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR)}
     return RayOutcome(counts, any(bool(row["any_error"]) for row in rows), shards)

@@ -1,6 +1,6 @@
 """Result shards under an output folder (`--output DIR`), and the summary written beside them last.
 
-A shard holds the results of consecutive conversations, in input order:
+A shard holds the results of one chunk of the input (a worker writes it), in input order:
 `part-00000.jsonl` one result a line (the JSON of one conversation in a
 `check --format json` document), or `part-00000.parquet` with columns
 `source`, `conversation_id`, `verdict` and `result` (that JSON as a string).
@@ -18,8 +18,6 @@ from .work import Checked
 
 FORMATS = ("jsonl", "parquet")
 SUMMARY_NAME = "summary.json"
-#: Conversations per shard of the local engine (a Ray task writes one shard per chunk).
-LOCAL_SHARD_CONVERSATIONS = 10_000
 
 
 def shard_name(index: int, fmt: str) -> str:
@@ -41,33 +39,22 @@ def write_shard(folder: str, index: int, items: Sequence[Checked], fmt: str) -> 
     return write_bytes(folder, shard_name(index, fmt), shard_bytes(items, fmt))
 
 
-class ShardWriter:
-    """Shards of the local engine, written as results arrive, a shard every `per_shard` conversations."""
-
-    def __init__(self, folder: str, fmt: str, per_shard: int = LOCAL_SHARD_CONVERSATIONS):
-        self.folder, self.fmt, self.per_shard = folder, fmt, per_shard
-        self.pending: list[Checked] = []
-        self.written: list[str] = []
-
-    def add(self, item: Checked) -> None:
-        self.pending.append(item)
-        if len(self.pending) >= self.per_shard:
-            self.flush()
-
-    def flush(self) -> None:
-        path = write_shard(self.folder, len(self.written), self.pending, self.fmt)
-        if path:
-            self.written.append(path)
-        self.pending = []
-
-    def remove_all(self) -> None:
-        remove(self.written)
-        self.pending, self.written = [], []
-
-
 def remove(paths: Sequence[str]) -> None:
     for path in paths:
         delete(path)
+
+
+def remove_shards(folder: str, fmt: str) -> None:
+    """Remove every shard in `folder` (checked empty before the run, so every shard there is this run's)."""
+    from .storage import is_uri, list_files
+
+    if is_uri(folder):
+        paths = list_files(folder, (f".{fmt}",)) or []
+    else:
+        import os
+
+        paths = [os.path.join(folder, n) for n in os.listdir(folder)] if os.path.isdir(folder) else []
+    remove([p for p in paths if p.rsplit("/", 1)[-1].startswith("part-") and p.endswith(f".{fmt}")])
 
 
 def write_summary(folder: str, document: str) -> str:

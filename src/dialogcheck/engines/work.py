@@ -9,7 +9,7 @@ only small plain data travels back.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..batch import iter_results
@@ -50,7 +50,7 @@ class Checked:
 class ChunkResult:
     """Everything a chunk gives back: its judged conversations in order, then the bad record it stopped at.
 
-    Either `items`, or (with `CheckJob.join`) `block` with the verdict counts.
+    `counts` always; then `items`, or (with `CheckJob.join`) `block`, or (with an output folder) `shard`.
     """
 
     items: list[Checked] = field(default_factory=list)
@@ -58,10 +58,11 @@ class ChunkResult:
     block: bytes = b""
     counts: dict[Outcome, int] = field(default_factory=dict)
     errored: bool = False
+    shard: str | None = None  # the shard written, with an output folder
 
     @property
     def count(self) -> int:
-        return sum(self.counts.values()) if self.counts else len(self.items)
+        return sum(self.counts.values())
 
     def raise_problems(self) -> None:
         if self.problems:
@@ -93,18 +94,30 @@ def checked(job: CheckJob, chunk, *, judge=None, metrics: tuple[str, ...] = ()) 
         )
 
 
-def check_chunk(job: CheckJob, chunk) -> ChunkResult:
-    """`checked` collected for a worker: a bad record becomes data, so a worker never raises for user input."""
+def check_chunk(
+    job: CheckJob, chunk, *, index: int = 0, folder: str | None = None, fmt: str = "jsonl", judge=None, metrics: tuple[str, ...] = ()
+) -> ChunkResult:
+    """`checked` collected for a worker: a bad record becomes data, so a worker never raises for user input.
+
+    With `folder`, the chunk's results go to its own shard there (`part-INDEX`) and only counts come back
+    (and the full results, for --junit); with `job.join`, they come back as one block.
+    """
     out = ChunkResult()
     try:
-        for item in checked(job, chunk):
+        for item in checked(job, chunk, judge=judge, metrics=metrics):
             out.items.append(item)
     except LoadError as err:
         out.problems = err.problems
-    if job.join is not None and out.items:
-        for item in out.items:
-            out.counts[item.verdict] = out.counts.get(item.verdict, 0) + 1
-        out.errored = any(item.errored for item in out.items)
+    for item in out.items:
+        out.counts[item.verdict] = out.counts.get(item.verdict, 0) + 1
+    out.errored = any(item.errored for item in out.items)
+    if folder is not None:
+        from .shards import write_shard
+
+        if not out.problems:
+            out.shard = write_shard(folder, index, out.items, fmt)
+        out.items = [replace(item, rendered="") for item in out.items] if job.keep_results else []
+    elif job.join is not None and out.items:
         out.block = job.join.join(item.rendered for item in out.items).encode("utf-8")
         out.items = []
     return out
