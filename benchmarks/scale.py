@@ -481,23 +481,44 @@ def bench_memory(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def bench_jobs(args: argparse.Namespace) -> dict[str, Any]:
+    """`--jobs 1` against `--jobs 2`, output as one JSON document on stdout (to a file) and, when the
+    CLI has it, as result shards in an `--output` folder (the main process then prints only the summary)."""
     if not has_option("--jobs"):
         return not_available("jobs", "`dialogcheck check` has no --jobs option yet")
     path, stats = dataset(args.conversations, args.seed)
-    seconds, found = {}, {}
-    for jobs in (1, 2):
-        out = OUT / f"jobs_{jobs}.json"
-        seconds[jobs] = min(timed_cli(["check", "--jobs", str(jobs), "--scenario", str(SCENARIO), "--format", "json",
-                                       "--no-judge", str(path)], stdout=out) for _ in range(args.cli_repeats))
-        found[jobs] = verdicts(out)
-        out.unlink()
-        log(f"  --jobs {jobs}: {seconds[jobs]:.2f}s")
-    speedup = seconds[1] / seconds[2]
-    same = found[1] == found[2]
-    print(f"\n## jobs: {stats['conversations']:,} conversations: --jobs 1 {seconds[1]:.2f}s, --jobs 2 {seconds[2]:.2f}s, "
-          f"{speedup:.2f}x faster (target >= {TARGETS['jobs']}); same verdicts: {same}")
-    return save("jobs", {"data": stats, "seconds": {f"--jobs {k}": round(v, 3) for k, v in seconds.items()}, "speedup": round(speedup, 3), "same_verdicts": same,
-                         "nproc": os.cpu_count(), "target": TARGETS["jobs"], "met": speedup >= TARGETS["jobs"] and same})
+    base = ["check", "--scenario", str(SCENARIO), "--format", "json", "--no-judge", str(path)]
+    outputs = ["stdout"] + (["--output"] if has_option("--output") else [])
+    seconds: dict[str, float] = {}
+    found: dict[str, list] = {}
+    for _ in range(args.cli_repeats):  # in turn, so drift hits both alike
+        for output in outputs:
+            for jobs in (1, 2):
+                key = f"--jobs {jobs}, {output}"
+                if output == "stdout":
+                    out = OUT / f"jobs_{jobs}.json"
+                    took = timed_cli([*base[:1], "--jobs", str(jobs), *base[1:]], stdout=out)
+                    found[key] = verdicts(out)
+                    out.unlink()
+                else:
+                    folder = OUT / f"jobs_{jobs}_output"
+                    shutil.rmtree(folder, ignore_errors=True)
+                    took = timed_cli([*base[:1], "--jobs", str(jobs), "--output", str(folder), *base[1:]])
+                    found[key] = shard_verdicts(folder)
+                    shutil.rmtree(folder)
+                seconds[key] = min(seconds.get(key, float("inf")), took)
+                log(f"  {key}: {took:.2f}s")
+    speedups = {output: seconds[f"--jobs 1, {output}"] / seconds[f"--jobs 2, {output}"] for output in outputs}
+    same = all(dict(v) == dict(found["--jobs 1, stdout"]) for v in found.values())
+    speedup = speedups["stdout"]
+    print(f"\n## jobs: {stats['conversations']:,} conversations, --scenario, best of {args.cli_repeats}\n")
+    print(table(["output", "--jobs 1 s", "--jobs 2 s", "speedup"],
+                [[o, f"{seconds[f'--jobs 1, {o}']:.2f}", f"{seconds[f'--jobs 2, {o}']:.2f}", f"{speedups[o]:.2f}x"]
+                 for o in outputs]))
+    print(f"\nJSON on stdout: {speedup:.2f}x faster (target >= {TARGETS['jobs']}); same verdicts everywhere: {same}")
+    return save("jobs", {"data": stats, "seconds": {k: round(v, 3) for k, v in seconds.items()},
+                         "speedups": {k: round(v, 3) for k, v in speedups.items()}, "speedup": round(speedup, 3),
+                         "same_verdicts": same, "nproc": os.cpu_count(), "target": TARGETS["jobs"],
+                         "met": speedup >= TARGETS["jobs"] and same})
 
 
 def bench_ray(args: argparse.Namespace) -> dict[str, Any]:
