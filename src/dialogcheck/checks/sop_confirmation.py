@@ -8,6 +8,8 @@ confirmation, so the step is `skip`, not a pass.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..events.model import BotMessage, Conversation, ToolRun
@@ -17,6 +19,15 @@ from .patterns import search
 from .sop_tools import SHOWN_CALLS, calls_of, slug_name
 
 DEFAULT_WINDOW = 4
+
+
+class _BotLine:
+    """A conversation's bot messages with their event indexes and turns, both ascending, for bisection."""
+
+    def __init__(self, messages: Sequence[BotMessage]):
+        self.messages = messages
+        self.indexes = [m.index for m in messages]
+        self.turns = [m.turn for m in messages]
 
 
 @dataclass(frozen=True)
@@ -34,10 +45,11 @@ class ConfirmationRequested(Check):
     def label(self) -> str:
         return f"confirmation_requested before {self.before_tool_slug}"
 
-    def window(self, conversation: Conversation, call: ToolRun) -> list[BotMessage]:
-        """Bot messages before `call`, in its turn or the N-1 turns before it."""
-        first_turn = call.turn - (self.within_last_n_turns - 1)
-        return [m for m in conversation.bot_messages if m.index < call.index and m.turn >= first_turn]
+    def window(self, bots: _BotLine, call: ToolRun) -> Sequence[BotMessage]:
+        """Bot messages before `call`, in its turn or the N-1 turns before it (two bisections, not a scan)."""
+        end = bisect_left(bots.indexes, call.index)
+        start = bisect_left(bots.turns, call.turn - (self.within_last_n_turns - 1), 0, end)
+        return bots.messages[start:end]
 
     def _turns(self, call: ToolRun) -> str:
         first = max(0, call.turn - (self.within_last_n_turns - 1))
@@ -51,8 +63,9 @@ class ConfirmationRequested(Check):
         confirmed: list[tuple[ToolRun, BotMessage]] = []
         missing: list[str] = []
         evidence: list[int] = []
+        bots = _BotLine(conversation.bot_messages)
         for call in calls:
-            window = self.window(conversation, call)
+            window = self.window(bots, call)
             asked = next((m for m in reversed(window) if search(self.pattern, m.text)), None)
             if asked is not None:
                 confirmed.append((call, asked))
@@ -70,7 +83,7 @@ class ConfirmationRequested(Check):
         more = f"; and {len(confirmed) - SHOWN_CALLS} more" if len(confirmed) > SHOWN_CALLS else ""
         return self.result(True, proofs + more, [i for call, asked in confirmed for i in (asked.index, call.index)])
 
-    def _miss(self, call: ToolRun, window: list[BotMessage]) -> str:
+    def _miss(self, call: ToolRun, window: Sequence[BotMessage]) -> str:
         where = f"{call.tool_name} at {at(call)}: no bot message before it in {self._turns(call)} matched /{self.pattern}/"
         if not window:
             return f"{where} (there was no bot message in that window)"
