@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..events.model import (
+    EVENT_CLASSES,
     BlockEvent,
     BotMessage,
     Conversation,
@@ -78,24 +79,23 @@ def _bot(event: BotMessage) -> str | None:
     return f"template {event.utter_name}" + (f" [buttons: {buttons}]" if buttons else "")
 
 
-_LINES: dict[type, Callable[..., str | None]] = {
+_BY_BASE: dict[type, Callable[..., str | None]] = {
     SkillEvent: _skill,
     BlockEvent: _block,
     MemorySet: _memory_set,
     MemoryCleared: _memory_cleared,
     BotMessage: _bot,
 }
+#: By concrete class (each skill and block event type has its own, under `SkillEvent` / `BlockEvent`).
+_LINES = {cls: render for cls in EVENT_CLASSES.values() for base, render in _BY_BASE.items() if issubclass(cls, base)}
 
 
 def ledger_line(event: Event) -> str | None:
     """One event as a ledger line, or None for events the ledger leaves out."""
     if isinstance(event, ToolRun):
         return _tool(event) if event.counted else None
-    for cls in type(event).__mro__:  # a skill event is of a class for its type, under `SkillEvent`
-        render = _LINES.get(cls)
-        if render is not None:
-            return render(event)
-    return None
+    render = _LINES.get(type(event))
+    return render(event) if render else None
 
 
 def render_ledger(conversation: Conversation) -> str:
