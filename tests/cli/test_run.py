@@ -205,3 +205,24 @@ def test_sigint_and_sigterm_keep_finished_runs_and_say_the_batch_was_interrupted
         assert done.returncode == 1
         summary = json.loads((results / "summary.json").read_text())
         assert (summary["completed_runs"], summary["interrupted"]) == (6, False)
+
+
+def test_a_run_that_cannot_be_written_is_reported_not_a_traceback(tmp_path):
+    project = make_project(tmp_path / "p")
+    results = tmp_path / "r"
+    results.mkdir()
+    (results / "alpha").write_text("a file where the scenario's folder of runs should go\n")
+    result = run(project, "--results", results)
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert f"{results}:1:1: cannot write the results: [Errno 17] File exists" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_an_agent_value_json_cannot_hold_is_reported_not_a_traceback(tmp_path):
+    project = make_project(tmp_path / "p")
+    (project / "agent.py").write_text(AGENT.replace('"arguments": {"q": text}', '"arguments": {"q": {1, 2}}'))
+    result = run(project, "--results", tmp_path / "r")
+    assert result.exit_code == 2, result.output
+    assert "cannot write the results: Type is not JSON serializable: set" in result.output
+    assert "Traceback" not in result.output

@@ -216,7 +216,7 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
             progress.stop()
     try:
         writer.close()  # every finished run on disk before the summary reads them
-    except OSError as err:
+    except Exception as err:  # noqa: BLE001 - a disk error, or an agent value JSON cannot hold: reported, never a traceback
         fail_with_load_error(LoadError.one(f"cannot write the results: {err}", str(folder.root)), output_format)
     finished = folder.runs()
     summary = summary_document(finished, plan) | {"interrupted": interrupted}
