@@ -107,3 +107,50 @@ def test_one_connector_serves_two_event_loops(agent_server):
 def test_a_bad_url_is_a_setup_error():
     with pytest.raises(AgentSetupError, match=r"^an http agent needs an http:// or https:// address, got 'agent.local/x'$"):
         HttpConnector("agent.local/x")
+
+
+def test_a_pooled_connection_the_agent_had_closed_is_tried_once_more_on_another():
+    """The agent reads the second request on a kept-alive connection and drops it unanswered:
+    the request goes out again, on a new connection, and the turn succeeds."""
+    import json
+    import socket
+    import threading
+
+    answer = json.dumps({"messages": [{"text": "ok"}], "events": []}).encode()
+    reply = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(answer), answer)
+    listener = socket.create_server(("127.0.0.1", 0))
+    seen: list[tuple[int, bytes]] = []  # (connection number, request line)
+
+    def read_request(conn: socket.socket) -> bytes:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return b""
+            data += chunk
+        head, body = data.split(b"\r\n\r\n", 1)
+        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+        while len(body) < length:
+            body += conn.recv(65536)
+        return head.split(b"\r\n")[0]
+
+    def serve() -> None:
+        for number in (1, 2):
+            conn, _ = listener.accept()
+            with conn:
+                while request := read_request(conn):
+                    seen.append((number, request))
+                    if number == 1 and len(seen) == 2:
+                        break  # the second request on the first connection: closed, never answered
+                    conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    c = HttpConnector(f"http://127.0.0.1:{listener.getsockname()[1]}", 5.0)
+
+    async def two_turns(c):
+        return [await c.send(CID, "a"), await c.send(CID, "b")]
+
+    turns = talk(c, two_turns)
+    listener.close()
+    assert [m.text for turn in turns for m in turn.messages] == ["ok", "ok"]
+    assert [number for number, _ in seen] == [1, 1, 2]

@@ -125,23 +125,24 @@ class JsonClient:
             raise AgentError(f"{where}: the answer is not JSON: {excerpt(data)}") from None
 
     async def _exchange(self, method: str, url: str, content: bytes | None) -> tuple[aiohttp.ClientResponse, bytes]:
-        """One request, sent again once on a new connection when a pooled one turns out dead.
+        """One request, sent once more when the pooled connection it went out on turns out dead.
 
         A server may close an idle keep-alive connection (or one it answered
         an error on) just as it is reused; as browsers do, a request that
-        failed that way before any answer came is sent again, once.
+        failed that way before any answer came is sent again, once. The dead
+        connection has left the pool by then.
         """
-        for attempt in (1, 2):
-            trace: dict[str, bool] = {}
-            try:
-                async with self._http().request(
-                    method, url, data=content, allow_redirects=False, trace_request_ctx=trace
-                ) as response:
-                    return response, await response.read()
-            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
-                if attempt == 2 or not trace.get("reused"):
-                    raise
-        raise AssertionError("unreachable")
+        trace: dict[str, bool] = {}
+        try:
+            return await self._send(method, url, content, trace)
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+            if not trace.get("reused"):
+                raise
+        return await self._send(method, url, content, {})
+
+    async def _send(self, method: str, url: str, content: bytes | None, trace: dict[str, bool]) -> tuple[aiohttp.ClientResponse, bytes]:
+        async with self._http().request(method, url, data=content, allow_redirects=False, trace_request_ctx=trace) as response:
+            return response, await response.read()
 
     async def aclose(self) -> None:
         session, self._session = self._session, None
