@@ -52,7 +52,7 @@ def test_extensions_and_defaults(tmp_path):
             tmp_path,
             "max_concurrent_llm_calls: 7\n"
             "evaluation:\n"
-            "  llm: {provider: ollama, model: qwen3, timeout: 12.5, max_retries: 0, structured_output: json_object}\n"
+            "  llm: {provider: ollama, model: qwen3, timeout: 12.5, max_retries: 0, structured_output: json_object, max_prompt_chars: 5000}\n"
             "  metrics: true\n"
             "agent: {type: python, callable: 'agent:respond'}\n"
             "cache: {enabled: false, dir: .llm-cache}\n",
@@ -60,6 +60,7 @@ def test_extensions_and_defaults(tmp_path):
     )
     llm = config.evaluation.llm
     assert (llm.base_url, llm.timeout, llm.max_retries, llm.structured_output) == ("http://localhost:11434/v1", 12.5, 0, "json_object")
+    assert llm.max_prompt_chars == 5000 and "max_prompt_chars" not in llm.options
     assert config.evaluation.max_concurrent_llm_calls == 7 and config.simulation.max_concurrent_llm_calls == 7
     assert config.evaluation.metrics == QUALITY_METRICS
     assert (config.agent.type, config.agent.callable) == ("python", "agent:respond")
@@ -83,6 +84,10 @@ def test_an_empty_config_is_no_llm(tmp_path):
         ("evaluation:\n  llm: {provider: vllm, model: m}\n", "conftest.yml:2:8: `evaluation.llm` with `provider: vllm` needs `base_url` (the server's /v1 address)"),
         ("evaluation:\n  llm: {provider: openai, model: m, timout: 3}\n", "conftest.yml:2:37: unknown field `timout` in `evaluation.llm` (did you mean `timeout`?)"),
         ("evaluation:\n  llm: {provider: openai, model: m, timeout: 0}\n", "conftest.yml:2:46: `timeout` in `evaluation.llm` must be a number at least 0.001, got 0"),
+        (
+            "evaluation:\n  llm: {provider: openai, model: m, max_prompt_chars: 10}\n",
+            "conftest.yml:2:55: `max_prompt_chars` in `evaluation.llm` must be an integer at least 1000, got 10",
+        ),
         ("simulation:\n  max_concurrent_llm_calls: 0\n", "conftest.yml:2:29: `max_concurrent_llm_calls` in `simulation` must be an integer at least 1, got 0"),
         ("evaluation:\n  criteria_judge_prompt: ../../etc/passwd\n", "conftest.yml:2:26: `criteria_judge_prompt` must stay inside the project folder"),
         ("evaluation:\n  metrics_judge_prompt: missing.j2\n", "conftest.yml:2:25: `metrics_judge_prompt`: no such template file 'missing.j2'"),

@@ -23,7 +23,11 @@ PROVIDERS = (*OPENAI_COMPATIBLE, "anthropic")
 #: Base URLs for providers that have a usual local address.
 DEFAULT_BASE_URLS = {"ollama": "http://localhost:11434/v1"}
 #: LLM keys dialogcheck itself reads; every other key is passed to the provider's call.
-CLIENT_KEYS = ("provider", "model", "base_url", "api_key", "api_key_env", "timeout", "max_retries", "structured_output")
+CLIENT_KEYS = (
+    "provider", "model", "base_url", "api_key", "api_key_env", "timeout", "max_retries", "structured_output", "max_prompt_chars",
+)
+#: The judge's transcript and event ledger together, in characters: about 250k tokens, past what most models read.
+DEFAULT_MAX_PROMPT_CHARS = 1_000_000
 STRUCTURED_OUTPUT = ("json_schema", "json_object", "none")
 DEFAULT_CONCURRENCY = 3
 ROLE_PROMPTS = {
@@ -45,6 +49,8 @@ class LLMSettings:
     max_retries: int = 3
     #: How a JSON answer is asked of an OpenAI-compatible server: `response_format` json_schema, json_object, or only by the prompt.
     structured_output: str = "json_schema"
+    #: A judge prompt whose transcript and ledger pass this is a judge error, never sent (the model would refuse it).
+    max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS
     #: Passed as they are to the provider's call (temperature, max_tokens, ...).
     options: Mapping[str, Any] = field(default_factory=dict)
 
@@ -116,6 +122,7 @@ def _llm(node: YNode, problems: Problems, what: str) -> LLMSettings | None:
     timeout = fields.number("timeout", minimum=0.001)
     max_retries = fields.integer("max_retries", minimum=0, maximum=20)
     structured = fields.choice("structured_output", STRUCTURED_OUTPUT)
+    max_prompt_chars = fields.integer("max_prompt_chars", minimum=1000)
     if provider in ("openai_compatible", "vllm", "llama_cpp") and base_url is None:
         problems.add(f"{what} with `provider: {provider}` needs `base_url` (the server's /v1 address)", mapping.pos)
     if provider == "anthropic" and base_url is not None and not base_url.startswith(("http://", "https://")):
@@ -132,6 +139,7 @@ def _llm(node: YNode, problems: Problems, what: str) -> LLMSettings | None:
         timeout=timeout if timeout is not None else 60.0,
         max_retries=max_retries if max_retries is not None else 3,
         structured_output=structured or "json_schema",
+        max_prompt_chars=max_prompt_chars if max_prompt_chars is not None else DEFAULT_MAX_PROMPT_CHARS,
         options=options,
     )
 

@@ -9,7 +9,9 @@ from dialogcheck.config import LLMSettings
 from dialogcheck.judge.answers import CRITERION_SCHEMA
 from dialogcheck.llm.structured import MalformedAnswer, parse_json_answer
 from dialogcheck.judge.base import JudgeError
+from dialogcheck.judge.ledger import render_ledger
 from dialogcheck.judge.llm_judge import LLMJudge
+from dialogcheck.judge.transcript import render_transcript
 from dialogcheck.llm.base import ChatResponse, LLMError, Usage
 from dialogcheck.llm.templates import Templates
 from tests.conftest import bot, conv, tool, user
@@ -111,6 +113,42 @@ def test_metrics_are_scored_in_one_call():
     assert scores["tone"] == {"score": 4, "reasoning": "polite"}
     prompt = client.requests[0].messages[0].content
     assert "- tone: was the agent polite" in prompt and "wants a card" in prompt
+
+
+def long_conversation(turns):
+    events = []
+    for n in range(turns):
+        events += [user(f"question {n} " + "x" * 80), tool("lookup", {"n": n}), bot(f"answer {n} " + "y" * 80)]
+    return conv(*events)
+
+
+def test_a_conversation_past_max_prompt_chars_is_a_judge_error_and_nothing_is_sent():
+    client = ScriptedClient()
+    small = LLMSettings(provider="openai", model="judge-model", max_prompt_chars=5000)
+    with pytest.raises(JudgeError, match=r"too long to judge: its transcript and event ledger pass 5,000 characters"):
+        asyncio.run(LLMJudge(client, small).judge(long_conversation(40), JudgeRequest("The agent answers")))
+    scores = asyncio.run(LLMJudge(client, small).score_metrics(long_conversation(40), ("tone",)))
+    assert "too long to judge" in scores["error"]
+    assert client.requests == []
+
+
+def test_a_conversation_within_max_prompt_chars_is_judged_whole():
+    client = ScriptedClient('{"verdict": "PASS", "rationale": "ok"}')
+    small = LLMSettings(provider="openai", model="judge-model", max_prompt_chars=5000)
+    assert asyncio.run(LLMJudge(client, small).judge(long_conversation(10), JudgeRequest("The agent answers"))).passed
+    prompt = client.requests[0].messages[0].content
+    assert "USER: question 9 " in prompt and "tool lookup(n=9) -> ok" in prompt
+
+
+def test_the_limit_counts_the_transcript_and_the_ledger_together():
+    conversation = long_conversation(10)
+    transcript, ledger = render_transcript(conversation), render_ledger(conversation)
+    both = len(transcript) + len(ledger) + 2  # each rendering counts one newline a line, its last one included
+    fits = LLMJudge(ScriptedClient('{"verdict": "PASS", "rationale": "ok"}'), LLMSettings("openai", "m", max_prompt_chars=both))
+    assert asyncio.run(fits.judge(conversation, JudgeRequest("c"))).passed
+    with pytest.raises(JudgeError, match="too long"):
+        asyncio.run(LLMJudge(ScriptedClient(), LLMSettings("openai", "m", max_prompt_chars=both - 1)).judge(conversation, JudgeRequest("c")))
+    assert len(transcript) < both - 1  # the transcript alone fits: the ledger tipped it over
 
 
 def test_metric_out_of_range_is_retried_then_reported():

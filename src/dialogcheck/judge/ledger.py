@@ -8,7 +8,7 @@ stays short: one line per event, values cut to a readable length.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ..events.model import (
     EVENT_CLASSES,
@@ -22,6 +22,7 @@ from ..events.model import (
     ToolRun,
 )
 from ..events.values import show
+from .transcript import join_lines
 
 VALUE_LIMIT = 60
 RESULT_LIMIT = 80
@@ -98,9 +99,7 @@ def ledger_line(event: Event) -> str | None:
     return render(event) if render else None
 
 
-def render_ledger(conversation: Conversation) -> str:
-    """Every turn that has ledger lines, as `turn N:` followed by indented lines."""
-    lines: list[str] = []
+def ledger_lines(conversation: Conversation) -> Iterator[str]:
     current = None
     for event in conversation.events:
         line = ledger_line(event)
@@ -108,6 +107,10 @@ def render_ledger(conversation: Conversation) -> str:
             continue
         if event.turn != current:
             current = event.turn
-            lines.append(f"turn {current}:")
-        lines.append(f"  {line}")
-    return "\n".join(lines) if lines else "(no events recorded)"
+            yield f"turn {current}:"
+        yield f"  {line}"
+
+
+def render_ledger(conversation: Conversation, limit: int | None = None) -> str:
+    """Every turn that has ledger lines, as `turn N:` followed by indented lines. `TooLong` past `limit` characters."""
+    return join_lines(ledger_lines(conversation), "(no events recorded)", limit)

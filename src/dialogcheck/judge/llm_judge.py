@@ -21,7 +21,7 @@ from ..llm.templates import Templates
 from .answers import CRITERION_SCHEMA, metrics_schema
 from .base import JudgeError, JudgeVerdict
 from .ledger import render_ledger
-from .transcript import render_transcript
+from .transcript import TooLong, render_transcript
 
 METRIC_DESCRIPTIONS = {
     "task_completion": "did the customer get what they came for? (passed true or false)",
@@ -62,11 +62,22 @@ class LLMJudge:
         except LLMError as err:
             raise JudgeError(str(err)) from None
 
+    def _conversation_text(self, conversation: Conversation) -> dict[str, str]:
+        """The transcript and the ledger, within `max_prompt_chars` together; rendering stops where the limit is passed."""
+        limit = self.settings.max_prompt_chars
+        try:
+            transcript = render_transcript(conversation, limit)
+            return {"transcript": transcript, "ledger": render_ledger(conversation, limit - len(transcript) - 1)}
+        except TooLong:
+            raise JudgeError(
+                f"the conversation is too long to judge: its transcript and event ledger pass {limit:,} characters "
+                "(`max_prompt_chars` of evaluation.llm, for a model that reads more)"
+            ) from None
+
     async def judge(self, conversation: Conversation, request: JudgeRequest) -> JudgeVerdict:
         prompt = self._render(
             "criteria_judge_prompt",
-            transcript=render_transcript(conversation),
-            ledger=render_ledger(conversation),
+            **self._conversation_text(conversation),
             criterion=request.criterion,
             rubric=request.rubric,
         )
@@ -81,8 +92,7 @@ class LLMJudge:
         try:
             prompt = self._render(
                 "metrics_judge_prompt",
-                transcript=render_transcript(conversation),
-                ledger=render_ledger(conversation),
+                **self._conversation_text(conversation),
                 simulation_context=simulation_context,
                 metrics=list(metrics),
                 descriptions=METRIC_DESCRIPTIONS,

@@ -54,7 +54,15 @@ class Templates:
                 where = self._overrides.get(key, BUILT_IN[key][1])
                 raise LLMError(f"{where}:{err.lineno}: invalid template: {err.message}") from None
         try:
-            return template.render(**variables).strip() + "\n"
+            rendered = template.render(**variables)
         except Exception as err:  # jinja2.UndefinedError and friends: a broken custom template
             where = self._overrides.get(key, BUILT_IN[key][1])
             raise LLMError(f"{where}: the template could not be rendered: {err}") from None
+        return _one_final_newline(rendered)
+
+
+def _one_final_newline(text: str) -> str:
+    """The text stripped, with one newline at its end; not copied when it already is (a prompt can be megabytes)."""
+    if text.endswith("\n") and not text[-2:-1].isspace() and not text[:1].isspace():
+        return text
+    return text.strip() + "\n"
