@@ -8,7 +8,9 @@ in turn in each round so a busy machine slows them alike:
 * `dialogcheck --help`, `dialogcheck validate examples/card_replace` and
   `dialogcheck check --help`, through the venv's `dialogcheck` console script
   (so the wrapper's own cost is included);
-* for reference, importing only the third-party libraries validate imports
+* for reference, importing click and ruamel.yaml alone (the floor: validate
+  cannot run without its command-line framework and its YAML parser), then
+  importing only the third-party libraries validate imports
   on this project (found by running it once: click, ruamel.yaml, orjson,
   regex for its patterns, ...), then every module validate imports, in the
   same order, without doing any work. The differences split validate's time
@@ -53,6 +55,8 @@ def _commands(python: str, script: str, env: dict[str, str]) -> list[dict]:
         {"name": "dialogcheck --help", "argv": [script, "--help"], "target": None},
         {"name": f"dialogcheck validate {EXAMPLE}", "argv": [script, "validate", EXAMPLE], "target": TARGET},
         {"name": "dialogcheck check --help", "argv": [script, "check", "--help"], "target": None},
+        # The floor: no validate runs without its command-line framework and its YAML parser.
+        {"name": "reference: click and ruamel.yaml alone", "argv": [python, "-c", "import click, ruamel.yaml"], "target": None},
         {"name": "reference: libraries validate needs", "argv": [python, "-c", "import " + ", ".join(libraries)],
          "target": None, "libraries": sorted({m.split(".")[0] for m in libraries})},
         {"name": "reference: all validate imports, no work", "argv": [python, "-c", "import " + ", ".join(imported)],

@@ -197,8 +197,21 @@ def decode_msgspec_lines(path: Path, block: int = 16 * 2**20) -> int:
     return 0
 
 
+def scenario_with_sop(folder: Path = OUT) -> Path:
+    """The benchmark scenario with the SOP's 7 steps as its `goals.sop`: the issue's "scenario of 20 assertions
+    ... plus a 7-step SOP" as one file, so one `check` decodes the data once and runs all 27 (a list of steps has
+    no `threshold`, so only the SOP part's overall outcome can differ from the SOP file's; the work is the same)."""
+    steps = SOP.read_text(encoding="utf-8").split("\n  steps:\n", 1)[1]
+    nested = "\n".join(f"  {line}" if line.strip() else line for line in steps.split("\n"))
+    path = folder / "scale_scenario_with_sop.yml"
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(SCENARIO.read_text(encoding="utf-8").rstrip("\n") + "\n    sop:\n" + nested, encoding="utf-8")
+    return path
+
+
 def bench_check(args: argparse.Namespace) -> dict[str, Any]:
     path, stats = dataset(args.conversations, args.seed)
+    both = scenario_with_sop()
     decoders = {"orjson.loads per line": decode_orjson}
     try:
         import msgspec  # noqa: F401
@@ -211,6 +224,7 @@ def bench_check(args: argparse.Namespace) -> dict[str, Any]:
     runs = {
         "scenario": ["check", *jobs, "--scenario", str(SCENARIO), "--format", "json", "--no-judge", str(path)],
         "sop": ["check", *jobs, "--sop", str(SOP), "--format", "json", "--no-judge", str(path)],
+        "both": ["check", *jobs, "--scenario", str(both), "--format", "json", "--no-judge", str(path)],
     }
     best = {name: float("inf") for name in [*decoders, *runs]}
     for round_no in range(max(args.repeats, args.cli_repeats)):  # in turn, so drift hits all alike
@@ -228,22 +242,25 @@ def bench_check(args: argparse.Namespace) -> dict[str, Any]:
     baseline_name = min(decoders, key=best.get)
     baseline = best[baseline_name]
     total = best["scenario"] + best["sop"]
-    ratio = total / baseline
+    ratio, ratio_summed = best["both"] / baseline, total / baseline
     rows = [[name, f"{best[name]:.2f}", f"{stats['events'] / best[name]:,.0f}", f"{best[name] / baseline:.2f}x"]
             for name in decoders]
     rows += [[f"dialogcheck check {' '.join(jobs)} --scenario (20 assertions)", f"{best['scenario']:.2f}",
               f"{stats['events'] / best['scenario']:,.0f}", f"{best['scenario'] / baseline:.2f}x"],
              [f"dialogcheck check {' '.join(jobs)} --sop (7 steps)", f"{best['sop']:.2f}",
               f"{stats['events'] / best['sop']:,.0f}", f"{best['sop'] / baseline:.2f}x"],
-             ["scenario + SOP (two runs, summed)", f"{total:.2f}", f"{stats['events'] / total:,.0f}", f"{ratio:.2f}x"]]
+             ["scenario + SOP (two runs, summed)", f"{total:.2f}", f"{stats['events'] / total:,.0f}", f"{ratio_summed:.2f}x"],
+             [f"dialogcheck check {' '.join(jobs)} --scenario with the SOP as goals.sop (27 checks, one run)",
+              f"{best['both']:.2f}", f"{stats['events'] / best['both']:,.0f}", f"{ratio:.2f}x"]]
     print(f"\n## check: {stats['conversations']:,} conversations, {stats['events']:,} events, {stats['bytes'] / 1e6:,.0f} MB\n")
     print(table(["path", "seconds", "events/s", "vs fastest decoder"], rows))
-    print(f"\nratio {ratio:.2f}x against {baseline_name} (target <= {TARGETS['check']}): "
+    print(f"\nratio {ratio:.2f}x (one run; {ratio_summed:.2f}x as two runs summed) against {baseline_name} (target <= {TARGETS['check']}): "
           f"{'met' if ratio <= TARGETS['check'] else 'MISSED'}")
     return save("check", {
         "data": stats, "seed": args.seed, "jobs_flag": bool(jobs), "output": "/dev/null", "judge": "--no-judge",
         "repeats": {"decoders": args.repeats, "cli": args.cli_repeats}, "seconds": {k: round(v, 3) for k, v in best.items()},
-        "baseline": baseline_name, "ratio": round(ratio, 3), "target": TARGETS["check"], "met": ratio <= TARGETS["check"],
+        "baseline": baseline_name, "ratio": round(ratio, 3), "ratio_two_runs_summed": round(ratio_summed, 3),
+        "target": TARGETS["check"], "met": ratio <= TARGETS["check"],
     })
 
 
@@ -351,6 +368,20 @@ class InstantChatClient:
         return ChatResponse('{"verdict": "PASS", "rationale": "ok"}', request.model)
 
 
+#: The in-run baseline of the linear benchmark: what touching every event once costs at each size.
+SCAN = "baseline: one pass over the events"
+
+
+def scan_events(conversation) -> int:
+    """Reads what every check reads at least: each event's type and turn, and each message's text."""
+    total = 0
+    for event in conversation.events:
+        total += event.turn or 0
+        if event.type in ("bot", "user"):
+            total += len(event.text)
+    return total
+
+
 def bench_linear(args: argparse.Namespace) -> dict[str, Any]:
     from dialogcheck.checks import ASSERTIONS
     from dialogcheck.config import LLMSettings
@@ -366,6 +397,9 @@ def bench_linear(args: argparse.Namespace) -> dict[str, Any]:
     scenarios = {"fixture": dialogcheck.load_scenario(SCENARIO), "worst": dialogcheck.load_scenario(worst_path)}
     sops = {"fixture": dialogcheck.load_sop(SOP), "worst": dialogcheck.load_sop(worst_sop_path)}
     judge = LLMJudge(InstantChatClient(), LLMSettings(provider="openai", model="instant"))
+    # Past `max_prompt_chars` (1M characters by default; both sizes here pass it) the judge stops rendering
+    # and errs, so its cost is bounded; a judge without the limit shows that the rendering itself is linear.
+    unlimited = LLMJudge(InstantChatClient(), LLMSettings(provider="openai", model="instant", max_prompt_chars=10**12))
     log(f"linear: one conversation of {small:,} and {large:,} events…")
     events = synth.Generator(args.seed).long_events(large)
     convs = {size: warm(dialogcheck.load_conversation(events[:size])) for size in (small, large)}
@@ -388,9 +422,13 @@ def bench_linear(args: argparse.Namespace) -> dict[str, Any]:
             if step.type == "llm_judge":
                 only = dataclasses.replace(sop, steps=one)
                 run = lambda c, s=only: dialogcheck.evaluate_sop(s, c, judge=judge)  # noqa: E731
+                if form == "fixture":
+                    families.append((step.type, "no prompt limit",
+                                     lambda c, s=only: dialogcheck.evaluate_sop(s, c, judge=unlimited)))
             else:
                 run = lambda c, s=one: s.evaluate(c, None, True)  # noqa: E731
             families.append((step.type, f"{form}:{step.id}" if form == "worst" else form, run))
+    families.append((SCAN, "every event's type and turn, every message's text", scan_events))
     families.append(("whole scenario (20 assertions)", "fixture", lambda c, s=scenarios["fixture"]: dialogcheck.evaluate(s, c)))
     families.append(("whole SOP (7 steps, judge skipped)", "fixture",
                      lambda c, s=sops["fixture"]: dialogcheck.evaluate_sop(s, c, no_judge=True)))
@@ -409,24 +447,30 @@ def bench_linear(args: argparse.Namespace) -> dict[str, Any]:
     gc.unfreeze()
 
     rows, worst_by_family, results = [], {}, []
+    scan_form = next(form for family, form, _ in families if family == SCAN)
+    scan_ratio = times[f"{SCAN}/{scan_form}|{large}"] / times[f"{SCAN}/{scan_form}|{small}"]
     for family, form, _ in families:
         a, b = times[f"{family}/{form}|{small}"], times[f"{family}/{form}|{large}"]
         ratio = b / a
-        results.append({"family": family, "form": form, "seconds_small": a, "seconds_large": b, "ratio": round(ratio, 3)})
-        worst_by_family[family] = max(worst_by_family.get(family, 0.0), ratio)
-        rows.append([family, form, f"{a * 1e3:.3f}", f"{b * 1e3:.3f}", f"{ratio:.2f}",
-                     "met" if ratio <= TARGETS["linear"] else "MISSED"])
+        results.append({"family": family, "form": form, "seconds_small": a, "seconds_large": b, "ratio": round(ratio, 3),
+                        "ratio_over_scan": round(ratio / scan_ratio, 3)})
+        if family != SCAN:
+            worst_by_family[family] = max(worst_by_family.get(family, 0.0), ratio)
+        rows.append([family, form, f"{a * 1e3:.3f}", f"{b * 1e3:.3f}", f"{ratio:.2f}", f"{ratio / scan_ratio:.2f}",
+                     "" if family == SCAN else "met" if ratio <= TARGETS["linear"] else "MISSED"])
     met = all(r <= TARGETS["linear"] for r in worst_by_family.values())
     print(f"\n## linear: {small:,} and {large:,} events, each check alone, index prebuilt, caches evicted "
           f"(best of {args.linear_repeats})\n")
-    print(table(["family", "form", f"ms @{small // 1000}k", f"ms @{large // 1000}k", "ratio", f"<= {TARGETS['linear']:g}"], rows))
+    print(table(["family", "form", f"ms @{small // 1000}k", f"ms @{large // 1000}k", "ratio", "ratio / scan's",
+                 f"<= {TARGETS['linear']:g}"], rows))
     highest = max(worst_by_family, key=worst_by_family.get)
-    print(f"\nhighest ratio {worst_by_family[highest]:.2f} ({highest}); every family within {TARGETS['linear']:g}x: {met}")
+    print(f"\nhighest ratio {worst_by_family[highest]:.2f} ({highest}); every family within {TARGETS['linear']:g}x: {met}; "
+          f"one pass over the same events: {scan_ratio:.2f}x")
     return save("linear", {
         "events": [small, large], "seed": args.seed, "repeats": args.linear_repeats, "results": results,
         "families": {"assertions": list(ASSERTIONS), "sop": sop_types},
         "max_ratio_by_family": {k: round(v, 3) for k, v in worst_by_family.items()},
-        "max_ratio": round(worst_by_family[highest], 3), "max_family": highest,
+        "max_ratio": round(worst_by_family[highest], 3), "max_family": highest, "scan_ratio": round(scan_ratio, 3),
         "target": TARGETS["linear"], "met": met,
     })
 

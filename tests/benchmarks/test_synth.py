@@ -123,3 +123,23 @@ def test_benchmark_fixtures_are_valid_and_split_the_batch(batch: Path):
     scenario_verdicts = {evaluate(scenario, c).verdict for c in conversations}
     sop_verdicts = {evaluate_sop(sop, c, no_judge=True).verdict for c in conversations}
     assert scenario_verdicts == sop_verdicts == {Outcome.PASS, Outcome.FAIL}
+
+
+def test_the_check_benchmark_runs_the_scenario_and_the_sop_as_one_scenario(batch: Path, tmp_path: Path):
+    """`scale.py check` times one run of a scenario holding the 20 assertions and the SOP's 7 steps as `goals.sop`:
+    it must judge each check as the scenario and the SOP do apart (a list of steps has no `threshold`, so only the
+    SOP's overall outcome may differ; the work is the same)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        spec = importlib.util.spec_from_file_location("scale", REPO / "benchmarks" / "scale.py")
+        scale = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(scale)
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    both = load_scenario(scale.scenario_with_sop(tmp_path))
+    scenario, sop = load_scenario(FIXTURES / "scale_scenario.yml"), load_sop(FIXTURES / "scale_sop.yml")
+    assert both.goals.assertions == scenario.goals.assertions and both.goals.sop.steps == sop.steps.steps
+    for conversation in list(iter_conversations([batch]))[:100]:
+        alone, with_sop = evaluate(scenario, conversation), evaluate(both, conversation, no_judge=True)
+        assert with_sop.assertions == alone.assertions
+        assert with_sop.sop.results == evaluate_sop(sop, conversation, no_judge=True).sop.results
