@@ -96,10 +96,11 @@ def read_scale(done: subprocess.CompletedProcess, since: float) -> list[Row]:
             rows.append(Row(f"scale {name}", f"not available: {data['why']}", "", None))
         elif name == "check":
             events = data["data"]["events"]
-            rows.append(Row(f"scale check: --scenario + --sop, {data['data']['conversations']:,} conversations ({events:,} events) vs {data['baseline']}",
+            rows.append(Row(f"scale check: scenario with the SOP as goals.sop, one run, {data['data']['conversations']:,} conversations ({events:,} events) vs {data['baseline']}",
                             f"{data['ratio']:.2f}x", f"<= {data['target']:g}x", data["met"]))
         elif name == "linear":
-            rows.append(Row(f"scale linear: 10x the events, every check family alone (worst: {data['max_family']})",
+            scan = f"; one pass over the events {data['scan_ratio']:.2f}x" if "scan_ratio" in data else ""
+            rows.append(Row(f"scale linear: 10x the events, every check family alone (worst: {data['max_family']}{scan})",
                             f"{data['max_ratio']:.2f}x", f"<= {data['target']:g}x", data["met"]))
         elif name == "memory":
             sizes = list(data["runs"])
