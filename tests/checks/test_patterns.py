@@ -48,3 +48,14 @@ def test_every_check_family_with_a_pattern_errors_instead_of_hanging(tmp_path, m
     assert result.assertions[0].detail.startswith("the pattern /(a|aa)+$/ took longer than 0.2 s")
     assert [s.outcome for s in result.sop.results] == [Outcome.ERROR, Outcome.ERROR]
     assert result.verdict is Outcome.ERROR
+
+
+def test_the_regex_engine_takes_partial_and_timeout_as_its_fifth_and_sixth_arguments():
+    """`search` passes them by position (cheaper than keywords); a `regex` release that moved them must fail here."""
+    import regex
+
+    pattern = regex.compile("abc")
+    assert pattern.search("xxab", None, None, None, True).partial
+    assert pattern.search("xxab", None, None, None, False, 1.0) is None
+    with pytest.raises(TimeoutError):
+        regex.compile(EVIL).search(LONG, None, None, None, False, 0.1)
