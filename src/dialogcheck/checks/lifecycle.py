@@ -43,6 +43,10 @@ class SkillCheck(EventCheck):
             miss.append(was("step_id", event.step_id, self.step_id))
         return miss
 
+    def miss_count(self, event: SkillEvent) -> int:  # type: ignore[override]
+        """`len(self.mismatches(event))` without the text: every candidate is ranked on a failure."""
+        return (event.skill_id != self.skill_id) + (self.step_id is not None and event.step_id != self.step_id)
+
     def describe_event(self, event: SkillEvent) -> str:  # type: ignore[override]
         step = f" step {event.step_id}" if event.step_id is not None else ""
         return f"{event.type} {event.skill_id}{step}"
@@ -101,6 +105,14 @@ class BlockCheck(EventCheck):
         if self.step_id is not None and event.step_id != self.step_id:
             miss.append(was("step_id", event.step_id, self.step_id))
         return miss
+
+    def miss_count(self, event: BlockEvent) -> int:  # type: ignore[override]
+        """`len(self.mismatches(event))` without the text: every candidate is ranked on a failure."""
+        return (
+            (event.skill_id != self.skill_id)
+            + (event.block_id != self.block_id)
+            + (self.step_id is not None and event.step_id != self.step_id)
+        )
 
     def describe_event(self, event: BlockEvent) -> str:  # type: ignore[override]
         step = f" step {event.step_id}" if event.step_id is not None else ""

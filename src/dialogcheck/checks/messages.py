@@ -67,6 +67,13 @@ class MessageMatch:
                 miss.append(f"buttons lacked {self.buttons[found]} in order (it had {have})")
         return miss
 
+    def miss_count(self, message: BotMessage) -> int:
+        """`len(self.mismatches(message))` without the text: every bot message is ranked on a failure."""
+        count = self.utter_name is not None and message.utter_name != self.utter_name
+        count += self.text_matches is not None and not search(self.text_matches, message.text)
+        count += self.buttons is not None and buttons_in_order(self.buttons, message.buttons) < len(self.buttons)
+        return count
+
     def describe(self) -> str:
         parts = []
         if self.utter_name is not None:
@@ -97,6 +104,9 @@ class BotUttered(EventCheck):
 
     def matches(self, event: BotMessage) -> bool:  # type: ignore[override]
         return self.match.matches(event)
+
+    def miss_count(self, event: BotMessage) -> int:  # type: ignore[override]
+        return self.match.miss_count(event)
 
     def describe_event(self, event: BotMessage) -> str:  # type: ignore[override]
         name = f" {event.utter_name}" if event.utter_name else ""
