@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 from typing import Any, ClassVar
 
 from ..events.model import Conversation, Event
@@ -53,9 +54,12 @@ class Check(ABC):
 
     key: ClassVar[str]
 
-    @property
+    @cached_property
     def label(self) -> str:
-        """A short human name: the key plus what it is about."""
+        """A short human name: the key plus what it is about.
+
+        A `cached_property` here and in every subclass: the fields are frozen, and each result renders it.
+        """
         return self.key
 
     @abstractmethod

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 from ..events.model import BlockEvent, Conversation, Event, SkillEvent
@@ -21,7 +22,7 @@ class SkillCheck(EventCheck):
 
     takes_step_id: ClassVar[bool] = True
 
-    @property
+    @cached_property
     def label(self) -> str:
         step = f" step {self.step_id}" if self.step_id is not None else ""
         return f"{self.key} {self.skill_id}{step}"
@@ -82,7 +83,7 @@ class BlockCheck(EventCheck):
 
     takes_step_id: ClassVar[bool] = True
 
-    @property
+    @cached_property
     def label(self) -> str:
         step = f" step {self.step_id}" if self.step_id is not None else ""
         return f"{self.key} {self.skill_id}/{self.block_id}{step}"

@@ -7,9 +7,9 @@ Writes and clears are separate events: a key written then cleared passes
 from __future__ import annotations
 
 import difflib
-from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ..events.model import Conversation, Event, MemorySet
@@ -66,7 +66,7 @@ def _list_writes(writes: Sequence[MemorySet], limit: int = 3) -> str:
 class _MemoryCheck(Check):
     entries: tuple[MemoryEntry, ...]
 
-    @property
+    @cached_property
     def label(self) -> str:
         return f"{self.key} " + ", ".join(e.name for e in self.entries)
 
@@ -133,7 +133,7 @@ class _MemoryStep(EventCheck):
 
     name: str
 
-    @property
+    @cached_property
     def label(self) -> str:
         return f"{self.key} {self.name}"
 

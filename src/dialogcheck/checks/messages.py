@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..events.model import BotMessage, Button, Conversation, Event
 from ..events.values import show
@@ -92,7 +93,7 @@ class BotUttered(EventCheck):
 
     match: MessageMatch
 
-    @property
+    @cached_property
     def label(self) -> str:
         return f"{self.key} {self.match.describe()}"
 
@@ -119,7 +120,7 @@ class BotDidNotUtter(Check):
 
     match: MessageMatch
 
-    @property
+    @cached_property
     def label(self) -> str:
         return f"{self.key} {self.match.describe()}"
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..events.model import Conversation, Event
 from .base import Check, CheckResult, EventCheck, at
@@ -19,7 +20,7 @@ class Sequencing(Check):
 
     steps: tuple[EventCheck, ...]
 
-    @property
+    @cached_property
     def label(self) -> str:
         return "sequencing " + " → ".join(step.label for step in self.steps)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..events.model import BotMessage, Conversation, ToolRun
 from ..events.values import show
@@ -41,7 +42,7 @@ class ConfirmationRequested(Check):
     catalog_slug: str | None = None
     within_last_n_turns: int = DEFAULT_WINDOW
 
-    @property
+    @cached_property
     def label(self) -> str:
         return f"confirmation_requested before {self.before_tool_slug}"
 

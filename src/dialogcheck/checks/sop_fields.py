@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import orjson
@@ -160,7 +161,7 @@ class _FieldsCheck(Check):
     ops: ClassVar[tuple[str, ...]]
     noun: ClassVar[str]
 
-    @property
+    @cached_property
     def label(self) -> str:
         return f"{self.key} {self.tool_slug}"
 

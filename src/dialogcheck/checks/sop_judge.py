@@ -8,6 +8,7 @@ the step its `Judgement`. Without one it reports `error` with the reason
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..events.model import Conversation
 from .base import Check, CheckResult
@@ -24,7 +25,7 @@ class LlmJudge(Check):
     rubric: str | None = None
     model: str | None = None
 
-    @property
+    @cached_property
     def label(self) -> str:
         text = self.criterion if len(self.criterion) <= 60 else self.criterion[:59] + "…"
         return f"llm_judge: {text}"

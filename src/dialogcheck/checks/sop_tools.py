@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..events.model import Conversation, ToolRun
 from .base import Check, CheckResult, at
@@ -67,7 +68,7 @@ class ToolCalled(Check):
     tool_slug: str
     catalog_slug: str | None = None
 
-    @property
+    @cached_property
     def label(self) -> str:
         return f"tool_called {self.tool_slug}"
 
@@ -95,7 +96,7 @@ class ToolSequence(Check):
     contiguous: bool
     catalog_slug: str | None = None
 
-    @property
+    @cached_property
     def label(self) -> str:
         return "tool_sequence " + " → ".join(self.sequence)
 
@@ -159,7 +160,7 @@ class NoToolCalled(Check):
     tool_slugs: tuple[str, ...]
     catalog_slug: str | None = None
 
-    @property
+    @cached_property
     def label(self) -> str:
         return "no_tool_called " + ", ".join(self.tool_slugs)
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..events.model import Conversation, Event, ToolRun
 from ..events.values import json_equal, show
 from .base import Check, CheckResult, EventCheck, at, was
-
 
 #: Stands for an argument the run did not have, in `ToolExecuted._differences`.
 _MISSING = object()
@@ -32,7 +32,7 @@ class ToolExecuted(EventCheck):
     def __hash__(self) -> int:
         return hash((self.tool_name, self.source, self.mcp_server, self.skill_id, self.is_error, self.times))
 
-    @property
+    @cached_property
     def label(self) -> str:
         where = f"mcp:{self.mcp_server}" if self.source == "mcp" else "local"
         return f"tool_executed {self.tool_name} ({where})"
@@ -175,7 +175,7 @@ class ToolsWithinOneTurn(Check):
     allow_extra_calls: bool
     ordered: bool = False
 
-    @property
+    @cached_property
     def label(self) -> str:
         return "tools_within_one_turn " + ", ".join(call.tool_name for call in self.calls)
 
