@@ -46,7 +46,7 @@ class CheckResult:
 
     @property
     def passed(self) -> bool:
-        return self.outcome is Outcome.PASS
+        return self.outcome is _PASS
 
 
 class Check(ABC):

@@ -10,11 +10,14 @@ from ..evaluate import ConversationResult
 
 
 def conversation_dict(result: ConversationResult, *, with_source: bool = False) -> dict[str, Any]:
-    """The `check --format json` shape of SPEC section 9 for one conversation."""
+    """The `check --format json` shape of SPEC section 9 for one conversation.
+
+    Outcomes are read as `_value_`, the enum's stored value: `.value` is a Python-level descriptor, one call per check.
+    """
     data: dict[str, Any] = {}
     if with_source:
         data["source"] = result.source
-    data["verdict"] = result.verdict.value
+    data["verdict"] = result.verdict._value_
     data["subject"] = result.subject
     if result.conversation_id is not None:
         data["conversation_id"] = result.conversation_id
@@ -24,7 +27,7 @@ def conversation_dict(result: ConversationResult, *, with_source: bool = False) 
             "key": r.check.key,
             "label": r.check.label,
             "passed": r.passed,
-            "outcome": r.outcome.value,
+            "outcome": r.outcome._value_,
             "detail": r.detail,
             "evidence": list(r.evidence),
         }
@@ -39,16 +42,16 @@ def conversation_dict(result: ConversationResult, *, with_source: bool = False) 
                 "label": s.step.label,
                 "required": s.step.required,
                 "weight": s.step.weight,
-                "outcome": s.outcome.value,
+                "outcome": s.result.outcome._value_,
                 "detail": s.result.detail,
                 "evidence": list(s.result.evidence),
             }
             for s in result.sop.results
         ]
-        data["sop_outcome"] = result.sop.outcome.value
+        data["sop_outcome"] = result.sop.outcome._value_
         data["sop_score"] = result.sop.score
     data["criteria"] = [
-        {"criterion": c.criterion, "outcome": c.outcome.value, "detail": c.detail}
+        {"criterion": c.criterion, "outcome": c.outcome._value_, "detail": c.detail}
         | ({"usage": c.usage.to_dict()} if c.usage is not None else {})
         for c in result.criteria
     ]
