@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 from typing import Any, ClassVar
 
-from ..events.model import Conversation, Event
+from ..events.model import Conversation, Event, Record
 from ..events.values import show
 
 
@@ -32,11 +31,12 @@ class Outcome(str, Enum):
 _PASS, _FAIL = Outcome.PASS, Outcome.FAIL
 
 
-@dataclass(frozen=True)
-class CheckResult:
+class CheckResult(Record):
     """What one check concluded about one conversation, and why.
 
-    `evidence` holds the indexes of the events the explanation points to.
+    `evidence` holds the indexes of the events the explanation points to. A frozen
+    `msgspec` record, like the events: built in C (0.06 µs, a frozen dataclass 0.8 µs),
+    and each conversation makes one per check.
     """
 
     check: Any
