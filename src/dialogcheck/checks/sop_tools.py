@@ -22,10 +22,12 @@ def resolves(run: ToolRun, tool_slug: str, catalog_slug: str | None = None) -> b
     """Whether `run` is a call of `tool_slug` (from `catalog_slug`, when given)."""
     if catalog_slug is None:
         return run.tool_name == tool_slug
-    connector = run.connector
-    if run.tool_name == tool_slug:
-        return connector == catalog_slug
-    if run.tool_name in (f"{catalog_slug}_{tool_slug}", f"{catalog_slug}.{tool_slug}"):
+    name = run.tool_name
+    if name == tool_slug:
+        return run.connector == catalog_slug
+    # `endswith` first: most runs are other tools, and it spares building the two qualified names.
+    if name.endswith(tool_slug) and name in (f"{catalog_slug}_{tool_slug}", f"{catalog_slug}.{tool_slug}"):
+        connector = run.connector
         return connector is None or connector == catalog_slug
     return False
 
@@ -100,8 +102,13 @@ class ToolSequence(Check):
     def label(self) -> str:
         return "tool_sequence " + " → ".join(self.sequence)
 
+    @cached_property
+    def _alternatives(self) -> tuple[tuple[str, ...], ...]:
+        """Each element's slugs, split once per check rather than once per run looked at."""
+        return tuple(alternatives(element) for element in self.sequence)
+
     def _hit(self, run: ToolRun, position: int) -> bool:
-        return any(resolves(run, slug, self.catalog_slug) for slug in alternatives(self.sequence[position]))
+        return any(resolves(run, slug, self.catalog_slug) for slug in self._alternatives[position])
 
     def evaluate(self, conversation: Conversation) -> CheckResult:
         log = conversation.counted_tool_runs
