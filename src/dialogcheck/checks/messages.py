@@ -124,8 +124,13 @@ class BotDidNotUtter(Check):
     def label(self) -> str:
         return f"{self.key} {self.match.describe()}"
 
+    @cached_property
+    def _uttered(self) -> BotUttered:
+        """The `bot_uttered` this check negates, built once per check rather than once per conversation."""
+        return BotUttered(self.match)
+
     def evaluate(self, conversation: Conversation) -> CheckResult:
-        uttered = BotUttered(self.match)
+        uttered = self._uttered
         found = uttered.first_match(conversation)
         if found is None:
             count = len(conversation.bot_messages)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ..events.model import Conversation, Event, ToolRun
+from ..events.model import Conversation, Event, Record, ToolRun
 from ..events.values import json_equal, show
 from .base import Check, CheckResult, EventCheck, at, was
 
@@ -149,8 +149,9 @@ def _ordered_matching(edges: Sequence[Sequence[int]]) -> list[int | None]:
     return assigned + [None] * (len(edges) - len(assigned))
 
 
-@dataclass(frozen=True)
-class TurnAttempt:
+class TurnAttempt(Record):
+    """How well one turn's counted runs cover the listed calls (a record: one per turn per conversation)."""
+
     turn: int
     runs: Sequence[ToolRun]
     assigned: list[int | None]
@@ -196,14 +197,16 @@ class ToolsWithinOneTurn(Check):
         if not by_turn:
             return self.result(False, "no counted tool run was recorded in any turn")
         best: TurnAttempt | None = None
+        best_closeness = (-1, 0)
         for turn, runs in by_turn.items():
             attempt = self.attempt(turn, runs)
             if self.succeeded(attempt):
                 chosen = [runs[r] for r in attempt.assigned if r is not None]
                 listed = ", ".join(f"{run.tool_name} at event {run.index}" for run in chosen)
                 return self.result(True, f"turn {turn} holds {listed}", [run.index for run in chosen])
-            if best is None or self._closeness(attempt) > self._closeness(best):
-                best = attempt
+            closeness = self._closeness(attempt)
+            if best is None or closeness > best_closeness:
+                best, best_closeness = attempt, closeness
         assert best is not None
         return self.result(False, self._explain(best), [run.index for run in best.runs])
 
