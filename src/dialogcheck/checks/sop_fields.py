@@ -50,7 +50,7 @@ def parse_result(value: Any) -> Any:
 
 
 def _step(value: Any, key: str) -> tuple[bool, Any]:
-    if isinstance(value, dict) or isinstance(value, Mapping):  # dict first: the ABC check is a Python-level hook
+    if isinstance(value, (dict, Mapping)):  # dict first: the Mapping ABC check is a Python-level hook
         return (True, value[key]) if key in value else (False, None)
     if isinstance(value, (list, tuple)) and key.isascii() and key.isdigit():
         index = int(key)
