@@ -1,5 +1,6 @@
 """The text renderer builds its `Text` in runs; the result must equal appending piece by piece."""
 
+import pytest
 from rich.text import Text
 
 from dialogcheck.report.text import _Styled
@@ -7,22 +8,36 @@ from dialogcheck.report.text import _Styled
 PIECES = [
     ("  ", ""),
     ("FAIL ", "bold red"),
-    (" label\r", "bold"),
-    (": a detail \x07with control codes…\n", ""),
+    (" label", "bold"),
+    (": a detail with a cut…\n", ""),
     ("", ""),
     ("  ", ""),
+    ("PASS ", "bold green"),
+    (" sequencing a → b", "bold"),
+    (": matched\n", ""),
+    ("    ", ""),
+    ("SKIP ", "dim"),
+    (" step", ""),
+    (": never called\n", "dim"),
+]
+
+CONTROL = [
+    ("  ", ""),
+    ("FAIL ", "bold red"),
+    (" label\r", "bold"),  # a control code in an ASCII run
+    (": said \x07hi\n", ""),
     ("\r", "bold"),  # only control codes: Text.append keeps a zero-length span
     ("", "dim"),
+    ("ünïcode\r", "bold"),
     ("PASS ", "bold green"),
-    (" sequencing a → b", ""),
-    (": matched\n", ""),
 ]
 
 
-def test_runs_of_unstyled_pieces_make_the_same_text_as_appending_each():
+@pytest.mark.parametrize("pieces", [PIECES, CONTROL, PIECES + CONTROL + PIECES, [("…", "bold")], []])
+def test_the_built_text_equals_appending_each_piece(pieces):
     styled = _Styled()
     expected = Text()
-    for piece, style in PIECES:
+    for piece, style in pieces:
         styled.add(piece, style)
         expected.append(piece, style)
     built = styled.text()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.text import Text
+from rich.text import Span, Text
 
 from ..checks.base import Outcome
 from ..errors import LoadError
@@ -26,27 +26,44 @@ _WORD_CELLS = {outcome: (f"{word:<5}", STYLES[outcome]) for outcome, word in WOR
 
 
 class _Styled:
-    """Builds a `Text`, joining each run of unstyled pieces into one `Text.append` (a few µs a call, ~100 a conversation).
+    """Builds a `Text` from styled pieces with few `str.translate` calls.
 
-    The `Text` is the same as appending piece by piece: control codes are stripped character by
-    character and an unstyled piece adds no span.
+    rich strips control codes from every string it is given with `str.translate`, which costs a
+    dictionary miss per distinct character per call on ASCII text, and per character on other
+    text: ~130 µs a conversation when appended piece by piece. Here each run of ASCII pieces
+    becomes one `Text` with its spans placed by hand, any other piece is appended alone, and
+    `append_text` joins them without stripping again. The result equals appending each piece.
     """
 
     def __init__(self) -> None:
         self.done = Text()
-        self.unstyled: list[str] = []
+        self.run: list[tuple[str, str]] = []  # ASCII pieces not yet in `done`
 
     def add(self, piece: str, style: str = "") -> None:
-        if not style:
-            self.unstyled.append(piece)
+        if not piece:
+            return
+        if piece.isascii():
+            self.run.append((piece, style))
             return
         self._flush()
         self.done.append(piece, style)
 
     def _flush(self) -> None:
-        if self.unstyled:
-            self.done.append("".join(self.unstyled))
-            self.unstyled.clear()
+        if not self.run:
+            return
+        spans, start = [], 0
+        for piece, style in self.run:
+            end = start + len(piece)
+            if style:
+                spans.append(Span(start, end, style))
+            start = end
+        run = Text("".join(piece for piece, _ in self.run), spans=spans)
+        if len(run) != start:  # control codes were stripped, so the spans are off: append as rich would
+            run = Text()
+            for piece, style in self.run:
+                run.append(piece, style)
+        self.done.append_text(run)
+        self.run.clear()
 
     def text(self) -> Text:
         self._flush()
