@@ -86,6 +86,11 @@ class FieldAssertion:
     pattern: str | None = None
 
     def describe(self) -> str:
+        return self._description
+
+    @cached_property
+    def _description(self) -> str:
+        """Built once per assertion: every passing call lists them all."""
         argument = {
             "exists": "",
             "matches": f" /{self.pattern}/",
