@@ -108,7 +108,10 @@ class ToolSequence(Check):
         return tuple(alternatives(element) for element in self.sequence)
 
     def _hit(self, run: ToolRun, position: int) -> bool:
-        return any(resolves(run, slug, self.catalog_slug) for slug in self._alternatives[position])
+        slugs = self._alternatives[position]
+        if self.catalog_slug is None:
+            return run.tool_name in slugs  # what `resolves` is without a catalog, minus a call per slug
+        return any(resolves(run, slug, self.catalog_slug) for slug in slugs)
 
     def evaluate(self, conversation: Conversation) -> CheckResult:
         log = conversation.counted_tool_runs
