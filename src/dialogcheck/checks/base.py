@@ -13,7 +13,9 @@ from enum import Enum
 from functools import cached_property
 from typing import Any, ClassVar
 
-from ..events.model import Conversation, Event, Record
+import msgspec
+
+from ..events.model import Conversation, Event
 from ..events.values import show
 
 
@@ -31,12 +33,13 @@ class Outcome(str, Enum):
 _PASS, _FAIL = Outcome.PASS, Outcome.FAIL
 
 
-class CheckResult(Record):
+class CheckResult(msgspec.Struct, frozen=True):
     """What one check concluded about one conversation, and why.
 
     `evidence` holds the indexes of the events the explanation points to. A frozen
-    `msgspec` record, like the events: built in C (0.06 µs, a frozen dataclass 0.8 µs),
-    and each conversation makes one per check.
+    `msgspec` struct, like the events: built in C (0.07 µs, a frozen dataclass 0.8 µs),
+    and each conversation makes one per check. Unlike the events it stays known to the
+    garbage collector: `check` may be any object.
     """
 
     check: Any
