@@ -91,3 +91,23 @@ def test_an_unreachable_ray_address_is_a_quick_clear_error(tmp_path):
     assert done.returncode == 2
     assert f"cannot reach the Ray cluster at 127.0.0.1:{port}: Connection refused" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("size", ["inf", "nan", "0", "2000000"])
+def test_a_chunk_size_that_is_no_size_is_a_usage_error(tmp_path, size):
+    batch = write_batch(tmp_path / "batch.jsonl", 3)
+    done = run_without_ray("--chunk-mb", size, "--no-judge", "--scenario", SCENARIO, batch)
+    assert done.returncode == 2
+    assert "Invalid value for '--chunk-mb'" in done.stderr and "Traceback" not in done.stderr and done.stdout == ""
+
+
+@pytest.mark.parametrize("stream", [(), ("--stream",)])
+def test_an_output_folder_that_cannot_be_made_is_bad_input_and_leaves_nothing(tmp_path, stream):
+    (tmp_path / "a_file").write_text("in the way")
+    out = tmp_path / "a_file" / "out"
+    batch = write_batch(tmp_path / "batch.jsonl", 3)
+    done = run_without_ray(*stream, "--output", out, "--no-judge", "--scenario", SCENARIO, batch)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"{out}") and "cannot write the output folder: Not a directory" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert (tmp_path / "a_file").read_text() == "in the way"

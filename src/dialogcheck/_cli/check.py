@@ -23,6 +23,8 @@ from .output import EXIT_ERRORED, FORMAT_OPTION, fail_with_load_error, print_tex
 STREAM_ABOVE_BYTES = 64 * 2**20
 #: Inputs smaller than this are checked in this process whatever --jobs says: starting workers costs more.
 IN_PROCESS_BELOW_BYTES = 2 * 2**20
+#: Largest --chunk-mb (1 TiB): past it every input is one task anyway; the bound keeps inf out.
+MAX_CHUNK_MB = 2**20
 SHARD_FORMATS = ("jsonl", "parquet")
 
 JOBS_HELP = (
@@ -105,6 +107,13 @@ def _check_options(engine, output_dir, output_format_shards, input_format, junit
             raise click.UsageError(f"--engine ray and Parquet shards need pyarrow: {hint}") from None
 
 
+def _not_nan(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A range lets NaN through (every comparison with it is false); a size must be a number."""
+    if value is not None and value != value:
+        raise click.BadParameter("nan is not a size in MiB", ctx, param)
+    return value
+
+
 def _output_folder(output_dir: str, output_format: str) -> None:
     from ..engines.storage import folder_is_empty
 
@@ -141,7 +150,7 @@ def _output_folder(output_dir: str, output_format: str) -> None:
     "summary.json, and print only the summary. The folder must be new or empty.",
 )
 @click.option("--output-format", "shard_format", type=click.Choice(SHARD_FORMATS), default="jsonl", show_default=True, help="Format of the shards written to --output.")
-@click.option("--chunk-mb", type=click.FloatRange(min=0.001), help="Input per task in MiB: JSONL split on line ends, Parquet by row group (default 1, 16 with --engine ray).")
+@click.option("--chunk-mb", type=click.FloatRange(min=0.001, max=MAX_CHUNK_MB), callback=_not_nan, help="Input per task in MiB: JSONL split on line ends, Parquet by row group (default 1, 16 with --engine ray).")
 @FORMAT_OPTION
 @click.argument("conversations", nargs=-1, required=True, type=click.Path())
 @env_options
@@ -214,7 +223,7 @@ def _check_locally(
     from ..engines.chunks import CHUNK_BYTES, plan_local
     from ..engines.local import usable_cores
     from ..engines.work import CheckJob
-    from .check_output import Tally, print_summary
+    from .check_output import Tally
     from .output import _surely_not_terminal, console
 
     size = sum(_size(f) for f in files)
@@ -239,7 +248,10 @@ def _check_locally(
                     for _ in chunk.read():
                         pass
         if output_dir:
-            _to_shards(job, chunks, workers, output_dir, shard_format, tally, judge=judge, metrics=metrics)
+            try:
+                _to_shards(job, chunks, workers, output_dir, shard_format, tally, judge=judge, metrics=metrics)
+            except OSError as err:  # a shard could not be written (the folder's place is a file, a full disk, ...)
+                _cannot_write_output(err, output_dir, output_format)
         else:
             _to_stdout(job, chunks, workers, stream, output_format, tally, judge=judge, metrics=metrics)
     except LoadError as err:  # bad input: before anything was written, or (streaming) where it stands
@@ -248,7 +260,7 @@ def _check_locally(
     if tally.total == 0:
         fail_with_load_error(LoadError.one("no conversation files found (.json, .jsonl)", given), output_format)
     if output_dir:
-        print_summary(tally, output_dir, len(tally.shards), output_format)
+        _summary(tally, output_dir, len(tally.shards), output_format)
     if output_format != "json":
         note = _judge_note(subject, judge, no_judge)
         if note:
@@ -279,7 +291,8 @@ def _to_stdout(job, chunks, workers, stream, output_format, tally, *, judge, met
 
 
 def _to_shards(job, chunks, workers, folder, fmt, tally, *, judge, metrics) -> None:
-    """Each chunk's results into its own shard, written by the worker that checked it; bad input removes them all."""
+    """Each chunk's results into its own shard, written by the worker that checked it; bad input, or a shard
+    that cannot be written, removes them all."""
     from ..engines.local import shards_in_order
     from ..engines.shards import remove_shards
 
@@ -292,7 +305,7 @@ def _to_shards(job, chunks, workers, folder, fmt, tally, *, judge, metrics) -> N
                 tally.shards.append(result.shard)
             if tally.kept is not None:
                 tally.kept.extend(item.result for item in result.items)
-    except LoadError:
+    except (LoadError, OSError):
         results.close()  # the chunks still in flight finish (and write) first
         remove_shards(folder, fmt)
         raise
@@ -309,7 +322,7 @@ def _check_on_ray(subject, conversations, no_judge, jobs, address, output_dir, s
     from ..engines.local import usable_cores
     from ..engines.ray_engine import CHUNK_BYTES, EngineError, RayUnavailable, run_ray
     from ..engines.work import CheckJob
-    from .check_output import Tally, print_summary
+    from .check_output import Tally
 
     job = CheckJob(subject, no_judge=no_judge, render="json")
     try:
@@ -326,5 +339,18 @@ def _check_on_ray(subject, conversations, no_judge, jobs, address, output_dir, s
     tally = Tally(counts=outcome.counts, any_error=outcome.any_error)
     if tally.total == 0:
         fail_with_load_error(LoadError.one("no conversations found", " ".join(conversations)), output_format)
-    print_summary(tally, output_dir, len(outcome.shards), output_format)
+    _summary(tally, output_dir, len(outcome.shards), output_format)
     raise SystemExit(tally.exit_code())
+
+
+def _summary(tally, folder: str, shards: int, output_format: str) -> None:
+    from .check_output import print_summary
+
+    try:
+        print_summary(tally, folder, shards, output_format)
+    except OSError as err:
+        _cannot_write_output(err, folder, output_format)
+
+
+def _cannot_write_output(err: OSError, folder: str | None, output_format: str) -> None:
+    fail_with_load_error(LoadError.one(f"cannot write the output folder: {err.strerror or err}", str(err.filename or folder)), output_format)
