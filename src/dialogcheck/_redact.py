@@ -33,7 +33,7 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """`text` with the given secret values, auth header values, bearer tokens, URL passwords and key-shaped words masked."""
     for secret in sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True):
         text = text.replace(secret, MASK)
-    text = _URL_PASSWORD.sub(lambda m: f"{m.group('head')}:{MASK}@", text)
+    text = redact_url(text)
     text = _AUTH_SCHEME.sub(lambda m: f"{m.group('scheme')}{m.group('gap')}{MASK}", text)
     text = _HEADER_VALUE.sub(lambda m: f"{m.group('head')}{MASK}", text)
     return _KEY_SHAPES.sub(MASK, text)

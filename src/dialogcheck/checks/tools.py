@@ -205,7 +205,7 @@ class ToolsWithinOneTurn(Check):
                 listed = ", ".join(f"{run.tool_name} at event {run.index}" for run in chosen)
                 return self.result(True, f"turn {turn} holds {listed}", [run.index for run in chosen])
             closeness = self._closeness(attempt)
-            if best is None or closeness > best_closeness:
+            if closeness > best_closeness:  # every closeness beats (-1, 0): the first turn is always taken
                 best, best_closeness = attempt, closeness
         assert best is not None
         return self.result(False, self._explain(best), [run.index for run in best.runs])

@@ -23,7 +23,7 @@ from pathlib import Path
 import orjson
 
 from ..errors import LoadError
-from ..events.load import conversation_files, iter_conversation_file, lines_look_like_jsonl
+from ..events.load import _is_tracker, _read_document, _read_jsonl, conversation_files, iter_conversation_file, lines_look_like_jsonl
 from ..events.model import Conversation
 from .storage import file_size, is_uri, open_binary, read_through_line_end
 
@@ -33,19 +33,6 @@ PARQUET_SUFFIXES = (".parquet",)
 #: A conversation line placed before a chunk's own lines, so the native reader takes the chunk as a JSONL of
 #: conversations (as the file's first line said) and names every conversation `file#id`; dropped once read.
 _OPENING_LINE = b'{"events": []}\n'
-
-
-def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conversation]:
-    # The native JSONL reader itself, so a chunk is read exactly as the whole file would be.
-    from ..events import load
-
-    return load._read_jsonl(lines, file)
-
-
-def _is_tracker(obj) -> bool:
-    from ..events import load
-
-    return load._is_tracker(obj)
 
 
 def _cannot_read(err: OSError, file: str) -> LoadError:
@@ -103,12 +90,10 @@ class WholeFile:
                 data = handle.read()
         except OSError as err:
             raise _cannot_read(err, self.file) from None
-        from ..events import load
-
-        if lines_look_like_jsonl(io.BytesIO(data)):
+        if lines_look_like_jsonl(io.BytesIO(data)):  # the native readers themselves: read as the whole file would be
             yield from _read_jsonl(enumerate(io.BytesIO(data), 1), self.file)
         else:
-            yield from load._read_document(data, self.file)
+            yield from _read_document(data, self.file)
 
 
 @dataclass(frozen=True)

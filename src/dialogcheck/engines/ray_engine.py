@@ -25,7 +25,9 @@ import orjson
 
 from ..checks.base import Outcome
 from ..errors import LoadError, Problem
+from ..events.load import CONVERSATION_SUFFIXES
 from .chunks import (
+    PARQUET_SUFFIXES,
     LineRange,
     Unreadable,
     WholeFile,
@@ -42,7 +44,7 @@ from .work import CheckJob, check_chunk
 INSTALL_HINT = "--engine ray needs Ray: pip install 'dialogcheck[ray]'"
 #: Input bytes per Ray task: each task also writes a shard, so fewer, bigger ones than the local engine's.
 CHUNK_BYTES = 16 << 20
-SUFFIXES = (".json", ".jsonl", ".ndjson", ".parquet")
+SUFFIXES = CONVERSATION_SUFFIXES + PARQUET_SUFFIXES
 
 
 class RayUnavailable(Exception):

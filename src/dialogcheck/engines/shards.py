@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from .storage import delete, write_bytes
 from .work import Checked
 
-FORMATS = ("jsonl", "parquet")
 SUMMARY_NAME = "summary.json"
 
 

@@ -17,17 +17,13 @@ from ..checks.base import Outcome
 from ..errors import LoadError, Problem
 from ..evaluate import ConversationResult
 
-#: How a result is rendered: a text block (`text` plain, `rich` with styles for a terminal) or one JSON line.
-RENDERINGS = ("text", "rich", "json")
-
-
 @dataclass(frozen=True)
 class CheckJob:
     """What every worker needs: the scenario or SOP, and how to render results. Small and picklable."""
 
     subject: Any
     no_judge: bool = False
-    render: str = "json"
+    render: str = "json"  # "text" (plain), "rich" (styled, for a terminal) or "json" (one line a conversation)
     keep_results: bool = False  # send the full results back too (for --junit)
     #: When set, a chunk sends back its renderings as one UTF-8 block joined by this separator, not one item
     #: each: the main process then writes a chunk with one call, which keeps it from competing with workers.

@@ -61,8 +61,9 @@ def finish(draft: Draft, source: str) -> ImportedConversation:
             problems.append(item.problem(f"converted event {i} ({event.get('event')}): {err}", path))
     if problems:
         raise LoadError(problems[:_MAX_PROBLEMS])
-    conversation = Conversation(tuple(reader.events), source, draft.conversation_id, tuple(draft.events))
-    return ImportedConversation(conversation, tuple(draft.events))
+    recorded = tuple(draft.events)
+    conversation = Conversation(tuple(reader.events), source, draft.conversation_id, recorded)
+    return ImportedConversation(conversation, recorded)
 
 
 def convert_items(

@@ -64,20 +64,22 @@ def events_jsonl(events: Sequence[Mapping[str, Any]]) -> bytes:
     return b"".join(orjson.dumps(event) + b"\n" for event in events)
 
 
+def _checks_with(run: Mapping[str, Any], outcome: str) -> list[dict[str, str]]:
+    """The checks of a run document with this outcome, each as `{check, detail}`."""
+    found = [{"check": a.get("label", a["key"]), "detail": a["detail"]} for a in run.get("assertions", []) if a["outcome"] == outcome]
+    found += [{"check": f"SOP {s['id']}", "detail": s["detail"]} for s in run.get("sop", []) if s["outcome"] == outcome]
+    found += [{"check": f"criterion {c['criterion']!r}", "detail": c["detail"]} for c in run.get("criteria", []) if c["outcome"] == outcome]
+    return found
+
+
 def failed_checks(run: Mapping[str, Any]) -> list[dict[str, str]]:
     """The checks that failed in a run document, each as `{check, detail}`."""
-    found = [{"check": a.get("label", a["key"]), "detail": a["detail"]} for a in run.get("assertions", []) if a["outcome"] == "fail"]
-    found += [{"check": f"SOP {s['id']}", "detail": s["detail"]} for s in run.get("sop", []) if s["outcome"] == "fail"]
-    found += [{"check": f"criterion {c['criterion']!r}", "detail": c["detail"]} for c in run.get("criteria", []) if c["outcome"] == "fail"]
-    return found
+    return _checks_with(run, "fail")
 
 
 def errored_checks(run: Mapping[str, Any]) -> list[dict[str, str]]:
     """The checks that came out `error` in a run document (a judge that broke, say), each as `{check, detail}`."""
-    found = [{"check": a.get("label", a["key"]), "detail": a["detail"]} for a in run.get("assertions", []) if a["outcome"] == "error"]
-    found += [{"check": f"SOP {s['id']}", "detail": s["detail"]} for s in run.get("sop", []) if s["outcome"] == "error"]
-    found += [{"check": f"criterion {c['criterion']!r}", "detail": c["detail"]} for c in run.get("criteria", []) if c["outcome"] == "error"]
-    return found
+    return _checks_with(run, "error")
 
 
 def run_error(run: Mapping[str, Any]) -> str | None:

@@ -30,14 +30,12 @@ class BatchWriter:
         documents: list[dict[str, Any]],
         render_run: Callable[[Mapping[str, Any]], str],
         render_summary: Callable[[Mapping[str, Any]], str],
-        summary_every: float = SUMMARY_EVERY,
     ):
         self.folder = folder
         self.plan = plan
         self.documents = documents  # runs already on disk (a resumed batch), then each one written
         self._render_run = render_run
         self._render_summary = render_summary
-        self._summary_every = summary_every
         self._last_summary = float("-inf")  # the first run writes one at once
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dialogcheck-results")
         self._writes: list[Future] = []
@@ -50,7 +48,7 @@ class BatchWriter:
         self.folder.write_run(record, document, self._render_run(document))
         self.documents.append(document)
         now = time.monotonic()
-        if now - self._last_summary >= self._summary_every:
+        if now - self._last_summary >= SUMMARY_EVERY:
             summary = summary_document(self.documents, self.plan)
             self.folder.write_summary(summary, self._render_summary(summary))
             self._last_summary = now
