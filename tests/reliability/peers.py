@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.llm.conftest import ENV_THAT_REDIRECTS
+
 #: Seconds between two bytes of a dripped answer (it would take minutes to finish).
 DRIP_INTERVAL = 0.25
 
@@ -167,25 +169,8 @@ class FaultServer:
         return answer.kind == OK
 
 
-def openai_completion(text: str, model: str = "test-model") -> dict:
-    """A chat-completions answer as an OpenAI-compatible server sends it."""
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    }
-
-
-#: Environment variables that would send the SDKs or the connectors somewhere else than loopback.
-REDIRECTING_ENV = (
-    "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_CUSTOM_HEADERS", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_PROFILE",
-    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
-    "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE",
-)
+#: Environment variables that would send the SDKs or the connectors somewhere else than loopback, or colour the output.
+REDIRECTING_ENV = (*ENV_THAT_REDIRECTS, "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
 
 
 def clean_env(**extra: str) -> dict[str, str]:

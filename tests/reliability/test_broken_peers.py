@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.llm.conftest import openai_body
 from tests.reliability.figures import record
 from tests.reliability.peers import (
     GARBAGE,
@@ -29,7 +30,6 @@ from tests.reliability.peers import (
     clean_env,
     drip,
     ok,
-    openai_completion,
     status,
 )
 
@@ -66,13 +66,13 @@ JUDGE_JSON = '{"verdict": "PASS", "rationale": "The agent looked it up."}'
 #: LLM faults, keyed by the `FAULT:name` marker in the prompt, with what the run must say.
 LLM_FAULTS = {
     "hang": (HANG, ("timed out after 1 s",)),
-    "drip": (drip(openai_completion(USER_JSON)), ("timed out after 1 s",)),
+    "drip": (drip(openai_body(USER_JSON)), ("timed out after 1 s",)),
     "reset": (RESET, ("Connection error",)),
     "http429-retry-after": (status(429, headers={"Retry-After": "1"}), ("HTTP 429",)),
     "http429": (status(429), ("HTTP 429",)),
     "http500": (status(500), ("HTTP 500",)),
     "notjson": (GARBAGE, ("the server's answer is not JSON",)),
-    "prose": (ok(openai_completion("I would say the agent did fine.")), ("no valid answer after 3 attempts",)),
+    "prose": (ok(openai_body("I would say the agent did fine.")), ("no valid answer after 3 attempts",)),
     "wrongshape": (ok({"id": "x", "choices": [{"index": 0, "message": None}]}), ("answered JSON that is not a chat completion",)),
 }
 _MARKER = re.compile(r"FAULT:([\w-]+)")
@@ -93,10 +93,10 @@ def llm_answer(request: Seen):
     healthy = USER_JSON if "message" in schema.get("properties", {}) else JUDGE_JSON
     marker = _MARKER.search(prompt)
     if marker is None:
-        return ok(openai_completion(healthy))
+        return ok(openai_body(healthy))
     answer = LLM_FAULTS[marker.group(1)][0]
     if answer.kind == "drip":
-        return drip(openai_completion(healthy))
+        return drip(openai_body(healthy))
     return answer
 
 

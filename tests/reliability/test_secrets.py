@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.llm.conftest import openai_body
 from tests.reliability.figures import record
-from tests.reliability.peers import HANG, FaultServer, Seen, clean_env, ok, openai_completion, status
+from tests.reliability.peers import HANG, FaultServer, Seen, clean_env, ok, status
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 _MARKER = re.compile(r"FAULT:([\w-]+)")
@@ -52,7 +53,7 @@ def llm_answer(request: Seen):
             "content": [{"type": "text", "text": '{"verdict": "PASS", "rationale": "fine"}'}],
             "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 2},
         })
-    return ok(openai_completion('{"message": "balance please", "done": true}'))
+    return ok(openai_body('{"message": "balance please", "done": true}'))
 
 
 def agent_answer(request: Seen):
