@@ -54,7 +54,7 @@ SOP = FIXTURES / "scale_sop.yml"
 sys.path.insert(0, str(HERE))
 
 import synth  # noqa: E402 - benchmarks/ is not a package
-from check_throughput import flush_caches, git_revision, table, warm  # noqa: E402
+from check_throughput import cli_command, decode_lines, flush_caches, git_revision, table, warm  # noqa: E402
 
 import dialogcheck  # noqa: E402
 
@@ -77,14 +77,9 @@ def machine() -> dict[str, Any]:
             "commit": git_revision(), "load_average": round(os.getloadavg()[0], 2), **versions}
 
 
-def cli() -> list[str]:
-    script = Path(sys.executable).with_name("dialogcheck")
-    return [str(script)] if script.exists() else [sys.executable, "-c", "from dialogcheck._cli.main import main; main()"]
-
-
 @functools.cache
 def check_help() -> str:
-    return subprocess.run(cli() + ["check", "--help"], capture_output=True, text=True, check=True).stdout
+    return subprocess.run(cli_command() + ["check", "--help"], capture_output=True, text=True, check=True).stdout
 
 
 def has_option(flag: str) -> bool:
@@ -121,7 +116,7 @@ def timed_cli(args: list[str], stdout: Path | None = None) -> float:
     handle = stdout.open("wb") if stdout else subprocess.DEVNULL
     try:
         start = time.perf_counter()
-        done = subprocess.run(cli() + args, stdout=handle, stderr=subprocess.PIPE, check=False)
+        done = subprocess.run(cli_command() + args, stdout=handle, stderr=subprocess.PIPE, check=False)
         seconds = time.perf_counter() - start
     finally:
         if stdout:
@@ -164,20 +159,13 @@ def not_available(name: str, why: str) -> dict[str, Any]:
 
 
 def decode_orjson(path: Path) -> int:
-    with path.open("rb") as lines:
-        for line in lines:
-            orjson.loads(line)
-    return 0
+    return decode_lines(path, orjson.loads)
 
 
 def decode_msgspec(path: Path) -> int:
     import msgspec
 
-    decode = msgspec.json.decode
-    with path.open("rb") as lines:
-        for line in lines:
-            decode(line)
-    return 0
+    return decode_lines(path, msgspec.json.decode)
 
 
 def decode_msgspec_lines(path: Path, block: int = 16 * 2**20) -> int:
@@ -503,7 +491,7 @@ def bench_memory(args: argparse.Namespace) -> dict[str, Any]:
     for n in sizes:
         path, stats = dataset(n, args.seed, short=True)
         jobs = ["--jobs", "1"] if has_option("--jobs") else []  # one process: RUSAGE_CHILDREN is a maximum, not a sum
-        argv = cli() + ["check", *jobs, "--stream", "--scenario", str(SCENARIO), "--format", "json", "--no-judge", str(path)]
+        argv = cli_command() + ["check", *jobs, "--stream", "--scenario", str(SCENARIO), "--format", "json", "--no-judge", str(path)]
         kib, seconds = peak_rss(argv)
         found[n] = {"data": stats, "peak_rss_kib": kib, "seconds": round(seconds, 2)}
         log(f"  {n:,} conversations: peak RSS {kib / 1024:,.1f} MiB in {seconds:.1f}s")

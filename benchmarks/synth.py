@@ -39,16 +39,6 @@ import orjson
 HERE = Path(__file__).resolve().parent
 FIT_PATH = HERE / "fixtures" / "tau_bench_fit.json"
 
-#: tau-bench's airline tools that change the database; each starts a skill here.
-WRITES = (
-    "book_reservation",
-    "cancel_reservation",
-    "send_certificate",
-    "update_reservation_baggages",
-    "update_reservation_flights",
-    "update_reservation_passengers",
-    "transfer_to_human_agents",
-)
 #: The skill that handles each write; reads with no write after them belong to `trip_info`.
 SKILL_OF = {
     "book_reservation": "book_flight",
@@ -60,6 +50,8 @@ SKILL_OF = {
     "transfer_to_human_agents": "handoff",
     None: "trip_info",
 }
+#: tau-bench's airline tools that change the database (and the handoff that ends an episode); each starts a skill here.
+WRITES = tuple(tool for tool in SKILL_OF if tool is not None)
 #: tau-bench's helper tools run in the agent process; the airline API is an MCP server.
 LOCAL_TOOLS = frozenset({"calculate", "think"})
 MCP_SERVER = "airline"
