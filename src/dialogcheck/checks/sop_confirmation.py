@@ -12,6 +12,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from operator import attrgetter
 
 from ..events.model import BotMessage, Conversation, ToolRun
 from ..events.values import show
@@ -22,13 +23,7 @@ from .sop_tools import SHOWN_CALLS, calls_of, slug_name
 DEFAULT_WINDOW = 4
 
 
-class _BotLine:
-    """A conversation's bot messages with their event indexes and turns, both ascending, for bisection."""
-
-    def __init__(self, messages: Sequence[BotMessage]):
-        self.messages = messages
-        self.indexes = [m.index for m in messages]
-        self.turns = [m.turn for m in messages]
+_INDEX, _TURN = attrgetter("index"), attrgetter("turn")
 
 
 @dataclass(frozen=True)
@@ -46,11 +41,12 @@ class ConfirmationRequested(Check):
     def label(self) -> str:
         return f"confirmation_requested before {self.before_tool_slug}"
 
-    def window(self, bots: _BotLine, call: ToolRun) -> Sequence[BotMessage]:
-        """Bot messages before `call`, in its turn or the N-1 turns before it (two bisections, not a scan)."""
-        end = bisect_left(bots.indexes, call.index)
-        start = bisect_left(bots.turns, call.turn - (self.within_last_n_turns - 1), 0, end)
-        return bots.messages[start:end]
+    def window(self, bots: Sequence[BotMessage], call: ToolRun) -> Sequence[BotMessage]:
+        """Bot messages before `call`, in its turn or the N-1 turns before it: two bisections of the conversation's
+        bot messages, whose indexes and turns both ascend, not a scan."""
+        end = bisect_left(bots, call.index, key=_INDEX)
+        start = bisect_left(bots, call.turn - (self.within_last_n_turns - 1), 0, end, key=_TURN)
+        return bots[start:end]
 
     def _turns(self, call: ToolRun) -> str:
         first = max(0, call.turn - (self.within_last_n_turns - 1))
@@ -64,7 +60,7 @@ class ConfirmationRequested(Check):
         confirmed: list[tuple[ToolRun, BotMessage]] = []
         missing: list[str] = []
         evidence: list[int] = []
-        bots = _BotLine(conversation.bot_messages)
+        bots = conversation.bot_messages
         for call in calls:
             window = self.window(bots, call)
             asked = next((m for m in reversed(window) if search(self.pattern, m.text)), None)
