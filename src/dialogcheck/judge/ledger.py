@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from ..events.model import (
-    EVENT_CLASSES,
     BlockEvent,
     BotMessage,
     Conversation,
@@ -80,22 +79,21 @@ def _bot(event: BotMessage) -> str | None:
     return f"template {event.utter_name}" + (f" [buttons: {buttons}]" if buttons else "")
 
 
-_BY_BASE: dict[type, Callable[..., str | None]] = {
-    SkillEvent: _skill,
-    BlockEvent: _block,
-    MemorySet: _memory_set,
-    MemoryCleared: _memory_cleared,
-    BotMessage: _bot,
+#: By the event's `kind` (every skill event type is `skill`, every block event type `block`).
+_LINES: dict[str, Callable[..., str | None]] = {
+    "skill": _skill,
+    "block": _block,
+    "memory_set": _memory_set,
+    "memory_cleared": _memory_cleared,
+    "bot": _bot,
 }
-#: By concrete class (each skill and block event type has its own, under `SkillEvent` / `BlockEvent`).
-_LINES = {cls: render for cls in EVENT_CLASSES.values() for base, render in _BY_BASE.items() if issubclass(cls, base)}
 
 
 def ledger_line(event: Event) -> str | None:
     """One event as a ledger line, or None for events the ledger leaves out."""
     if isinstance(event, ToolRun):
         return _tool(event) if event.counted else None
-    render = _LINES.get(type(event))
+    render = _LINES.get(event.kind)
     return render(event) if render else None
 
 
