@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dialogcheck.engines.chunks import LineRange, WholeFile, plan_local
+from dialogcheck.engines.chunks import LineRange, ReadChunk, WholeFile, plan_local
 from dialogcheck.errors import LoadError
 from dialogcheck.events.load import iter_conversation_file
 from tests.engines.batches import tracker_lines, write_batch
@@ -117,3 +117,19 @@ def test_an_unreadable_file_fails_in_its_place(tmp_path):
     with pytest.raises(LoadError) as err:
         read_all(chunks[1:])
     assert str(err.value).startswith(f"{missing}:1:1: cannot read file")
+
+
+def test_a_read_chunk_parses_its_chunk_once_and_gives_the_same_conversations_each_time(tmp_path):
+    batch = write_batch(tmp_path / "batch.jsonl", 5)
+
+    class Counted:
+        reads = 0
+
+        def read(self):
+            Counted.reads += 1
+            yield from iter_conversation_file(batch)
+
+    chunk = ReadChunk.of(Counted())
+    first, second = list(chunk.read()), list(chunk.read())
+    assert Counted.reads == 1
+    assert len(first) == 5 and all(a is b for a, b in zip(first, second, strict=True))

@@ -220,7 +220,7 @@ def _check_locally(
     subject, files, input_format, judge, no_judge, metrics, jobs, stream, chunk_bytes,
     output_dir, shard_format, junit_path, html_path, output_format, given,
 ) -> None:
-    from ..engines.chunks import CHUNK_BYTES, plan_local
+    from ..engines.chunks import CHUNK_BYTES, ReadChunk, plan_local
     from ..engines.local import usable_cores
     from ..engines.work import CheckJob
     from .check_output import Tally
@@ -243,10 +243,8 @@ def _check_locally(
     try:
         if not stream:
             chunks = list(chunks)
-            if judge is not None:  # find bad input before paying for any LLM call
-                for chunk in chunks:
-                    for _ in chunk.read():
-                        pass
+            if judge is not None or html_path:  # checked in this process: read once, all of it before any LLM call
+                chunks = [ReadChunk.of(chunk) for chunk in chunks]
         if output_dir:
             try:
                 _to_shards(job, chunks, workers, output_dir, shard_format, tally, judge=judge, metrics=metrics)
@@ -270,7 +268,7 @@ def _check_locally(
             text.append(f"{note}\n", style="dim")
             print_text(text)
     if tally.kept is not None:
-        loaded = [c for chunk in chunks for c in chunk.read()] if html_path else None
+        loaded = [c for chunk in chunks for c in chunk.read()] if html_path else None  # read chunks: no parsing again
         _write_reports(tally.kept, loaded, subject, junit_path, html_path, output_format)
     raise SystemExit(tally.exit_code())
 

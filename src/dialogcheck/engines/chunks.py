@@ -122,6 +122,20 @@ class Unreadable:
         yield
 
 
+@dataclass(frozen=True)
+class ReadChunk:
+    """A chunk already read: its conversations, kept in memory so a batch that needs them twice parses them once."""
+
+    conversations: tuple[Conversation, ...]
+
+    @classmethod
+    def of(cls, chunk) -> ReadChunk:
+        return cls(tuple(chunk.read()))
+
+    def read(self) -> Iterator[Conversation]:
+        return iter(self.conversations)
+
+
 def _first_line(handle) -> bytes:
     while True:
         line = read_through_line_end(handle)
