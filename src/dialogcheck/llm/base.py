@@ -33,6 +33,11 @@ class ChatRequest:
     #: Where the request goes (an OpenAI-compatible base_url); part of the identity of the answer.
     endpoint: str | None = None
 
+    def describe(self) -> str:
+        """How an error names the request: provider, model and, without its password, the endpoint."""
+        where = f" at {redact_url(self.endpoint)}" if self.endpoint else ""
+        return f"{self.provider} model {self.model!r}{where}"
+
     def identity(self) -> bytes:
         """Canonical bytes of everything that decides the answer (the cache key is its hash)."""
         return orjson.dumps(

@@ -26,7 +26,7 @@ from tenacity import (
     wait_random,
 )
 
-from .._redact import redact, redact_url
+from .._redact import redact
 from .base import ChatClient, ChatRequest, ChatResponse, LLMError
 
 #: First backoff in seconds, doubled per retry (with jitter); tests pass a tiny one.
@@ -168,11 +168,10 @@ class RetryingClient:
             # A body that is not JSON (a proxy's error page) reaches us as the SDK's json.JSONDecodeError.
             if not isinstance(error, (TimeoutError, json.JSONDecodeError, *_sdk_errors().any)):
                 raise  # a bug, not a provider failure: let it show as itself
-            where = f" at {redact_url(request.endpoint)}" if request.endpoint else ""
             tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
             secrets = tuple(getattr(self.inner, "secrets", ()))
             raise LLMError(
-                f"{request.provider} model {request.model!r}{where} failed after {tries}: {_describe(error, self.timeout, secrets)}"
+                f"{request.describe()} failed after {tries}: {_describe(error, self.timeout, secrets)}"
             ) from error
         return replace(response, attempts=attempts)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .._redact import redact_url
 from ..config import LLMSettings
 from .base import ChatRequest, LLMError
 
@@ -16,8 +15,7 @@ SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError)
 
 def wrong_shape(request: ChatRequest, kind: str, error: BaseException) -> LLMError:
     """The error for a 200 answer that is JSON but not what the API sends."""
-    where = f" at {redact_url(request.endpoint)}" if request.endpoint else ""
-    return LLMError(f"{request.provider} model {request.model!r}{where} answered JSON that is not {kind} ({type(error).__name__}: {error})")
+    return LLMError(f"{request.describe()} answered JSON that is not {kind} ({type(error).__name__}: {error})")
 
 
 class SdkClient:
