@@ -1,0 +1,189 @@
+"""Every example of README.md runs as written, and what the README shows is what it prints.
+
+The blocks are read from the README itself, so an example that drifts from the tool fails here:
+
+- `sh`: each command runs with bash in a temporary folder holding a copy of `examples/`, with
+  `.venv` standing for this test's environment. The setup steps of the quick start (making the
+  venv, `pip install`, running this test suite) are what CI itself does before it runs these
+  tests, so they are left out. Each command's exit code is pinned in `EXIT_CODES`, and a command
+  the README gains without an entry there fails the test.
+- A block without a language right after an `sh` or `python` block is that example's output:
+  its lines must appear in what the example printed, in order. A line `...` stands for any lines,
+  and `...` within a line for any text.
+- `python`: run from the same copy; `yaml`: loaded as the file its top-level key makes it (a
+  scenario, an SOP, or `eval/conftest.yml`); `json`: parsed, and the sample of `check --format json`
+  has the shape the command prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dialogcheck.config import load_config
+from dialogcheck.scenario.load import load_scenario
+from dialogcheck.sop.load import load_sop
+from tests.conftest import REPO
+
+README = REPO / "README.md"
+BLOCK = re.compile(r"^```(?P<lang>\w*)\n(?P<body>.*?)^```", re.S | re.M)
+#: Steps of the quick start that CI runs itself before these tests (and this suite must not run itself).
+SETUP = re.compile(r"^(python3 -m venv |\.venv/bin/pip install |\.venv/bin/python -m pytest)")
+
+#: Each command the README shows, and the exit code it must end with (SPEC section 9).
+EXIT_CODES = {
+    ".venv/bin/dialogcheck run --no-judge examples/card_replace": 1,
+    ".venv/bin/dialogcheck check --no-judge --scenario examples/card_replace/eval/scenarios/card_replace_damaged.yml"
+    " examples/card_replace/conversations/": 1,
+    ".venv/bin/dialogcheck check --no-judge --sop examples/card_replace/sops/replace_card.yml"
+    " examples/card_replace/conversations/ --jobs 2 --format json > results.json": 1,
+    ".venv/bin/dialogcheck check --no-judge --sop examples/card_replace/sops/replace_card.yml"
+    " examples/card_replace/conversations/ --engine ray --output ray-results/": 1,
+}
+#: Commands that start a Ray instance: run with the `ray` marker's tests, deselected with -m "not ray".
+RAY = {command for command in EXIT_CODES if "--engine ray" in command}
+
+
+def _blocks() -> list[tuple[str, str, int]]:
+    text = README.read_text(encoding="utf-8")
+    return [(m["lang"], m["body"], text.count("\n", 0, m.start()) + 1) for m in BLOCK.finditer(text)]
+
+
+def _examples(lang: str) -> list[tuple[str, str | None, int]]:
+    """Each block of `lang`, the output block that follows it (if any), and its line in the README."""
+    blocks = _blocks()
+    found = []
+    for i, (kind, body, line) in enumerate(blocks):
+        if kind == lang:
+            shown = blocks[i + 1][1] if i + 1 < len(blocks) and blocks[i + 1][0] == "" else None
+            found.append((body, shown, line))
+    return found
+
+
+def _commands() -> list[tuple[str, str | None]]:
+    """Every command of the `sh` blocks, with the shown output of the block's last command."""
+    found = []
+    for body, shown, _ in _examples("sh"):
+        steps = [step for line in body.splitlines() if line.strip() for step in line.split(" && ")]
+        steps = [step for step in steps if not SETUP.match(step)]
+        found += [(step, shown if i == len(steps) - 1 else None) for i, step in enumerate(steps)]
+    return found
+
+
+def assert_shown(shown: str, printed: str) -> None:
+    """Each shown line appears in `printed`, in order; a line `...` skips lines, `...` in a line any text."""
+    lines = printed.splitlines()
+    at, skipping = 0, False
+    for want in shown.splitlines():
+        if want == "...":
+            skipping = True
+            continue
+        pattern = re.compile(".*".join(re.escape(part) for part in want.split("...")))
+        while at < len(lines) and not pattern.fullmatch(lines[at]):
+            assert skipping, f"the README shows {want!r}, but the output has {lines[at]!r} there:\n{printed}"
+            at += 1
+        assert at < len(lines), f"the README shows {want!r}, which the output lacks:\n{printed}"
+        at, skipping = at + 1, False
+
+
+def test_output_matching_follows_the_readme_conventions() -> None:
+    assert_shown("a\n...\nd ...\ne\nf: .../x/...", "a\nb\nc\nd and more\ne\nf: /tmp/x/1")
+    for shown, printed in (("a\nc", "a\nb\nc"), ("b\na", "a\nb"), ("a ...", "b a"), ("x", ""), ("a.b", "axb")):
+        with pytest.raises(AssertionError):
+            assert_shown(shown, printed)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A folder like this repository's root: a copy of the examples, `.venv` being this environment."""
+    shutil.copytree(REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("results", "__pycache__"))
+    (tmp_path / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    return tmp_path
+
+
+def test_every_readme_command_has_its_exit_code_pinned() -> None:
+    commands = [command for command, _ in _commands()]
+    assert commands, "the README shows no command"
+    assert sorted(commands) == sorted(EXIT_CODES)
+
+
+@pytest.mark.parametrize(
+    "command, shown",
+    [pytest.param(c, s, marks=[pytest.mark.ray] if c in RAY else [], id=c.split(" ", 3)[1] + str(i)) for i, (c, s) in enumerate(_commands())],
+)
+def test_readme_command_runs_as_written(command: str, shown: str | None, workdir: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DIALOGCHECK_", "FORCE_COLOR"))}
+    done = subprocess.run(["bash", "-c", command], cwd=workdir, env=env | {"NO_COLOR": "1"}, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == EXIT_CODES[command], done.stdout + done.stderr
+    if shown is not None:
+        assert_shown(shown, done.stdout)
+
+
+def test_readme_python_examples_run_and_print_what_is_shown(workdir: Path) -> None:
+    examples = _examples("python")
+    assert len(examples) >= 2
+    for body, shown, line in examples:
+        script = workdir / f"readme_line_{line}.py"
+        script.write_text(body + ("\nprint(respond('c-1', None))\n" if "def respond(" in body else ""), encoding="utf-8")
+        done = subprocess.run([sys.executable, script.name], cwd=workdir, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"README line {line}: {done.stderr}"
+        if shown is not None:
+            assert_shown(shown, done.stdout)
+
+
+def test_readme_yaml_examples_load(tmp_path: Path) -> None:
+    examples = _examples("yaml")
+    assert examples
+    for i, (body, _, line) in enumerate(examples):
+        project = tmp_path / f"project_{i}"
+        if body.startswith("scenario:"):
+            path = project / "eval" / "scenarios" / "example.yml"
+            loader = load_scenario
+        elif body.startswith("sop:"):
+            path, loader = project / "sops" / "example.yml", load_sop
+        else:
+            path, loader = project / "eval" / "conftest.yml", load_config
+            for template in re.findall(r"_prompt: (\S+)", body):  # prompt overrides name files of the project
+                (project / template).parent.mkdir(parents=True, exist_ok=True)
+                (project / template).write_text("{{ transcript }}\n", encoding="utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body, encoding="utf-8")
+        assert loader(path) is not None, f"README line {line}"
+
+
+def _shape(sample, actual, where: str = "$") -> None:
+    """`actual` has every key of `sample`, with values of the same JSON type (`"..."` stands for any string)."""
+    if isinstance(sample, dict):
+        assert isinstance(actual, dict), where
+        for key, value in sample.items():
+            assert key in actual, f"{where}.{key} is missing"
+            _shape(value, actual[key], f"{where}.{key}")
+    elif isinstance(sample, list):
+        assert isinstance(actual, list), where
+        if sample and actual:
+            _shape(sample[0], actual[0], f"{where}[0]")
+    else:
+        assert type(sample) is type(actual) or (isinstance(sample, float | int) and isinstance(actual, float | int)), where
+
+
+def test_readme_json_examples_parse_and_the_output_sample_has_the_printed_shape(workdir: Path) -> None:
+    examples = [json.loads(body) for body, _, _ in _examples("json")]
+    assert examples
+    sample = next(e for e in examples if "verdict" in e)
+    command = [
+        str(workdir / ".venv" / "bin" / "dialogcheck"), "check", "--no-judge", "--format", "json",
+        "--scenario", "examples/card_replace/eval/scenarios/card_replace_damaged.yml",
+        "examples/card_replace/conversations/damaged_card_ok.jsonl",
+    ]
+    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=120)
+    _shape(sample, json.loads(done.stdout))
+    with pytest.raises(AssertionError):
+        _shape(sample, {"verdict": "pass"})
