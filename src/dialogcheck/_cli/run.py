@@ -29,7 +29,7 @@ from ..report.json import dumps
 from ..results.files import ResultsFolder, new_folder, summary_document
 from ..results.load import read_events
 from ..results.lock import BatchLock
-from ..results.plan import MAX_RUNS, Plan, new_plan
+from ..results.plan import MAX_RUNS, Plan, new_plan, read_plan
 from ..results.writer import BatchWriter
 from ..runner.batch import BatchSettings, RunSpec, run_batch
 from ..runner.project import Project, load_planned, load_project
@@ -46,20 +46,19 @@ from .output import (
 from .report import HTML, JUNIT, write_reports
 
 
-#: What a resumed batch takes from its plan.json, so none of these may be given with --resume.
-PLANNED_BY_RESUME = ("PATHS", "--runs", "--results", "--config")
-
-
 def _plan(project: Project, runs: int, started: str) -> Plan:
     config = os.path.abspath(project.config.path) if project.config.path else None
     return new_plan(started, str(project.root), config, project.planned(runs))
 
 
-def _refuse_with_resume(given: list[str]) -> None:
-    """`--resume` finishes the batch as planned; options that would plan another are a usage error, not ignored."""
-    if given:
+def _refuse_with_resume(paths, results_dir: str | None, config_path: str | None) -> None:
+    """`--resume` finishes the batch as its plan.json planned it: what would plan another is a usage error, never ignored."""
+    runs_given = click.get_current_context().get_parameter_source("runs") is not click.core.ParameterSource.DEFAULT
+    given = {"PATHS": bool(paths), "--runs": runs_given, "--results": results_dir is not None, "--config": config_path is not None}
+    named = [name for name, present in given.items() if present]
+    if named:
         raise click.UsageError(
-            f"--resume finishes the batch its plan.json describes (its scenarios, runs and config): {', '.join(given)}"
+            f"--resume finishes the batch its plan.json describes (its scenarios, runs and config): {', '.join(named)}"
             " cannot be given with it (start a new batch for other scenarios or runs)"
         )
 
@@ -206,13 +205,12 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
     started = datetime.now(timezone.utc)
     cache = Path(cache_dir) if cache_dir else None
     if resume_dir:
-        runs_given = click.get_current_context().get_parameter_source("runs") is not click.core.ParameterSource.DEFAULT
-        given = dict(zip(PLANNED_BY_RESUME, (bool(paths), runs_given, results_dir is not None, config_path is not None)))
-        _refuse_with_resume([name for name, present in given.items() if present])
+        _refuse_with_resume(paths, results_dir, config_path)
     try:
         if resume_dir:
-            plan = ResultsFolder(resume_dir).read_plan()
-            project = load_planned(plan, str(ResultsFolder(resume_dir).plan_path))
+            plan_file = ResultsFolder(resume_dir).plan_path
+            plan = read_plan(plan_file)
+            project = load_planned(plan, str(plan_file))
         else:
             project = load_project(paths, config_path)
             plan = _plan(project, runs, started.isoformat(timespec="seconds"))
@@ -234,32 +232,37 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
         folder, lock = _claim(results_dir, resume_dir, project, started.strftime("%Y%m%d-%H%M%S"))
     except LoadError as err:
         fail_with_load_error(err, output_format)
+    settings = BatchSettings(parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=project.config.evaluation.metrics)
     with lock:
-        _run_locked(folder, plan, project, resume_dir, agent, make_user, judge, parallel, time_limit, no_judge, junit_path, html_path, output_format)
+        specs, documents = _runs_to_do(folder, plan, project, resumed=bool(resume_dir), output_format=output_format)
+        writer = BatchWriter(folder, plan.to_dict(), documents, lambda d: render_run(d).plain, lambda s: render_summary(s).plain)
+        interrupted = _run_batch(specs, agent, make_user, judge, settings, writer)
+        try:
+            writer.close()  # every finished run on disk before the summary reads them
+        except Exception as err:  # noqa: BLE001 - a disk error: reported, never a traceback
+            fail_with_load_error(LoadError.one(f"cannot write the results: {err}", str(folder.root)), output_format)
+        _finish(folder, plan, interrupted, junit_path, html_path, output_format)
 
 
-def _run_locked(folder, plan, project, resume_dir, agent, make_user, judge, parallel, time_limit, no_judge, junit_path, html_path, output_format):
-    """The batch in its locked folder: the runs still to do, then the summary and the reports."""
-    if resume_dir:
-        documents = folder.runs(plan)
-        done = {(run["scenario"]["slug"], run["run"]) for run in documents}
-        by_slug = {s.slug: s for s in project.scenarios}
-        specs = [RunSpec(by_slug[slug], number) for slug, number in plan.run_keys() if (slug, number) not in done]
-    else:
+def _runs_to_do(folder: ResultsFolder, plan: Plan, project: Project, *, resumed: bool, output_format: str) -> tuple[list[RunSpec], list[dict]]:
+    """The runs of the plan not finished yet, and the documents of those that are; a new batch's plan is written first."""
+    by_slug = {s.slug: s for s in project.scenarios}
+    if not resumed:
         try:
             folder.write_plan(plan)
         except OSError as err:
             fail_with_load_error(LoadError.one(f"cannot write the plan: {err.strerror or err}", str(folder.plan_path)), output_format)
-        documents = []
-        by_slug = {s.slug: s for s in project.scenarios}
-        specs = [RunSpec(by_slug[slug], number) for slug, number in plan.run_keys()]
-    plan_document = plan.to_dict()
-    settings = BatchSettings(parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=project.config.evaluation.metrics)
+        return [RunSpec(by_slug[slug], number) for slug, number in plan.run_keys()], []
+    documents = folder.runs(plan)
+    done = {(run["scenario"]["slug"], run["run"]) for run in documents}
+    return [RunSpec(by_slug[slug], number) for slug, number in plan.run_keys() if (slug, number) not in done], documents
+
+
+def _run_batch(specs: list[RunSpec], agent, make_user, judge, settings: BatchSettings, writer: BatchWriter) -> bool:
+    """Run `specs`, each run handed to `writer` as it finishes; whether Ctrl-C or SIGTERM cut the batch short."""
     progress = _progress()
     task = progress.add_task("running", total=len(specs), tally="") if progress else None
-
     counts = {"pass": 0, "fail": 0, "error": 0}
-    writer = BatchWriter(folder, plan_document, documents, lambda d: render_run(d).plain, lambda s: render_summary(s).plain)
 
     def on_finished(record) -> None:
         writer.add(record)  # the document, its text and the files are made on the writer's thread
@@ -289,12 +292,13 @@ def _run_locked(folder, plan, project, resume_dir, agent, make_user, judge, para
         signal.signal(signal.SIGTERM, previous)
         if progress is not None:
             progress.stop()
-    try:
-        writer.close()  # every finished run on disk before the summary reads them
-    except Exception as err:  # noqa: BLE001 - a disk error: reported, never a traceback
-        fail_with_load_error(LoadError.one(f"cannot write the results: {err}", str(folder.root)), output_format)
+    return interrupted
+
+
+def _finish(folder: ResultsFolder, plan: Plan, interrupted: bool, junit_path, html_path, output_format: str) -> None:
+    """The summary and the reports from the runs on disk, then the batch's exit code."""
     finished = folder.runs(plan)
-    summary = summary_document(finished, plan_document) | {"interrupted": interrupted}
+    summary = summary_document(finished, plan.to_dict()) | {"interrupted": interrupted}
     folder.write_summary(summary, render_summary(summary).plain)
     if interrupted:
         message = (
