@@ -142,3 +142,28 @@ def test_a_hand_edited_huge_runs_is_refused_at_once_by_resume_and_report(interru
         assert time.monotonic() - started < 10
         assert done.returncode == 2
         assert done.stderr == f"{path}:{line}:{column}: invalid plan: `scenarios[0].runs`: expected `int` <= 1000\n"
+
+
+def test_a_folder_without_a_plan_is_not_a_batch_to_resume(tmp_path):
+    (tmp_path / "r").mkdir()
+    result = CliRunner().invoke(cli, ["run", "--resume", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert result.stderr == f"{tmp_path / 'r' / 'plan.json'}:1:1: not a dialogcheck results folder: plan.json is missing\n"
+    assert list((tmp_path / "r").iterdir()) == []
+
+
+def test_a_hand_renamed_slug_in_the_plan_is_refused(interrupted):
+    path = interrupted / "plan.json"
+    path.write_text(path.read_text().replace('"slug": "beta"', '"slug": "gamma"'))
+    done = dialogcheck("run", "--resume", str(interrupted), cwd=interrupted.parent)
+    assert done.returncode == 2
+    scenario = interrupted.parent / "p" / "eval" / "scenarios" / "beta.yml"
+    assert done.stderr == f"{path}:1:1: `scenarios[1].slug` is `gamma`, but {scenario} has the slug `beta` (its file name)\n"
+
+
+def test_an_endless_plan_is_refused_after_reading_its_bound(tmp_path):
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "plan.json").symlink_to("/dev/zero")
+    result = CliRunner().invoke(cli, ["run", "--resume", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert result.stderr == f"{tmp_path / 'r' / 'plan.json'}:1:1: larger than 16 MB: not a plan dialogcheck wrote\n"

@@ -22,6 +22,8 @@ from ..errors import LoadError
 
 #: The most runs of one scenario a batch plans (`--runs` has the same bound).
 MAX_RUNS = 1000
+#: A plan lists each scenario in a line or five; one past this size was not written by dialogcheck.
+MAX_PLAN_BYTES = 16 << 20
 #: Plans before this version kept paths relative to the working folder and no scenario hashes.
 PLAN_VERSION = 2
 
@@ -69,9 +71,14 @@ def read_plan(path: Path) -> Plan:
     """The plan at `path`, or a `LoadError` at the line and column of what is wrong with it."""
     file = str(path)
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_PLAN_BYTES + 1)  # no more than the bound, whatever the file is
+    except FileNotFoundError:
+        raise LoadError.one(f"not a dialogcheck results folder: {path.name} is missing", file) from None
     except OSError as err:
         raise LoadError.one(f"cannot read: {err.strerror or err}", file) from None
+    if len(data) > MAX_PLAN_BYTES:
+        raise LoadError.one(f"larger than {MAX_PLAN_BYTES >> 20} MB: not a plan dialogcheck wrote", file)
     try:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError as err:
@@ -83,10 +90,11 @@ def read_plan(path: Path) -> Plan:
     if plan.total_runs != sum(item.runs for item in plan.scenarios):
         message = f"invalid plan: `total_runs` is {plan.total_runs}, but the scenarios' `runs` add up to {sum(item.runs for item in plan.scenarios)}"
         raise _at(message, data, file, ["total_runs"])
-    slugs = [item.slug for item in plan.scenarios]
-    for index, slug in enumerate(slugs):
-        if slug in slugs[:index]:
-            raise _at(f"invalid plan: the slug {slug!r} is planned twice", data, file, ["scenarios", index, "slug"])
+    seen: set[str] = set()
+    for index, item in enumerate(plan.scenarios):
+        if item.slug in seen:
+            raise _at(f"invalid plan: the slug {item.slug!r} is planned twice", data, file, ["scenarios", index, "slug"])
+        seen.add(item.slug)
     return plan
 
 

@@ -80,8 +80,8 @@ def load_planned(plan: Plan, plan_file: str) -> Project:
     config = load_config(plan.config) if plan.config else ProjectConfig.empty(Path(plan.project))
     project = _project(config, [Path(item.path) for item in plan.scenarios])
     renamed = [
-        Problem(f"plan.json names this scenario `{item.slug}`, but its file makes it `{scenario.slug}`", plan_file)
-        for item, scenario in zip(plan.scenarios, project.scenarios)
+        Problem(f"`scenarios[{i}].slug` is `{item.slug}`, but {item.path} has the slug `{scenario.slug}` (its file name)", plan_file)
+        for i, (item, scenario) in enumerate(zip(plan.scenarios, project.scenarios))
         if item.slug != scenario.slug
     ]
     if renamed:
