@@ -29,7 +29,10 @@ class BatchLock:
     @classmethod
     def take(cls, folder: Path) -> BatchLock:
         """Lock `folder` for this process, or a `LoadError` saying another run holds it."""
-        fd = _open(folder, os.O_RDWR | os.O_CREAT)
+        try:
+            fd = _open(folder, os.O_RDWR | os.O_CREAT)
+        except FileNotFoundError:
+            raise LoadError.one("cannot lock the results folder: it is gone", str(folder)) from None
         _flock(fd, fcntl.LOCK_EX, folder)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
@@ -40,10 +43,8 @@ class BatchLock:
         """A `LoadError` when a run holds `folder` now; creates nothing (a folder with no lock file is not held)."""
         try:
             fd = _open(folder, os.O_RDONLY)
-        except LoadError:
-            if not (folder / LOCK_FILE).exists():
-                return
-            raise
+        except FileNotFoundError:
+            return
         _flock(fd, fcntl.LOCK_SH, folder)  # conflicts only with a batch's exclusive lock
         os.close(fd)
 
@@ -60,10 +61,13 @@ class BatchLock:
 
 
 def _open(folder: Path, flags: int) -> int:
+    """The lock file's descriptor; `FileNotFoundError` when it (or the folder) is not there, other failures a `LoadError`."""
     path = folder / LOCK_FILE
     try:
         # O_NOFOLLOW: a link planted under the lock file's name cannot make the process id land elsewhere.
         return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except FileNotFoundError:
+        raise
     except OSError as err:
         raise LoadError.one(f"cannot lock the results folder: {err.strerror or err} ({path})", str(folder)) from None
 
