@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -142,3 +144,27 @@ def test_reachability_of_each_connector(tmp_path, agent_server, rasa_server, clo
     with pytest.raises(AgentError) as info:
         asyncio.run(RasaConnector("http://no-such-host.invalid:5005", 2.0).check_reachable())
     assert str(info.value).startswith("cannot connect to the agent at http://no-such-host.invalid:5005 (unknown host: ")
+
+
+def test_an_agent_whose_port_takes_no_connection_is_down_after_its_timeout():
+    """A listening socket whose backlog is full drops new connections unanswered, as a blackholed host does."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    waiting = []
+    try:
+        for _ in range(4):
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+            waiting.append(filler)
+        time.sleep(0.2)
+        started = time.monotonic()
+        with pytest.raises(AgentError) as info:
+            asyncio.run(RasaConnector(f"http://127.0.0.1:{port}", 0.5).check_reachable())
+        assert time.monotonic() - started < 3
+    finally:
+        for sock in (*waiting, listener):
+            sock.close()
+    assert str(info.value) == f"cannot connect to the agent at http://127.0.0.1:{port}: no connection within 0.5 s"

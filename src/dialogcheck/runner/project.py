@@ -81,7 +81,7 @@ def load_planned(plan: Plan, plan_file: str) -> Project:
     project = _project(config, [Path(item.path) for item in plan.scenarios])
     renamed = [
         Problem(f"`scenarios[{i}].slug` is `{item.slug}`, but {item.path} has the slug `{scenario.slug}` (its file name)", plan_file)
-        for i, (item, scenario) in enumerate(zip(plan.scenarios, project.scenarios))
+        for i, (item, scenario) in enumerate(zip(plan.scenarios, project.scenarios, strict=True))
         if item.slug != scenario.slug
     ]
     if renamed:
