@@ -154,6 +154,22 @@ EVENT_ERRORS: dict[str, str] = {
     "events_truncated.json": "1:85: invalid JSON: unexpected end of data",
 }
 
+#: A results folder's plan.json, read by `run --resume FOLDER` (and by `report`) before anything is run or written.
+PLAN_ERRORS: dict[str, str] = {
+    "plan_runs_string/plan.json": "16:15: invalid plan: `scenarios[1].runs`: expected `int`, got `str`",
+    "plan_runs_float/plan.json": "10:15: invalid plan: `scenarios[0].runs`: expected `int`, got `float`",
+    "plan_runs_too_many/plan.json": "10:15: invalid plan: `scenarios[0].runs`: expected `int` <= 1000",
+    "plan_truncated/plan.json": "15:1: not valid JSON: unexpected end of data",
+    "plan_unknown_field/plan.json": "3:3: invalid plan: unknown field `stated` in the plan",
+    "plan_total_mismatch/plan.json": "20:17: invalid plan: `total_runs` is 5, but the scenarios' `runs` add up to 4",
+    "plan_duplicate_slug/plan.json": "14:15: invalid plan: the slug 'alpha' is planned twice",
+    "plan_not_an_object/plan.json": "1:1: invalid plan: expected `object`, got `array`",
+    "plan_no_hashes/plan.json": (
+        "1:1: this batch was planned by an older dialogcheck, which kept no hash of its scenarios:"
+        " a resume could not tell whether one changed since; start a new batch instead"
+    ),
+}
+
 
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch):
@@ -169,10 +185,13 @@ def expected_lines(name: str, table: dict) -> list[str]:
 
 def test_the_corpus_and_the_tables_agree():
     on_disk = {path.relative_to(BAD).as_posix() for path in BAD.rglob("*") if path.is_file()}
-    assert on_disk == set(SCENARIO_ERRORS) | set(EVENT_ERRORS)
+    assert on_disk == set(SCENARIO_ERRORS) | set(EVENT_ERRORS) | set(PLAN_ERRORS)
     from tests.reliability.figures import record
 
-    record("bad files in the corpus", {"definition files": len(SCENARIO_ERRORS), "conversation files": len(EVENT_ERRORS)})
+    record(
+        "bad files in the corpus",
+        {"definition files": len(SCENARIO_ERRORS), "conversation files": len(EVENT_ERRORS), "results plans": len(PLAN_ERRORS)},
+    )
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIO_ERRORS))
@@ -191,6 +210,17 @@ def test_check_bad_events(name):
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert result.stdout == ""
     assert result.stderr.splitlines() == expected_lines(name, EVENT_ERRORS)
+
+
+@pytest.mark.parametrize("name", sorted(PLAN_ERRORS))
+def test_resume_bad_plan(name):
+    folder = (BAD / name).parent
+    result = CliRunner().invoke(cli, ["run", "--resume", str(folder)])
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == expected_lines(name, PLAN_ERRORS)
+    assert sorted(p.name for p in folder.iterdir()) == ["plan.json"]  # refused before anything was written
 
 
 def _env() -> dict[str, str]:

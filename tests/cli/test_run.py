@@ -77,7 +77,7 @@ def test_results_layout_and_run_files(tmp_path):
     result = run(project, "--runs", "2", "--results", tmp_path / "r")
     assert result.exit_code == 1  # beta looks up 'balance', not 'card'
     root = tmp_path / "r"
-    assert sorted(p.name for p in root.iterdir()) == ["alpha", "beta", "junit.xml", "plan.json", "report.html", "summary.json", "summary.txt"]
+    assert sorted(p.name for p in root.iterdir()) == [".dialogcheck.lock", "alpha", "beta", "junit.xml", "plan.json", "report.html", "summary.json", "summary.txt"]
     assert sorted(p.name for p in (root / "alpha").iterdir()) == [
         "run_1.events.jsonl", "run_1.json", "run_1.txt", "run_2.events.jsonl", "run_2.json", "run_2.txt",
     ]
@@ -210,8 +210,9 @@ def test_sigint_and_sigterm_keep_finished_runs_and_say_the_batch_was_interrupted
 def test_a_run_that_cannot_be_written_is_reported_not_a_traceback(tmp_path):
     project = make_project(tmp_path / "p")
     results = tmp_path / "r"
-    results.mkdir()
-    (results / "alpha").write_text("a file where the scenario's folder of runs should go\n")
+    # The agent puts a file where the scenario's folder of runs goes, once the batch has the (empty) folder.
+    blocking = f"pathlib.Path({str(results / 'alpha')!r}).write_text('in the way')\n"
+    (project / "agent.py").write_text(AGENT.replace("    if text is None:\n", "    if text is None:\n        " + blocking, 1))
     result = run(project, "--results", results)
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
@@ -219,10 +220,14 @@ def test_a_run_that_cannot_be_written_is_reported_not_a_traceback(tmp_path):
     assert "Traceback" not in result.output
 
 
-def test_an_agent_value_json_cannot_hold_is_reported_not_a_traceback(tmp_path):
+def test_an_agent_value_json_cannot_hold_errors_its_run_and_the_batch_goes_on(tmp_path):
     project = make_project(tmp_path / "p")
-    (project / "agent.py").write_text(AGENT.replace('"arguments": {"q": text}', '"arguments": {"q": {1, 2}}'))
+    (project / "agent.py").write_text(AGENT.replace('"arguments": {"q": text}', '"arguments": {"q": {1, 2} if text == "card" else text}'))
     result = run(project, "--results", tmp_path / "r")
-    assert result.exit_code == 2, result.output
-    assert "cannot write the results: Type is not JSON serializable: set" in result.output
+    assert result.exit_code == 1, result.output  # beta still ran, and failed as it always does
+    alpha = json.loads((tmp_path / "r" / "alpha" / "run_1.json").read_text())
+    assert alpha["verdict"] == "error"
+    assert alpha["error"] == "agent: the answer of `agent:respond`: `events[0].arguments.q` is of type `set`, which JSON cannot hold"
+    assert (tmp_path / "r" / "alpha" / "run_1.events.jsonl").is_file() and (tmp_path / "r" / "alpha" / "run_1.txt").is_file()
+    assert json.loads((tmp_path / "r" / "beta" / "run_1.json").read_text())["verdict"] == "fail"
     assert "Traceback" not in result.output

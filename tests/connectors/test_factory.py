@@ -7,7 +7,7 @@ import pytest
 from dialogcheck.config import AgentSettings
 from dialogcheck.connectors import AgentSetupError, HttpConnector, PythonConnector, RasaConnector, connector_from_settings, parse_agent_flag
 
-FORMS = "(--agent must be rasa:URL, http:URL or python:MODULE:FUNC)"
+FORMS = "(--agent must be rasa:URL, http:URL (or the http(s) URL alone) or python:MODULE:FUNC)"
 
 
 @pytest.mark.parametrize(
@@ -17,6 +17,8 @@ FORMS = "(--agent must be rasa:URL, http:URL or python:MODULE:FUNC)"
         ("rasa:http://localhost:5005/", AgentSettings("rasa", url="http://localhost:5005")),
         ("http:https://agent.example:8443/v1/turn", AgentSettings("http", url="https://agent.example:8443/v1/turn")),
         ("python:my_agent:respond", AgentSettings("python", callable="my_agent:respond")),
+        ("http://host/chat", AgentSettings("http", url="http://host/chat")),
+        ("https://bot:pw@agent.example:8443/v1/turn/", AgentSettings("http", url="https://bot:pw@agent.example:8443/v1/turn")),
         ("python:pkg.agent:Bot.handle", AgentSettings("python", callable="pkg.agent:Bot.handle")),
     ],
 )
@@ -28,7 +30,7 @@ def test_accepted_forms(flag, settings):
 def test_a_bad_form_names_the_accepted_ones(flag):
     with pytest.raises(ValueError) as info:
         parse_agent_flag(flag)
-    assert str(info.value) == f"--agent must be rasa:URL, http:URL or python:MODULE:FUNC, got {flag!r}"
+    assert str(info.value) == f"--agent must be rasa:URL, http:URL (or the http(s) URL alone) or python:MODULE:FUNC, got {flag!r}"
 
 
 def test_a_bad_url_or_target_says_what_and_names_the_forms():

@@ -203,3 +203,53 @@ def test_two_projects_with_the_same_module_name_each_get_their_own(tmp_path):
         assert asyncio.run(second.send("c", "hi")).messages[0].text == "two"
     finally:
         sys.modules.pop("same_name_agent", None)
+
+
+# What an agent raises errors its run and no more: BaseException subclasses too, from sync agents
+# (in worker threads) and async ones (in the event loop), and from the module's import.
+RAISED = {
+    "sys.exit(0)": "SystemExit: 0",
+    "sys.exit(3)": "SystemExit: 3",
+    "sys.exit()": "SystemExit",
+    "raise KeyboardInterrupt": "KeyboardInterrupt",
+    "raise GeneratorExit": "GeneratorExit",
+    "raise asyncio.CancelledError('by the agent')": "CancelledError: by the agent",
+    "raise ValueError('bad \\ud800 text')": "ValueError: bad \\ud800 text",
+}
+
+
+@pytest.mark.parametrize("kind", ["def", "async def"])
+@pytest.mark.parametrize("statement", sorted(RAISED))
+def test_anything_an_agent_raises_is_an_agent_error(project, kind, statement):
+    target = project(f"import asyncio, sys\n{kind} respond(cid, text):\n    {statement}\n")
+    with pytest.raises(AgentError) as info:
+        talk(PythonConnector(target, project.root), lambda c: c.send("c1", "hi"))
+    assert str(info.value) == f"agent `{target}` raised {RAISED[statement]}"
+    str(info.value).encode("utf-8")  # a lone surrogate in the message is written as its escape
+
+
+def test_an_agent_raising_does_not_stop_the_other_conversations(project):
+    target = project("import sys\ndef respond(cid, text):\n    if cid == 'c0':\n        sys.exit(0)\n    return {'messages': [{'text': cid}]}\n")
+
+    async def steps(c):
+        return await asyncio.gather(*(c.send(f"c{i}", "hi") for i in range(4)), return_exceptions=True)
+
+    first, *others = talk(PythonConnector(target, project.root), steps)
+    assert isinstance(first, AgentError)
+    assert [turn.messages[0].text for turn in others] == ["c1", "c2", "c3"]
+
+
+def test_a_time_limit_still_cancels_an_agent_and_is_not_taken_for_its_own_error(project):
+    target = project("import asyncio\nasync def respond(cid, text):\n    await asyncio.sleep(5)\n")
+
+    async def steps(c):
+        async with asyncio.timeout(0.2):
+            await c.send("c1", "hi")
+
+    with pytest.raises(TimeoutError):
+        talk(PythonConnector(target, project.root), steps)
+
+
+def test_a_module_that_exits_on_import_is_a_setup_error(project):
+    target = project("import sys\nsys.exit(4)\ndef respond(cid, text):\n    return {}\n")
+    assert setup_error(target, project.root) == f"importing agent module `{target.split(':')[0]}` failed: SystemExit: 4"

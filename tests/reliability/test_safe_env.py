@@ -130,7 +130,8 @@ def test_each_loading_command_takes_the_flags(files, tmp_path, command):
     assert one.exit_code == 2
     assert [line for line in lines(one) if "--safe-env" in line] == both[1:]
 
-    allowed = CliRunner().invoke(cli, [*args, "--safe-env", "--allow-env", "CARD_TYPE", "--allow-env", "CI_SECRET"])
+    another = ["--results", str(tmp_path / "r2")] if command == "run" else []  # a results folder holds one batch
+    allowed = CliRunner().invoke(cli, [*args, *another, "--safe-env", "--allow-env", "CARD_TYPE", "--allow-env", "CI_SECRET"])
     assert allowed.exit_code == plain_run.exit_code, allowed.output
 
     from_env = CliRunner().invoke(cli, args, env={"DIALOGCHECK_SAFE_ENV": "1", "DIALOGCHECK_ALLOW_ENV": "CARD_TYPE"})

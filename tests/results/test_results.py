@@ -10,6 +10,7 @@ from dialogcheck.report.batch_text import render_run, render_summary
 from dialogcheck.results.atomic import write_atomic
 from dialogcheck.results.files import ResultsFolder, run_document, summary_document
 from dialogcheck.results.model import RunRecord, pass_hat_k, scenario_stats
+from dialogcheck.results.plan import Plan, PlannedScenario
 
 
 def record(slug="a", number=1, verdict=Outcome.PASS, error=None):
@@ -78,7 +79,9 @@ def test_run_text():
 
 def test_folder_round_trip_and_unfinished_runs(tmp_path):
     folder = ResultsFolder(tmp_path / "batch")
-    folder.write_plan({"scenarios": [{"slug": "a", "path": "a.yml", "runs": 3}], "total_runs": 3})
+    plan = Plan(scenarios=[PlannedScenario(slug="a", path="a.yml", runs=3)], total_runs=3)
+    folder.write_plan(plan)
+    assert folder.read_plan() == plan
     for r in (record("a", 1), record("a", 3, Outcome.FAIL)):
         document = run_document(r)
         folder.write_run(r, document, render_run(document).plain)

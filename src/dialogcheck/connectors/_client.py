@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
+from .._redact import redact_url
 from .base import AgentError, AgentSetupError
 
 #: How much of an unexpected body an error message quotes.
@@ -51,6 +52,25 @@ def _connect_reason(err: BaseException) -> str:
             return f"unknown host: {seen.strerror or seen}"
         seen = seen.__cause__ or seen.__context__
     return str(err) or type(err).__name__
+
+
+async def _connect(host: str, port: int) -> None:
+    """Connect to each address `host` resolves to until one takes the connection, then hang up.
+
+    When none does, a refusal is the error raised (it says the most: nothing listens there).
+    """
+    loop = asyncio.get_running_loop()
+    failures: list[OSError] = []
+    for family, kind, proto, _, address in await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        with socket.socket(family, kind, proto) as sock:
+            sock.setblocking(False)
+            try:
+                await loop.sock_connect(sock, address)
+                return
+            except OSError as err:
+                failures.append(err)
+    refused = [err for err in failures if isinstance(err, ConnectionRefusedError)]
+    raise (refused or failures or [OSError(f"{host} has no address")])[0]
 
 
 async def _mark_reused(session: aiohttp.ClientSession, context: Any, params: Any) -> None:
@@ -90,6 +110,23 @@ class JsonClient:
             )
             self._loop = loop
         return self._session
+
+    async def check_reachable(self) -> None:
+        """Open (and close) a TCP connection to the server: an agent that is down is found once, not once per run.
+
+        Only the connection is tried, so a server that is up but answers errors
+        counts as reachable: its runs go ahead and each says what went wrong.
+        """
+        parts = urlsplit(self.base_url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        address = redact_url(self.base_url)
+        try:
+            async with asyncio.timeout(self.timeout):
+                await _connect(parts.hostname or "", port)
+        except TimeoutError:
+            raise AgentError(f"cannot connect to the agent at {address}: no connection within {self.timeout:g} s") from None
+        except OSError as err:
+            raise AgentError(f"cannot connect to the agent at {address} ({_connect_reason(err)})") from None
 
     async def request(self, method: str, path: str, body: Any = None, *, want_json: bool = True) -> Any:
         """Send `body` as JSON; return the parsed JSON answer (None when `want_json` is false)."""

@@ -43,6 +43,20 @@ class AgentError(Exception):
     """The agent could not be reached or answered something unreadable (a harness failure)."""
 
 
+def safe_text(text: str) -> str:
+    """`text` with any lone surrogate written as its escape (`\\ud800`), so a results file can hold it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def describe(err: BaseException) -> str:
+    """`Type: message` (just `Type` without a message), as text any results file can hold."""
+    try:
+        message = str(err)
+    except Exception:  # noqa: BLE001 - an agent's exception whose __str__ breaks
+        message = "(its message cannot be read)"
+    return safe_text(f"{type(err).__name__}: {message}" if message else type(err).__name__)
+
+
 class AgentSetupError(ValueError):
     """The agent is named wrongly (bad URL, unimportable module, missing function).
 
@@ -52,6 +66,10 @@ class AgentSetupError(ValueError):
 
 
 class AgentConnector(Protocol):
+    async def check_reachable(self) -> None:
+        """Raise `AgentError` when the agent cannot be reached at all; checked once, before a batch starts."""
+        ...
+
     async def open(self, conversation_id: str, initial_slots: Mapping[str, Any]) -> AgentTurn:
         """Start a new conversation (and apply initial memory before the first turn)."""
         ...

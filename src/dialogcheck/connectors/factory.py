@@ -16,11 +16,18 @@ from .http import HttpConnector
 from .python import PythonConnector, split_target
 from .rasa import RasaConnector
 
-FLAG_FORMS = "rasa:URL, http:URL or python:MODULE:FUNC"
+FLAG_FORMS = "rasa:URL, http:URL (or the http(s) URL alone) or python:MODULE:FUNC"
+#: A flag that starts like this is an HTTP agent's address written without the `http:` prefix.
+_PLAIN_URL = ("http://", "https://")
 
 
 def parse_agent_flag(value: str) -> AgentSettings:
-    """`rasa:URL`, `http:URL` or `python:MODULE:FUNC`: split on the first colon only (URLs hold colons)."""
+    """`rasa:URL`, `http:URL`, a plain http(s) URL (an http agent) or `python:MODULE:FUNC`.
+
+    The type is split off at the first colon only (URLs hold colons).
+    """
+    if value.lower().startswith(_PLAIN_URL):
+        value = f"http:{value}"
     kind, sep, rest = value.partition(":")
     if not sep or kind not in AGENT_TYPES or not rest:
         raise AgentSetupError(f"--agent must be {FLAG_FORMS}, got {value!r}")

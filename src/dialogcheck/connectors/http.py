@@ -13,6 +13,7 @@ from typing import Any
 
 from ._client import JsonClient, check_url
 from .base import AgentTurn
+from .json_values import json_copy
 from .protocol import turn_from_answer
 
 
@@ -24,9 +25,13 @@ class HttpConnector:
         self.timeout = timeout
         self._client = JsonClient(self.url, timeout)
 
+    async def check_reachable(self) -> None:
+        await self._client.check_reachable()
+
     async def _post(self, body: dict[str, Any]) -> AgentTurn:
         answer = await self._client.request("POST", "", body)
-        return turn_from_answer(answer, f"POST {self.url}")
+        where = f"POST {self.url}"
+        return turn_from_answer(json_copy(answer, where), where)
 
     async def open(self, conversation_id: str, initial_slots: Mapping[str, Any]) -> AgentTurn:
         return await self._post({"conversation_id": conversation_id, "text": None, "initial_slots": dict(initial_slots)})

@@ -5,6 +5,10 @@
 sync or async: a sync one runs in a worker thread, so a slow agent holds up
 only its own conversation. The module is imported when the connector is
 built, so a wrong name is bad input reported before any run.
+
+Whatever the agent raises, `SystemExit` and `KeyboardInterrupt` included,
+errors its run and nothing more: the agent is code under test, and only a
+signal to dialogcheck itself (which cancels the batch) may end the batch.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .base import AgentError, AgentSetupError, AgentTurn
+from .base import AgentError, AgentSetupError, AgentTurn, describe
+from .json_values import json_copy
 from .protocol import turn_from_answer
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
@@ -70,8 +75,8 @@ def _import(module_name: str, root: Path) -> Any:
             if err.name is not None and (module_name == err.name or module_name.startswith(err.name + ".")):
                 raise AgentSetupError(f"cannot import agent module `{module_name}`: no such module in {root} or on the Python path") from None
             raise AgentSetupError(f"importing agent module `{module_name}` failed: ModuleNotFoundError: {err}") from err
-        except Exception as err:
-            raise AgentSetupError(f"importing agent module `{module_name}` failed: {type(err).__name__}: {err}") from err
+        except (Exception, SystemExit) as err:  # a module that calls sys.exit() on import is a broken agent too
+            raise AgentSetupError(f"importing agent module `{module_name}` failed: {describe(err)}") from err
         finally:
             if added and entry in sys.path:
                 sys.path.remove(entry)
@@ -96,6 +101,12 @@ def _resolve(target: str, root: Path) -> Callable[..., Any]:
     return obj
 
 
+def _really_cancelled(err: BaseException) -> bool:
+    """Whether a `CancelledError` is the batch cancelling this run (a time limit, Ctrl-C), not one the agent raised."""
+    task = asyncio.current_task()
+    return isinstance(err, asyncio.CancelledError) and task is not None and task.cancelling() > 0
+
+
 def _takes_keyword(func: Callable[..., Any], name: str) -> bool:
     try:
         parameters = inspect.signature(func).parameters.values()
@@ -116,6 +127,9 @@ class PythonConnector:
         self._takes_slots = _takes_keyword(self._func, "initial_slots")
         self._threads = threads
         self._executor: ThreadPoolExecutor | None = None
+
+    async def check_reachable(self) -> None:
+        """Always reachable: the function was found when the connector was built."""
 
     async def open(self, conversation_id: str, initial_slots: Mapping[str, Any]) -> AgentTurn:
         if self._takes_slots:
@@ -143,11 +157,14 @@ class PythonConnector:
         try:
             async with limit:
                 answer = await self._invoke((conversation_id, text), kwargs)
-        except Exception as err:
+        except BaseException as err:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: the agent's, so the run's error
+            if _really_cancelled(err):
+                raise
             if limit.expired():
                 raise AgentError(f"agent `{self.target}` did not answer within {self.timeout:g} s (timed out)") from None
-            raise AgentError(f"agent `{self.target}` raised {type(err).__name__}: {err}") from err
-        return turn_from_answer(answer, f"the answer of `{self.target}`")
+            raise AgentError(f"agent `{self.target}` raised {describe(err)}") from err
+        where = f"the answer of `{self.target}`"
+        return turn_from_answer(json_copy(answer, where), where)
 
     async def recorded_events(self, conversation_id: str) -> Sequence[Mapping[str, Any]] | None:
         return None

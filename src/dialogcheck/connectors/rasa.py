@@ -14,6 +14,7 @@ from urllib.parse import quote
 from ..events.parse import json_type
 from ._client import JsonClient, check_url
 from .base import AgentError, AgentMessage, AgentTurn
+from .json_values import json_copy
 from .protocol import optional_string, parse_buttons, validated_events
 
 SESSION_START = "/session_start"
@@ -45,6 +46,9 @@ class RasaConnector:
         self.timeout = timeout
         self._client = JsonClient(self.url, timeout)
 
+    async def check_reachable(self) -> None:
+        await self._client.check_reachable()
+
     @staticmethod
     def _tracker_path(conversation_id: str) -> str:
         return f"/conversations/{quote(conversation_id, safe='')}/tracker"
@@ -64,8 +68,8 @@ class RasaConnector:
     async def recorded_events(self, conversation_id: str) -> Sequence[Mapping[str, Any]] | None:
         """Every event of the conversation, across sessions and restarts (`include_events=ALL`)."""
         path = self._tracker_path(conversation_id) + "?include_events=ALL"
-        tracker = await self._client.request("GET", path)
         where = f"GET {self.url}{path}"
+        tracker = json_copy(await self._client.request("GET", path), where)
         if not isinstance(tracker, dict):
             raise AgentError(f"{where}: expected a tracker object, got {json_type(tracker)}")
         if "events" not in tracker or tracker["events"] is None:

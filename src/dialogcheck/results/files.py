@@ -1,18 +1,20 @@
 """What goes in a results folder, and reading it back (for `--resume` and `dialogcheck report`).
 
 ```
-<results>/plan.json  summary.txt  summary.json
+<results>/plan.json  summary.txt  summary.json  .dialogcheck.lock
 <results>/<slug>/run_N.json  run_N.txt  run_N.events.jsonl
 ```
 Every file is written atomically; a run's files are written the moment it
 finishes, the summary after every run, so a batch killed midway leaves a
-readable folder that `--resume` completes.
+readable folder that `--resume` completes. A folder holds one batch: a new
+batch takes only a new or empty folder, and holds its lock while it runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 import hashlib
+import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,8 +24,11 @@ import orjson
 
 from .._redact import redact
 from ..report.data import conversation_dict
+from ..errors import LoadError
 from .atomic import write_atomic
+from .lock import LOCK_FILE, BatchLock
 from .model import RunRecord, scenario_stats
+from .plan import Plan, read_plan
 
 PLAN = "plan.json"
 #: Longest folder name a slug keeps as it is (file systems allow 255 bytes; this leaves room to spare).
@@ -143,11 +148,60 @@ def slug_folder(slug: str) -> str:
     return f"{readable.rstrip('. ')}~{digest}" if readable else f"slug~{digest}"
 
 
+def new_folder(parent: Path, name: str) -> Path:
+    """A folder made now under `parent`: `name`, else `name-2`, `name-3`, ... (two batches started in one second)."""
+    number = 1
+    while True:
+        folder = parent / (name if number == 1 else f"{name}-{number}")
+        try:
+            folder.mkdir(parents=True)
+            return folder
+        except FileExistsError:
+            number += 1
+        except OSError as err:
+            raise LoadError.one(f"cannot make the results folder: {err.strerror or err}", str(folder)) from None
+
+
 class ResultsFolder:
     """One batch's folder: the plan, the run files, the summary."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
+
+    def claim(self) -> BatchLock:
+        """Lock a new or empty folder for a new batch (made if missing); nothing is written when it is not empty."""
+        BatchLock.refuse_if_held(self.root)  # a batch running there: say that, not only that the folder is in use
+        self._refuse_unless_empty()
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise LoadError.one(f"cannot make the results folder: {err.strerror or err}", str(self.root)) from None
+        lock = BatchLock.take(self.root)
+        try:
+            self._refuse_unless_empty()  # a batch that came and went before the lock was taken
+        except LoadError:
+            lock.release()
+            raise
+        return lock
+
+    def lock(self) -> BatchLock:
+        """Lock the folder of a batch being resumed."""
+        return BatchLock.take(self.root)
+
+    def _refuse_unless_empty(self) -> None:
+        try:
+            entries = sorted(name for name in os.listdir(self.root) if name != LOCK_FILE)
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            raise LoadError.one(f"cannot use this as the results folder: {err.strerror or err}", str(self.root)) from None
+        if not entries:
+            return
+        if PLAN in entries:
+            advice = f"it holds a batch already: finish that one with --resume {self.root}, or give another folder"
+        else:
+            advice = f"it holds {', '.join(entries[:3])}{', ...' if len(entries) > 3 else ''}: give another folder"
+        raise LoadError.one(f"--results must name a new or empty folder, and this one is not empty ({advice})", str(self.root))
 
     def run_base(self, slug: str, number: int) -> Path:
         """Where a run's files go (their names add `.json`, `.txt`, `.events.jsonl`); always inside the folder."""
@@ -156,17 +210,25 @@ class ResultsFolder:
             raise OSError(f"{folder} is a link to {folder.resolve()}, outside the results folder: results are written only inside it")
         return folder / f"run_{int(number)}"
 
-    def write_plan(self, plan: Mapping[str, Any]) -> None:
-        write_atomic(self.root / PLAN, orjson.dumps(plan, option=orjson.OPT_INDENT_2))
+    @property
+    def plan_path(self) -> Path:
+        return self.root / PLAN
 
-    def read_plan(self) -> dict[str, Any]:
-        return orjson.loads((self.root / PLAN).read_bytes())
+    def write_plan(self, plan: Plan) -> None:
+        write_atomic(self.plan_path, plan.to_json())
+
+    def read_plan(self) -> Plan:
+        """The batch's plan, or a `LoadError` at what is wrong with it."""
+        return read_plan(self.plan_path)
 
     def write_run(self, record: RunRecord, document: Mapping[str, Any], text: str) -> None:
+        """The run's three files; all are encoded before any is written, and `run_N.json`, its mark of a finished run, last."""
         base = self.run_base(record.slug, record.number)
-        write_atomic(base.with_name(base.name + ".events.jsonl"), events_jsonl(record.events))
+        events = events_jsonl(record.events)
+        encoded = orjson.dumps(document, option=orjson.OPT_INDENT_2)
+        write_atomic(base.with_name(base.name + ".events.jsonl"), events)
         write_atomic(base.with_name(base.name + ".txt"), text)
-        write_atomic(base.with_name(base.name + ".json"), orjson.dumps(document, option=orjson.OPT_INDENT_2))
+        write_atomic(base.with_name(base.name + ".json"), encoded)
 
     def write_summary(self, summary: Mapping[str, Any], text: str) -> None:
         write_atomic(self.root / SUMMARY_JSON, orjson.dumps(summary, option=orjson.OPT_INDENT_2))
@@ -181,8 +243,7 @@ class ResultsFolder:
             return None
         return document if isinstance(document, dict) and "verdict" in document else None
 
-    def runs(self) -> list[dict[str, Any]]:
-        """Every finished run of the plan, in plan order."""
-        plan = self.read_plan()
-        found = (self.read_run(item["slug"], n) for item in plan["scenarios"] for n in range(1, item["runs"] + 1))
+    def runs(self, plan: Plan | None = None) -> list[dict[str, Any]]:
+        """Every finished run of the plan (read from the folder when not given), in plan order."""
+        found = (self.read_run(slug, number) for slug, number in (plan or self.read_plan()).run_keys())
         return [run for run in found if run is not None]

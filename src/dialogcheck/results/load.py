@@ -17,6 +17,7 @@ import orjson
 
 from ..errors import LoadError
 from .files import PLAN, SUMMARY_JSON, slug_folder
+from .plan import read_plan
 
 RunKey = tuple[str, int]
 
@@ -80,27 +81,22 @@ def load_results(root: str | Path) -> LoadedResults:
     for name in (PLAN, SUMMARY_JSON):
         if not (root / name).is_file():
             raise LoadError.one(f"not a dialogcheck results folder: {name} is missing", str(root / name))
-    plan = _object(root / PLAN, "scenarios")
+    plan = read_plan(root / PLAN)
     summary = _object(root / SUMMARY_JSON, "scenarios", "passed", "failed", "errored")
     rows = summary["scenarios"]
     if not isinstance(rows, list) or not all(isinstance(r, dict) and {"slug", "runs", "passed", "failed", "errored"} <= r.keys() for r in rows):
         raise LoadError.one("`scenarios` must list objects with `slug`, `runs`, `passed`, `failed` and `errored`", str(root / SUMMARY_JSON))
     runs, events = [], {}
-    try:
-        items = [(str(item["slug"]), int(item["runs"])) for item in plan["scenarios"]]
-    except (KeyError, TypeError, ValueError):
-        raise LoadError.one("`scenarios` must list objects with `slug` and `runs`", str(root / PLAN)) from None
-    for slug, count in items:
-        for number in range(1, count + 1):
-            base = _base(root, slug, number)
-            path = base.with_name(base.name + ".json")
-            if not path.is_file():
-                continue  # not finished (a killed batch); the summary says so
-            run = _object(path, "scenario", "run", "verdict")
-            if not isinstance(run["scenario"], dict) or "slug" not in run["scenario"] or not isinstance(run["run"], int):
-                raise LoadError.one("not a run document: `scenario.slug` and `run` are needed", str(path))
-            runs.append(run)
-            events[(slug, number)] = _events(base.with_name(base.name + ".events.jsonl"))
+    for slug, number in plan.run_keys():
+        base = _base(root, slug, number)
+        path = base.with_name(base.name + ".json")
+        if not path.is_file():
+            continue  # not finished (a killed batch); the summary says so
+        run = _object(path, "scenario", "run", "verdict")
+        if not isinstance(run["scenario"], dict) or "slug" not in run["scenario"] or not isinstance(run["run"], int):
+            raise LoadError.one("not a run document: `scenario.slug` and `run` are needed", str(path))
+        runs.append(run)
+        events[(slug, number)] = _events(base.with_name(base.name + ".events.jsonl"))
     return LoadedResults(summary, runs, events)
 
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
+from ..checks.base import Outcome
 from .files import ResultsFolder, run_document, summary_document
 from .model import RunRecord
 
@@ -44,8 +46,10 @@ class BatchWriter:
         self._writes.append(self._thread.submit(self._write, record))
 
     def _write(self, record: RunRecord) -> None:
-        document = run_document(record)
-        self.folder.write_run(record, document, self._render_run(document))
+        try:
+            document = self._write_run(record)
+        except TypeError as err:  # a value JSON cannot hold (orjson's error is a TypeError); nothing of the run was written
+            document = self._write_run(unwritable(record, err))
         self.documents.append(document)
         now = time.monotonic()
         if now - self._last_summary >= SUMMARY_EVERY:
@@ -53,8 +57,30 @@ class BatchWriter:
             self.folder.write_summary(summary, self._render_summary(summary))
             self._last_summary = now
 
+    def _write_run(self, record: RunRecord) -> dict[str, Any]:
+        document = run_document(record)
+        self.folder.write_run(record, document, self._render_run(document))
+        return document
+
     def close(self) -> None:
         self._thread.shutdown(wait=True)
         for write in self._writes:
             if write.exception() is not None:
                 raise write.exception()
+
+
+def unwritable(record: RunRecord, err: Exception) -> RunRecord:
+    """The run as an errored one that says why it could not be written, without the parts that could not be.
+
+    Agents' answers are made plain JSON where they are read, so this is the net
+    under any other way such a value might come in: one run is errored, the batch
+    and every other run's files go on.
+    """
+    return replace(
+        record,
+        verdict=Outcome.ERROR,
+        error=f"the run's record cannot be written as JSON ({err}); its events, transcript and checks are left out",
+        result=None,
+        events=(),
+        transcript=(),
+    )

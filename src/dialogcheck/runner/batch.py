@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..checks.base import Outcome
-from ..connectors.base import AgentConnector, AgentError
+from ..connectors.base import AgentConnector, AgentError, describe, safe_text
 from ..evaluate import evaluate_async
 from ..events.parse import EventFieldError, conversation_from_dicts
 from ..judge.base import Judge
@@ -51,7 +51,7 @@ def _harness_error(err: BaseException, time_limit: float) -> str:
         return f"simulated user: {err}"
     if isinstance(err, EventFieldError):
         return f"the agent recorded an invalid event: {err}"
-    return f"the harness crashed: {type(err).__name__}: {err}"
+    return f"the harness crashed: {describe(err)}"
 
 
 async def run_one(
@@ -73,7 +73,7 @@ async def run_one(
                 scenario, conversation, judge=judge, no_judge=settings.no_judge, metrics=settings.metrics
             )
     except Exception as err:  # noqa: BLE001 - every harness failure becomes an errored run
-        error = _harness_error(err, settings.time_limit)
+        error = safe_text(_harness_error(err, settings.time_limit))
     return RunRecord(
         slug=scenario.slug,
         number=spec.number,

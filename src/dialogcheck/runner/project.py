@@ -2,18 +2,23 @@
 
 A project is a folder holding `eval/conftest.yml` and `eval/scenarios/`.
 `run` takes projects, scenario files, or folders of scenario files; every
-scenario is loaded (and every problem reported) before anything runs.
+scenario is loaded (and every problem reported) before anything runs. A
+resumed batch loads the same files again from its plan, and only when each
+is still the file the batch started with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._paths import files_in
 from ..config import ProjectConfig, find_config, load_config
 from ..errors import LoadError, Problem
+from ..results.plan import PLAN_VERSION, Plan, PlannedScenario
 from ..scenario.load import load_scenario
 from ..scenario.model import Scenario
 
@@ -25,6 +30,12 @@ class Project:
     root: Path
     config: ProjectConfig
     scenarios: tuple[Scenario, ...]
+    #: The sha256 of each scenario file as loaded, by the scenario's `path`.
+    digests: Mapping[str, str] = field(default_factory=dict)
+
+    def planned(self, runs: int) -> list[PlannedScenario]:
+        """Each scenario as a batch's plan keeps it: by absolute path, with its hash, so a resume works from any folder."""
+        return [PlannedScenario(slug=s.slug, path=os.path.abspath(s.path), runs=runs, sha256=self.digests[s.path]) for s in self.scenarios]
 
 
 def scenario_files(path: Path) -> list[Path]:
@@ -44,15 +55,76 @@ def load_project(paths: Sequence[str | Path], config_path: str | Path | None = N
         files.extend(scenario_files(target))
     found = Path(config_path) if config_path else find_config(targets[0])
     config = load_config(found) if found else ProjectConfig.empty(_guess_root(targets[0]))
+    if not files:
+        raise LoadError.one("no scenario files found (eval/scenarios/*.yml)", str(targets[0]))
+    return _project(config, list(dict.fromkeys(files)))  # a file named twice runs once
+
+
+def load_planned(plan: Plan, plan_file: str) -> Project:
+    """The project of a batch being resumed, by its plan's absolute paths, whatever the working folder.
+
+    Refuses (one problem per scenario) a scenario file that is gone or not
+    the one the batch started with: its finished runs were judged under the
+    old definition, and a batch mixing two definitions has no meaning. A plan
+    of an older dialogcheck keeps no hashes, so it cannot be checked and is refused.
+    """
+    if plan.version < PLAN_VERSION or plan.project is None or any(item.sha256 is None for item in plan.scenarios):
+        message = (
+            "this batch was planned by an older dialogcheck, which kept no hash of its scenarios:"
+            " a resume could not tell whether one changed since; start a new batch instead"
+        )
+        raise LoadError.one(message, plan_file)
+    problems = [problem for item in plan.scenarios if (problem := _changed(item, plan_file)) is not None]
+    if problems:
+        raise LoadError(problems)
+    config = load_config(plan.config) if plan.config else ProjectConfig.empty(Path(plan.project))
+    project = _project(config, [Path(item.path) for item in plan.scenarios])
+    renamed = [
+        Problem(f"`scenarios[{i}].slug` is `{item.slug}`, but {item.path} has the slug `{scenario.slug}` (its file name)", plan_file)
+        for i, (item, scenario) in enumerate(zip(plan.scenarios, project.scenarios, strict=True))
+        if item.slug != scenario.slug
+    ]
+    if renamed:
+        raise LoadError(renamed)
+    return project
+
+
+def _changed(item: PlannedScenario, plan_file: str) -> Problem | None:
+    """Why a planned scenario file can no longer be resumed, or None when it is the same file."""
+    try:
+        digest = _digest(Path(item.path))
+    except OSError as err:
+        return Problem(f"scenario `{item.slug}` of this batch cannot be read: {err.strerror or err}; the batch cannot be finished without it", item.path)
+    if digest != item.sha256:
+        return Problem(
+            f"scenario `{item.slug}` changed since the batch started ({plan_file} holds the hash of the file it started with):"
+            " its finished runs were judged under the old definition; start a new batch, or put the file back as it was",
+            item.path,
+        )
+    return None
+
+
+def _digest(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _project(config: ProjectConfig, files: Sequence[Path]) -> Project:
+    """Every scenario of `files` with its hash, or one `LoadError` with every problem found."""
     problems: list[Problem] = []
     scenarios: list[Scenario] = []
-    for file in dict.fromkeys(files):  # a file named twice runs once
+    digests: dict[str, str] = {}
+    for file in files:
         try:
-            scenarios.append(load_scenario(file))
+            scenario = load_scenario(file)
+            digests[scenario.path] = _digest(file)
         except LoadError as err:
             problems.extend(err.problems)
-    if not files:
-        problems.append(Problem("no scenario files found (eval/scenarios/*.yml)", str(targets[0])))
+            continue
+        except OSError as err:  # gone between loading and hashing
+            problems.append(Problem(f"cannot read file: {err.strerror or err}", str(file)))
+            continue
+        scenarios.append(scenario)
     slugs: dict[str, Scenario] = {}
     for scenario in scenarios:
         if scenario.slug in slugs:
@@ -60,7 +132,7 @@ def load_project(paths: Sequence[str | Path], config_path: str | Path | None = N
         slugs[scenario.slug] = scenario
     if problems:
         raise LoadError(problems)
-    return Project(config.root, config, tuple(scenarios))
+    return Project(config.root, config, tuple(scenarios), digests)
 
 
 def _guess_root(target: Path) -> Path:
