@@ -16,7 +16,7 @@ from typing import Any
 
 from ._fields import Fields, Problems
 from ._yaml import Pos, YNode, plain, read_yaml
-from .errors import LoadError, did_you_mean
+from .errors import LoadError, Problem, decode_utf8, did_you_mean
 
 OPENAI_COMPATIBLE = ("openai", "openai_compatible", "vllm", "ollama", "llama_cpp")
 PROVIDERS = (*OPENAI_COMPATIBLE, "anthropic")
@@ -161,7 +161,22 @@ def _prompt_path(fields: Fields, key: str, root: Path) -> Path | None:
     if not path.is_file():
         fields.problems.add(f"`{key}`: no such template file {text!r} (paths are relative to {root})", node.pos)
         return None
-    return path
+    found = _template_problems(path)
+    fields.problems.items.extend(found)
+    return None if found else path
+
+
+def _template_problems(path: Path) -> list[Problem]:
+    """What is wrong with a prompt template, at its own file, line and column: checked when the config loads, before any run."""
+    from .llm.templates import template_problems
+
+    try:
+        source = decode_utf8(path.read_bytes(), str(path))
+    except LoadError as err:
+        return list(err.problems)
+    except OSError as err:
+        return [Problem(f"cannot read the template: {err.strerror or err}", str(path))]
+    return template_problems(source, str(path))
 
 
 def _role(fields: Fields, name: str, root: Path, default_limit: int, default_given: bool) -> RoleSettings:
