@@ -125,6 +125,11 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
         f"2:26: `simulated_user_prompt` must stay inside the project folder {BAD / 'config_prompt_escape'}, got '../../outside.j2'",
         f"4:26: `criteria_judge_prompt` must stay inside the project folder {BAD / 'config_prompt_escape'}, got '/etc/hostname'",
     ),
+    "config_bad_headers/eval/conftest.yml": (
+        "6:7: `X-Token: evil` in `extra_headers` is not an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)",
+        "7:15: header `X-List` in `extra_headers` must be a string, got a list",
+        "8:16: header `X-Split` in `extra_headers` must be one line: a line break or NUL would start another header",
+    ),
     "config_cache_escape/eval/conftest.yml": (
         f"1:14: `dir` in `cache` must stay inside the project folder {BAD / 'config_cache_escape'}, got '../../shared-cache'"
         " (--cache-dir names a folder elsewhere)"
