@@ -123,7 +123,10 @@ def test_no_held_credential_reaches_a_file_or_a_stream(tmp_path, planted):
 
         searched = {str(path): data for path, data in every_written_text(tmp_path).items() if path.name != "conftest.yml"} | streams
         found = [f"{name} in {where}" for where, data in searched.items() for name, needle in needles(planted).items() if needle in data]
-        record("held secrets", {"values planted": len(needles(planted)), "files and streams searched": len(searched), "leaks": len(found)})
+        record("held secrets", {
+            "values planted": len(needles(planted)), "runs": 2 * len(CASES), "files and streams searched": len(searched),
+            "bytes searched": sum(map(len, searched.values())), "leaks": len(found),
+        })
         assert found == []
     finally:
         agent.stop()
