@@ -15,6 +15,7 @@ with their line and column, before anything runs; whatever it cannot see
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from importlib import resources
@@ -35,6 +36,7 @@ _ATTRIBUTE_ARGUMENT = {"attr": 0, "selectattr": 0, "rejectattr": 0, "groupby": 0
 #: Tags that would load another template: prompts are one file each, with no loader behind them.
 _LOADING_TAGS = {"Extends": "extends", "Include": "include", "Import": "import", "FromImport": "from ... import"}
 _TAG_OPENING = re.compile(r"\{[{%#]")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 def _sandbox() -> Any:
@@ -48,10 +50,22 @@ def _sandbox() -> Any:
 
 def unsafe_attribute(name: str) -> bool:
     """An attribute the sandbox never lets a template read, on any object: `_`-names, `mro`, frames and code."""
+    return name.startswith("_") or name in _never_read()
+
+
+@functools.cache
+def _never_read() -> frozenset[str]:
+    """The names jinja2's sandbox refuses whatever they are read on (besides `_`-names)."""
     from jinja2 import sandbox
 
-    never = {"mro"} | sandbox.UNSAFE_GENERATOR_ATTRIBUTES | sandbox.UNSAFE_COROUTINE_ATTRIBUTES | sandbox.UNSAFE_ASYNC_GENERATOR_ATTRIBUTES
-    return name.startswith("_") or name in never or name in sandbox.UNSAFE_FUNCTION_ATTRIBUTES | sandbox.UNSAFE_METHOD_ATTRIBUTES
+    return frozenset(
+        {"mro"}
+        | sandbox.UNSAFE_FUNCTION_ATTRIBUTES
+        | sandbox.UNSAFE_METHOD_ATTRIBUTES
+        | sandbox.UNSAFE_GENERATOR_ATTRIBUTES
+        | sandbox.UNSAFE_COROUTINE_ATTRIBUTES
+        | sandbox.UNSAFE_ASYNC_GENERATOR_ATTRIBUTES
+    )
 
 
 def template_problems(source: str, file: str) -> list[Problem]:
@@ -63,7 +77,7 @@ def template_problems(source: str, file: str) -> list[Problem]:
         import jinja2
     except ImportError:  # pragma: no cover - the LLM extras bring jinja2
         return []
-    lines = source.splitlines()
+    lines = _NEWLINE.split(source)  # the line ends jinja2 counts (not str.splitlines's form feeds and separators)
     try:
         tree = _sandbox().parse(source)
     except jinja2.TemplateSyntaxError as err:
