@@ -37,6 +37,7 @@ STATIC_CASES = {
     "{% include '/etc/passwd' %}": ("1:4: `{% include %}` is not allowed in a prompt template: a prompt is one file, it loads no other template",),
     "ok\n{{ criterion }\n": ("2:1: invalid template: unexpected '}'",),
     "{% if %}": ("1:1: invalid template: Expected an expression, got 'end of statement block'",),
+    "a form feed \x0c stays on its line\r\n{{ x.__y__ }}\r{{ z._q }}": (f"2:6: `__y__` {REFUSED}", f"3:6: `_q` {REFUSED}"),
 }
 
 
