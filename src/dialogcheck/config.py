@@ -9,23 +9,32 @@ project root and may not leave it.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ._fields import Fields, Problems
-from ._yaml import Pos, YNode, plain, read_yaml
-from .errors import LoadError, did_you_mean
+from ._redact import hold, hold_url, redact_url
+from ._yaml import Pos, YNode, allowed_env, describe, plain, read_yaml
+from .errors import LoadError, Problem, decode_utf8, did_you_mean
 
 OPENAI_COMPATIBLE = ("openai", "openai_compatible", "vllm", "ollama", "llama_cpp")
 PROVIDERS = (*OPENAI_COMPATIBLE, "anthropic")
 #: Base URLs for providers that have a usual local address.
 DEFAULT_BASE_URLS = {"ollama": "http://localhost:11434/v1"}
+#: The provider's own API, where its SDK sends requests when no `base_url` is given.
+PROVIDER_ENDPOINTS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+#: The variable each provider's SDK reads its key from; under --safe-env it may go only to that provider's own API.
+PROVIDER_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 #: LLM keys dialogcheck itself reads; every other key is passed to the provider's call.
 CLIENT_KEYS = (
-    "provider", "model", "base_url", "api_key", "api_key_env", "timeout", "max_retries", "structured_output", "max_prompt_chars",
+    "provider", "model", "base_url", "api_key", "api_key_env", "extra_headers", "timeout", "max_retries", "structured_output",
+    "max_prompt_chars",
 )
+#: An HTTP header name (RFC 9110 token): nothing that could end the header line.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 #: The judge's transcript and event ledger together, in characters: about 250k tokens, past what most models read.
 DEFAULT_MAX_PROMPT_CHARS = 1_000_000
 STRUCTURED_OUTPUT = ("json_schema", "json_object", "none")
@@ -53,10 +62,34 @@ class LLMSettings:
     max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS
     #: Passed as they are to the provider's call (temperature, max_tokens, ...).
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: `extra_headers`: sent with every request (a gateway's token, say); credentials, so never stored.
+    headers: Mapping[str, str] = field(default_factory=dict)
+    #: The --safe-env allow-list in force when the file was read (None: any variable may be read and sent).
+    allowed_env: frozenset[str] | None = None
 
     @property
     def openai_compatible(self) -> bool:
         return self.provider in OPENAI_COMPATIBLE
+
+    @property
+    def endpoint(self) -> str | None:
+        """Where requests go: `base_url`, else the provider's own API (None for a provider without one)."""
+        return self.base_url or PROVIDER_ENDPOINTS.get(self.provider)
+
+    def may_send_env(self, name: str) -> bool:
+        """Whether the value of environment variable `name` may go to this endpoint.
+
+        Without --safe-env any may. With it, only those --allow-env names, and the provider's own key
+        variable (OPENAI_API_KEY, ANTHROPIC_API_KEY) to the provider's own API.
+        """
+        if self.allowed_env is None or name in self.allowed_env:
+            return True
+        own = PROVIDER_ENDPOINTS.get(self.provider)
+        return name == PROVIDER_KEY_ENV.get(self.provider) and own is not None and _same_address(self.endpoint, own)
+
+
+def _same_address(url: str | None, other: str) -> bool:
+    return url is not None and url.rstrip("/") == other.rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -119,6 +152,7 @@ def _llm(node: YNode, problems: Problems, what: str) -> LLMSettings | None:
     base_url = fields.string("base_url")
     api_key = fields.string("api_key")
     api_key_env = fields.string("api_key_env")
+    headers = _headers(fields)
     timeout = fields.number("timeout", minimum=0.001)
     max_retries = fields.integer("max_retries", minimum=0, maximum=20)
     structured = fields.choice("structured_output", STRUCTURED_OUTPUT)
@@ -130,7 +164,7 @@ def _llm(node: YNode, problems: Problems, what: str) -> LLMSettings | None:
     if len(problems.items) > count or provider is None or model is None:
         return None
     options = {key: plain(value) for key, value in mapping.values.items() if key not in CLIENT_KEYS}
-    return LLMSettings(
+    settings = LLMSettings(
         provider=provider,
         model=model,
         base_url=base_url or DEFAULT_BASE_URLS.get(provider),
@@ -141,7 +175,46 @@ def _llm(node: YNode, problems: Problems, what: str) -> LLMSettings | None:
         structured_output=structured or "json_schema",
         max_prompt_chars=max_prompt_chars if max_prompt_chars is not None else DEFAULT_MAX_PROMPT_CHARS,
         options=options,
+        headers=headers or {},
+        allowed_env=allowed_env(),
     )
+    if api_key_env is not None and not settings.may_send_env(api_key_env):
+        problems.add(key_env_refused(settings, api_key_env), mapping.values["api_key_env"].pos)
+        return None
+    hold(api_key, *settings.headers.values())
+    hold_url(settings.base_url)
+    return settings
+
+
+def key_env_refused(settings: LLMSettings, name: str) -> str:
+    """Why --safe-env refuses `api_key_env`, and the flag that allows it."""
+    where = redact_url(settings.endpoint)
+    own = PROVIDER_KEY_ENV.get(settings.provider) == name
+    rule = (
+        f"under --safe-env, {name} goes only to the {settings.provider} API ({PROVIDER_ENDPOINTS[settings.provider]})"
+        if own
+        else "--safe-env lets no environment variable leave the process unless --allow-env names it"
+    )
+    return f"`api_key_env: {name}` would send the value of ${name} to {where}, and {rule}: pass --allow-env {name} to send it there"
+
+
+def _headers(fields: Fields) -> dict[str, str] | None:
+    """`extra_headers`: header names and string values, neither able to start another header line."""
+    mapping = fields.mapping("extra_headers")
+    if mapping is None:
+        return None
+    found = {}
+    for name, node in mapping.values.items():
+        value = plain(node)
+        if not _HEADER_NAME.match(name):
+            fields.problems.add(f"`{name}` in `extra_headers` is not an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)", mapping.keys[name])
+        elif not isinstance(value, str):
+            fields.problems.add(f"header `{name}` in `extra_headers` must be a string, got {describe(node)}", node.pos)
+        elif any(c in value for c in "\r\n\0"):
+            fields.problems.add(f"header `{name}` in `extra_headers` must be one line: a line break or NUL would start another header", node.pos)
+        else:
+            found[name] = value
+    return found
 
 
 def _inside(root: Path, path: Path) -> bool:
@@ -161,7 +234,22 @@ def _prompt_path(fields: Fields, key: str, root: Path) -> Path | None:
     if not path.is_file():
         fields.problems.add(f"`{key}`: no such template file {text!r} (paths are relative to {root})", node.pos)
         return None
-    return path
+    found = _template_problems(path)
+    fields.problems.items.extend(found)
+    return None if found else path
+
+
+def _template_problems(path: Path) -> list[Problem]:
+    """What is wrong with a prompt template, at its own file, line and column: checked when the config loads, before any run."""
+    from .llm.templates import template_problems
+
+    try:
+        source = decode_utf8(path.read_bytes(), str(path))
+    except LoadError as err:
+        return list(err.problems)
+    except OSError as err:
+        return [Problem(f"cannot read the template: {err.strerror or err}", str(path))]
+    return template_problems(source, str(path))
 
 
 def _role(fields: Fields, name: str, root: Path, default_limit: int, default_given: bool) -> RoleSettings:

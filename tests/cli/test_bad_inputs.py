@@ -125,10 +125,37 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
         f"2:26: `simulated_user_prompt` must stay inside the project folder {BAD / 'config_prompt_escape'}, got '../../outside.j2'",
         f"4:26: `criteria_judge_prompt` must stay inside the project folder {BAD / 'config_prompt_escape'}, got '/etc/hostname'",
     ),
+    "config_bad_headers/eval/conftest.yml": (
+        "6:7: `X-Token: evil` in `extra_headers` is not an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)",
+        "7:15: header `X-List` in `extra_headers` must be a string, got a list",
+        "8:16: header `X-Split` in `extra_headers` must be one line: a line break or NUL would start another header",
+    ),
     "config_cache_escape/eval/conftest.yml": (
         f"1:14: `dir` in `cache` must stay inside the project folder {BAD / 'config_cache_escape'}, got '../../shared-cache'"
         " (--cache-dir names a folder elsewhere)"
     ),
+}
+
+#: A project config whose prompt templates reach for Python's internals or do not parse: the problems are
+#: reported at the template's own file, line and column (template file -> its `line:col: message` lines).
+REFUSED = (
+    "is not allowed in a prompt template: a template may read the prompt's variables, not Python's internals"
+    " (names starting with `_`, `mro`, frames, code)"
+)
+TEMPLATE_ERRORS: dict[str, dict[str, tuple[str, ...]]] = {
+    "config_template_code/eval/conftest.yml": {
+        "config_template_code/prompts/judge.j2": (f"2:11: `__init__` {REFUSED}", f"2:20: `__globals__` {REFUSED}"),
+    },
+    "config_template_variants/eval/conftest.yml": {
+        "config_template_variants/prompts/user.j2": (
+            f"2:17: `__class__` {REFUSED}",
+            f"3:16: `__globals__` {REFUSED}",
+            f"4:23: `__class__` {REFUSED}",
+            f"4:33: `mro` {REFUSED}",
+            "5:4: `{% include %}` is not allowed in a prompt template: a prompt is one file, it loads no other template",
+        ),
+        "config_template_variants/prompts/metrics.j2": ("3:1: invalid template: unexpected '}'",),
+    },
 }
 
 EVENT_ERRORS: dict[str, str] = {
@@ -183,15 +210,20 @@ def expected_lines(name: str, table: dict) -> list[str]:
     return [f"{BAD / name}:{line}" for line in ((value,) if isinstance(value, str) else value)]
 
 
+def template_lines(name: str) -> list[str]:
+    return [f"{BAD / template}:{line}" for template, lines in TEMPLATE_ERRORS[name].items() for line in lines]
+
+
 def test_the_corpus_and_the_tables_agree():
     on_disk = {path.relative_to(BAD).as_posix() for path in BAD.rglob("*") if path.is_file()}
-    assert on_disk == set(SCENARIO_ERRORS) | set(EVENT_ERRORS) | set(PLAN_ERRORS)
+    templates = {template for found in TEMPLATE_ERRORS.values() for template in found}
+    assert on_disk == set(SCENARIO_ERRORS) | set(EVENT_ERRORS) | set(PLAN_ERRORS) | set(TEMPLATE_ERRORS) | templates
     from tests.reliability.figures import record
 
-    record(
-        "bad files in the corpus",
-        {"definition files": len(SCENARIO_ERRORS), "conversation files": len(EVENT_ERRORS), "results plans": len(PLAN_ERRORS)},
-    )
+    record("bad files in the corpus", {
+        "definition files": len(SCENARIO_ERRORS) + len(TEMPLATE_ERRORS), "prompt templates": len(templates),
+        "conversation files": len(EVENT_ERRORS), "results plans": len(PLAN_ERRORS),
+    })
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIO_ERRORS))
@@ -201,6 +233,14 @@ def test_validate_bad_scenario(name):
     assert result.exception is None or isinstance(result.exception, SystemExit)
     lines = result.stdout.splitlines()
     assert lines == [*expected_lines(name, SCENARIO_ERRORS), "1 files, 0 valid, 1 with problems"]
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATE_ERRORS))
+def test_validate_bad_prompt_templates(name):
+    result = CliRunner().invoke(cli, ["validate", str(BAD / name)])
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.stdout.splitlines() == [*template_lines(name), "1 files, 0 valid, 1 with problems"]
 
 
 @pytest.mark.parametrize("name", sorted(EVENT_ERRORS))
@@ -236,7 +276,10 @@ def test_installed_validate_on_the_whole_corpus():
     for name in SCENARIO_ERRORS:
         for line in expected_lines(name, SCENARIO_ERRORS):
             assert line in printed
-    count = len(SCENARIO_ERRORS)
+    for name in TEMPLATE_ERRORS:
+        for line in template_lines(name):
+            assert line in printed
+    count = len(SCENARIO_ERRORS) + len(TEMPLATE_ERRORS)
     assert printed[-1] == f"{count} files, 0 valid, {count} with problems"
 
 

@@ -4,9 +4,10 @@ import asyncio
 from dataclasses import replace
 
 import orjson
+import pytest
 
 from dialogcheck.config import LLMSettings
-from dialogcheck.llm import ChatMessage, ChatResponse, LLMError, Usage
+from dialogcheck.llm import ChatMessage, ChatRequest, ChatResponse, LLMError, Usage
 from dialogcheck.llm.cache import CachedClient, cache_key
 from dialogcheck.llm.openai_client import OpenAIClient
 from tests.llm.conftest import Answer, chat, error_body, openai_body
@@ -114,3 +115,74 @@ def test_an_llm_error_passes_through_uncached(tmp_path):
     except LLMError as err:
         assert str(err) == "down"
     assert not any(tmp_path.rglob("*.json"))
+
+
+def test_header_values_are_kept_out_of_the_entry_and_decide_the_key_by_their_hash(openai_server, tmp_path):
+    token = "gw-token-planted-0123456789"
+    client = cached(openai_server, tmp_path)
+    with_header = replace(chat(), headers={"X-Gateway-Token": token})
+    asyncio.run(_each(client, with_header, replace(chat(), headers={"X-Gateway-Token": "another-token-value"}), with_header))
+    assert openai_server.count == 2 and client.hits == 1  # another header value is another request
+    assert openai_server.headers[0]["x-gateway-token"] == token  # sent as a header, not in the body
+    assert "X-Gateway-Token" not in orjson.dumps(openai_server.bodies[0]).decode()
+    stored = b"".join(path.read_bytes() for path in tmp_path.rglob("*.json"))
+    assert token.encode() not in stored and stored.count(b'"headers_sha256"') == 2
+
+
+def test_a_request_without_headers_keeps_the_identity_it_always_had():
+    request = ChatRequest("openai", "m", (ChatMessage("user", "hi"),))
+    assert request.identity() == b'{"endpoint":null,"json_schema":null,"messages":[["user","hi"]],"model":"m","options":{},"provider":"openai"}'
+
+
+class Recording:
+    def __init__(self):
+        self.calls = 0
+
+    async def complete(self, request):
+        self.calls += 1
+        return ChatResponse('{"verdict": "PASS", "rationale": "from the model"}', "m", Usage(1, 1))
+
+
+def test_an_entry_that_is_a_link_is_refused_not_followed(tmp_path):
+    inner = Recording()
+    client = CachedClient(inner, tmp_path / "cache")
+    path = client.path_for(chat())
+    path.parent.mkdir(parents=True)
+    forged = tmp_path / "forged.json"  # a committed link to an answer (or to any file) outside the cache
+    forged.write_bytes(orjson.dumps({"request": orjson.loads(chat().identity()), "response": {"text": "FORGED", "model": "m"}}))
+    path.symlink_to(forged)
+    with pytest.raises(LLMError) as info:
+        asyncio.run(client.complete(chat()))
+    assert str(info.value) == f"the answer cache entry {path} is a symbolic link: refused, not followed (delete it, or pass --no-cache)"
+    assert inner.calls == 0 and path.is_symlink() and b"FORGED" in forged.read_bytes()
+
+
+def test_an_entry_folder_that_is_a_link_is_refused_for_reading_and_writing(tmp_path):
+    inner = Recording()
+    client = CachedClient(inner, tmp_path / "cache")
+    path = client.path_for(chat())
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "cache").mkdir()
+    path.parent.symlink_to(outside)
+    with pytest.raises(LLMError, match=f"the answer cache entry {path.parent} is a symbolic link: refused"):
+        asyncio.run(client.complete(chat()))
+    assert inner.calls == 0 and list(outside.iterdir()) == []
+
+
+def test_an_entry_made_a_link_while_the_call_ran_is_not_written_through(tmp_path):
+    client = CachedClient(Recording(), tmp_path / "cache")
+    path = client.path_for(chat())
+    target = tmp_path / "target.txt"
+    target.write_text("untouched")
+
+    class LinkingInner(Recording):
+        async def complete(self, request):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.symlink_to(target)  # appears between the read and the write
+            return await super().complete(request)
+
+    client.inner = LinkingInner()
+    with pytest.raises(LLMError, match="is a symbolic link: refused"):
+        asyncio.run(client.complete(chat()))
+    assert target.read_text() == "untouched" and path.is_symlink()

@@ -140,13 +140,17 @@ def test_each_loading_command_takes_the_flags(files, tmp_path, command):
         assert not (tmp_path / "r" / "card" / "run_2.json").exists()
 
 
-def test_the_config_is_under_the_policy_too_and_api_key_env_still_works(files, tmp_path):
+def test_the_config_is_under_the_policy_too_and_so_is_api_key_env(files, tmp_path):
     root, scenario, conversation = files
     config = root / "eval" / "conftest.yml"
     config.write_text("evaluation:\n  llm: {provider: openai, model: m, api_key: '${CI_SECRET}'}\n")
     result = CliRunner().invoke(cli, ["validate", "--safe-env", str(config)])
     assert result.exit_code == 2
     assert result.stdout.splitlines()[0] == refused(config, "CI_SECRET", 2, 46)
+    # api_key_env reads the environment too: under --safe-env it needs --allow-env (tests/reliability/test_api_key_env.py).
     config.write_text("evaluation:\n  llm: {provider: openai, model: m, api_key_env: CI_SECRET}\n")
-    result = CliRunner().invoke(cli, ["validate", "--safe-env", "--format", "json", str(config)])
+    result = CliRunner().invoke(cli, ["validate", "--safe-env", str(config)])
+    assert result.exit_code == 2
+    assert result.stdout.splitlines()[0].startswith(f"{config}:2:50: `api_key_env: CI_SECRET` would send the value of $CI_SECRET")
+    result = CliRunner().invoke(cli, ["validate", "--safe-env", "--allow-env", "CI_SECRET", "--format", "json", str(config)])
     assert result.exit_code == 0 and json.loads(result.stdout)["valid"] is True

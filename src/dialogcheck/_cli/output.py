@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
+from .._redact import mask
 from ..errors import LoadError
 
 if TYPE_CHECKING:
@@ -79,19 +80,24 @@ def _surely_not_terminal(stream: TextIO) -> bool:
 
 
 def print_text(text: Text | StyledText, stderr: bool = False) -> None:
-    """Through rich (colour) on a terminal; as plain text, much faster, when piped."""
+    """Through rich (colour) on a terminal; as plain text, much faster, when piped. Held credentials are masked."""
     stream = sys.stderr if stderr else sys.stdout
+    plain = text.plain
+    masked = mask(plain)
+    if masked is not plain:  # a credential is quoted: print the masked text, without its styles
+        text = StyledText()
+        text.append(masked)
     if not _surely_not_terminal(stream):
         out = console(stderr)
         if out.is_terminal:
             out.print(text.to_rich() if isinstance(text, StyledText) else text, end="")
             return
-    stream.write(text.plain)
+    stream.write(masked)
     stream.flush()
 
 
 def print_json(document: str) -> None:
-    sys.stdout.write(document)
+    sys.stdout.write(mask(document))
     sys.stdout.flush()
 
 

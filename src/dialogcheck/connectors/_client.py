@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
-from .._redact import redact_url
+from .._redact import hold_url, redact_url
 from .base import AgentError, AgentSetupError
 
 #: How much of an unexpected body an error message quotes.
@@ -94,6 +94,7 @@ class JsonClient:
     def __init__(self, base_url: str, timeout: float):
         self.base_url = base_url
         self.timeout = timeout
+        hold_url(base_url)  # its password goes out as a Basic credential: no written file may quote either
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .._redact import mask
 from ..checks.base import Outcome
 from ..checks.judged import (
     NO_JUDGE_REASON,
@@ -46,16 +47,18 @@ class Judge(Protocol):
 
 
 async def judge_one(judge: Judge, conversation: Conversation, request: JudgeRequest) -> Judgement:
+    """The judge's decision, every failure an `error`; what the model wrote is kept with the credentials this process holds masked."""
     try:
         verdict = await judge.judge(conversation, request)
     except JudgeError as err:
-        raw = f"; raw answer: {show(err.raw, 500)}" if err.raw is not None else ""
-        return Judgement(Outcome.ERROR, f"judge error: {err}{raw}", err.usage, raw=err.raw)
+        raw = None if err.raw is None else mask(err.raw)
+        shown = f"; raw answer: {show(raw, 500)}" if raw is not None else ""
+        return Judgement(Outcome.ERROR, mask(f"judge error: {err}{shown}"), err.usage, raw=raw)
     except Exception as err:  # noqa: BLE001 - a broken judge is data, never a crash
-        return Judgement(Outcome.ERROR, f"judge crashed: {type(err).__name__}: {err}")
-    reasoning = verdict.reasoning.strip() or "(the judge gave no reasoning)"
+        return Judgement(Outcome.ERROR, mask(f"judge crashed: {type(err).__name__}: {err}"))
+    reasoning = mask(verdict.reasoning.strip()) or "(the judge gave no reasoning)"
     outcome = Outcome.PASS if verdict.passed else Outcome.FAIL
-    return Judgement(outcome, reasoning, verdict.usage, verdict.cached, verdict.raw)
+    return Judgement(outcome, reasoning, verdict.usage, verdict.cached, None if verdict.raw is None else mask(verdict.raw))
 
 
 __all__ = [

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .._redact import mask
 from ..checks.judged import JudgeRequest
 from ..config import LLMSettings
 from ..events.model import Conversation
@@ -99,5 +100,6 @@ class LLMJudge:
             )
             answer = await self.ask_json(prompt, metrics_schema(metrics))
         except JudgeError as err:
-            return {"error": str(err)}
-        return {name: answer.value[name] for name in metrics} | {"usage": answer.usage.to_dict()}
+            return {"error": mask(str(err))}
+        scores = {name: {key: mask(value) if isinstance(value, str) else value for key, value in answer.value[name].items()} for name in metrics}
+        return scores | {"usage": answer.usage.to_dict()}

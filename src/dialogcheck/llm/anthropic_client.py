@@ -12,19 +12,26 @@ from typing import Any
 
 from ..config import LLMSettings
 from .base import ChatRequest, ChatResponse, LLMError, Usage
-from .sdk import SHAPE_ERRORS, SdkClient, wrong_shape
+from .sdk import PLACEHOLDER_KEY, SHAPE_ERRORS, SdkClient, env_key, wrong_shape
 
 MISSING_SDK = "the anthropic provider needs the anthropic package: pip install 'dialogcheck[anthropic]'"
 DEFAULT_MAX_TOKENS = 1024
-#: An Anthropic-compatible local server takes any key, but the SDK insists on one.
-PLACEHOLDER_KEY = "not-needed"
 
 
 def resolve_api_key(settings: LLMSettings) -> str | None:
-    """`api_key`, else the variable `api_key_env` names; None lets the SDK look (ANTHROPIC_API_KEY, profiles)."""
-    key = settings.api_key or (os.environ.get(settings.api_key_env) if settings.api_key_env else None)
+    """`api_key`, else the variable `api_key_env` names; None lets the SDK look (ANTHROPIC_API_KEY, profiles).
+
+    Under --safe-env the SDK may look nowhere: ANTHROPIC_API_KEY is read here, for Anthropic's own API
+    (or when --allow-env names it), and a server of the config's choosing gets the placeholder.
+    """
+    key = settings.api_key or env_key(settings, settings.api_key_env)
     if key:
         return key
+    if settings.allowed_env is not None:
+        key = env_key(settings, "ANTHROPIC_API_KEY")
+        if key or settings.base_url:
+            return key or PLACEHOLDER_KEY
+        raise LLMError("no API key for the anthropic provider: set $ANTHROPIC_API_KEY, or name a variable with `api_key_env` and --allow-env (with --safe-env the SDK's own credential sources are not read)")
     if settings.base_url and not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
         return PLACEHOLDER_KEY
     return None
@@ -53,6 +60,7 @@ class AnthropicClient(SdkClient):
                 messages=messages,
                 # Through the body: this SDK has no `temperature` keyword, and servers differ anyway.
                 extra_body=options or None,
+                extra_headers=dict(request.headers) or None,
                 **call,
             )
         except TypeError as err:

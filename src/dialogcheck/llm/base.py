@@ -7,6 +7,7 @@ concurrency limit all implement `ChatClient`, and wrap one another.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -32,6 +33,8 @@ class ChatRequest:
     json_schema: Mapping[str, Any] | None = None
     #: Where the request goes (an OpenAI-compatible base_url); part of the identity of the answer.
     endpoint: str | None = None
+    #: Extra HTTP headers (`extra_headers`): credentials, so the identity keeps only their hash.
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         """How an error names the request: provider, model and, without its password, the endpoint."""
@@ -39,19 +42,23 @@ class ChatRequest:
         return f"{self.provider} model {self.model!r}{where}"
 
     def identity(self) -> bytes:
-        """Canonical bytes of everything that decides the answer (the cache key is its hash)."""
-        return orjson.dumps(
-            {
-                "provider": self.provider,
-                # Without a `user:password@` part: the identity is stored beside the cached answer.
-                "endpoint": redact_url(self.endpoint),
-                "model": self.model,
-                "options": dict(self.options),
-                "json_schema": self.json_schema,
-                "messages": [[m.role, m.content] for m in self.messages],
-            },
-            option=orjson.OPT_SORT_KEYS,
-        )
+        """Canonical bytes of everything that decides the answer (the cache key is its hash).
+
+        Stored beside the cached answer, so it holds no credential: the endpoint without its
+        `user:password@` part, and the headers only as a hash.
+        """
+        identity = {
+            "provider": self.provider,
+            "endpoint": redact_url(self.endpoint),
+            "model": self.model,
+            "options": dict(self.options),
+            "json_schema": self.json_schema,
+            "messages": [[m.role, m.content] for m in self.messages],
+        }
+        if self.headers:
+            headers = orjson.dumps(sorted((name.lower(), value) for name, value in self.headers.items()))
+            identity["headers_sha256"] = hashlib.sha256(headers).hexdigest()
+        return orjson.dumps(identity, option=orjson.OPT_SORT_KEYS)
 
 
 @dataclass(frozen=True)

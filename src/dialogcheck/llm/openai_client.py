@@ -7,24 +7,21 @@ owns the policy. The SDK is imported when a client is built, so
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ..config import LLMSettings
 from .base import ChatRequest, ChatResponse, LLMError, Usage
-from .sdk import SHAPE_ERRORS, SdkClient, wrong_shape
+from .sdk import PLACEHOLDER_KEY, SHAPE_ERRORS, SdkClient, env_key, wrong_shape
 
 MISSING_SDK = "the openai provider needs the openai package: pip install 'dialogcheck[openai]'"
-#: Local servers take any key, but the SDK insists on one.
-PLACEHOLDER_KEY = "not-needed"
 
 
 def resolve_api_key(settings: LLMSettings) -> str:
-    """`api_key`, else the variable `api_key_env` names, else OPENAI_API_KEY; a placeholder for a custom `base_url`."""
-    key = settings.api_key
-    if not key and settings.api_key_env:
-        key = os.environ.get(settings.api_key_env)
-    key = key or os.environ.get("OPENAI_API_KEY")
+    """`api_key`, else the variable `api_key_env` names, else OPENAI_API_KEY; a placeholder for a custom `base_url`.
+
+    Under --safe-env OPENAI_API_KEY is read only for OpenAI's own API (or when --allow-env names it).
+    """
+    key = settings.api_key or env_key(settings, settings.api_key_env) or env_key(settings, "OPENAI_API_KEY")
     if key:
         return key
     if settings.base_url:
@@ -70,6 +67,7 @@ class OpenAIClient(SdkClient):
             messages=[{"role": m.role, "content": m.content} for m in request.messages],
             # Through the body, so server-specific options (top_k, min_p, ...) pass too.
             extra_body=dict(request.options) or None,
+            extra_headers=dict(request.headers) or None,
             **extra,
         )
         try:

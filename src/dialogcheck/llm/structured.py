@@ -96,6 +96,7 @@ async def ask_json(
             options=settings.options,
             json_schema=schema,
             endpoint=settings.base_url,
+            headers=settings.headers,
         )
         response = await client.complete(request)
         usage, cached, raw = usage + response.usage, cached and response.cached, response.text

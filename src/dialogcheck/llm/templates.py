@@ -4,15 +4,25 @@
 or `simulated_user_prompt` at a file of the project; the built-in text is
 used otherwise. Undefined variables are errors, so a typo in a custom
 template fails loudly instead of sending an empty prompt.
+
+A project's template is code from a branch nobody may have reviewed, so every
+template renders in Jinja2's immutable sandbox: it can read the prompt's
+variables, never Python's internals (`cycler.__init__.__globals__.os` is
+refused). `template_problems` finds such reaches when the config is loaded,
+with their line and column, before anything runs; whatever it cannot see
+(an attribute name computed while rendering) the sandbox still refuses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import re
+from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..errors import Problem
 from .base import LLMError
 
 #: Built-in template of each prompt, by its conftest key.
@@ -21,19 +31,123 @@ BUILT_IN = {
     "metrics_judge_prompt": ("dialogcheck.judge", "prompts/metrics_judge.j2"),
     "simulated_user_prompt": ("dialogcheck.simulate", "prompts/simulated_user.j2"),
 }
+#: Filters whose string argument at this position names an attribute to read (`attr('__class__')`).
+_ATTRIBUTE_ARGUMENT = {"attr": 0, "selectattr": 0, "rejectattr": 0, "groupby": 0}
+#: Tags that would load another template: prompts are one file each, with no loader behind them.
+_LOADING_TAGS = {"Extends": "extends", "Include": "include", "Import": "import", "FromImport": "from ... import"}
+_TAG_OPENING = re.compile(r"\{[{%#]")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def _sandbox() -> Any:
+    try:
+        from jinja2 import StrictUndefined
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+    except ImportError:  # pragma: no cover - the LLM extras bring jinja2
+        raise LLMError("prompt templates need jinja2: pip install 'dialogcheck[openai]' or 'dialogcheck[anthropic]'") from None
+    return ImmutableSandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
+
+
+def unsafe_attribute(name: str) -> bool:
+    """An attribute the sandbox never lets a template read, on any object: `_`-names, `mro`, frames and code."""
+    return name.startswith("_") or name in _never_read()
+
+
+@functools.cache
+def _never_read() -> frozenset[str]:
+    """The names jinja2's sandbox refuses whatever they are read on (besides `_`-names)."""
+    from jinja2 import sandbox
+
+    return frozenset(
+        {"mro"}
+        | sandbox.UNSAFE_FUNCTION_ATTRIBUTES
+        | sandbox.UNSAFE_METHOD_ATTRIBUTES
+        | sandbox.UNSAFE_GENERATOR_ATTRIBUTES
+        | sandbox.UNSAFE_COROUTINE_ATTRIBUTES
+        | sandbox.UNSAFE_ASYNC_GENERATOR_ATTRIBUTES
+    )
+
+
+def template_problems(source: str, file: str) -> list[Problem]:
+    """Every reach for an unsafe attribute, loading tag or syntax error in a template, at its line and column.
+
+    jinja2 is optional (the LLM extras bring it); without it no template is ever rendered, so none is checked.
+    """
+    try:
+        import jinja2
+    except ImportError:  # pragma: no cover - the LLM extras bring jinja2
+        return []
+    lines = _NEWLINE.split(source)  # the line ends jinja2 counts (not str.splitlines's form feeds and separators)
+    try:
+        tree = _sandbox().parse(source)
+    except jinja2.TemplateSyntaxError as err:
+        line = err.lineno or 1
+        return [Problem(f"invalid template: {err.message}", file, line, _tag_column(lines, line))]
+    seen: dict[tuple[int, str], int] = {}  # a name met again on the same line points at its next occurrence
+    problems = []
+    for message, line, name in _unsafe_reaches(tree):
+        nth = seen[line, name] = seen.get((line, name), -1) + 1
+        problems.append(Problem(message, file, line, _name_column(lines, line, name, nth)))
+    return sorted(problems, key=lambda p: (p.line, p.column))
+
+
+def _unsafe_reaches(tree: Any) -> Iterator[tuple[str, int, str]]:
+    """(message, line, the name to point at) for each node of a parsed template that the sandbox would refuse."""
+    from jinja2 import nodes
+
+    refused = "a template may read the prompt's variables, not Python's internals (names starting with `_`, `mro`, frames, code)"
+    loading = tuple(getattr(nodes, kind) for kind in _LOADING_TAGS)
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem, nodes.Filter, nodes.Test, *loading)):
+        for name in _names_read(node):
+            if any(unsafe_attribute(part) for part in name.split(".")):
+                yield f"`{name}` is not allowed in a prompt template: {refused}", node.lineno, name
+        tag = _LOADING_TAGS.get(type(node).__name__)
+        if tag is not None:
+            yield f"`{{% {tag} %}}` is not allowed in a prompt template: a prompt is one file, it loads no other template", node.lineno, tag.split()[0]
+
+
+def _names_read(node: Any) -> Iterator[str]:
+    """The attribute names a node reads when they are written out: `x.name`, `x['name']`, `x|attr('name')`."""
+    from jinja2 import nodes
+
+    if isinstance(node, nodes.Getattr):
+        yield node.attr
+    elif isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+        yield node.arg.value
+    elif isinstance(node, (nodes.Filter, nodes.Test)):
+        constants = [a.value if isinstance(a, nodes.Const) else None for a in node.args]
+        position = _ATTRIBUTE_ARGUMENT.get(node.name)
+        if node.name == "map" and constants[:1] == ["attr"]:  # map('attr', NAME)
+            position = 1
+        if position is not None and len(constants) > position and isinstance(constants[position], str):
+            yield constants[position]
+        for keyword in node.kwargs:
+            if keyword.key == "attribute" and isinstance(keyword.value, nodes.Const) and isinstance(keyword.value.value, str):
+                yield keyword.value.value
+
+
+def _name_column(lines: list[str], line: int, name: str, nth: int = 0) -> int:
+    """Where `name` shows on the line for the `nth` time (the parser keeps lines only), else where the line's first tag opens."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    found = text.find(name)
+    for _ in range(nth):
+        if found < 0:
+            break
+        found = text.find(name, found + 1)
+    return found + 1 if found >= 0 else _tag_column(lines, line)
+
+
+def _tag_column(lines: list[str], line: int) -> int:
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    found = _TAG_OPENING.search(text)
+    return found.start() + 1 if found else 1
 
 
 class Templates:
-    """Renders prompts by conftest key, from the project's override or the built-in file."""
+    """Renders prompts by conftest key, from the project's override or the built-in file, in the sandbox."""
 
     def __init__(self, overrides: Mapping[str, Path] | None = None):
-        try:
-            import jinja2
-        except ImportError:  # pragma: no cover - the LLM extras bring jinja2
-            raise LLMError("prompt templates need jinja2: pip install 'dialogcheck[openai]' or 'dialogcheck[anthropic]'") from None
-        self._environment = jinja2.Environment(
-            undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
-        )
+        self._environment = _sandbox()
         self._overrides = dict(overrides or {})
         self._compiled: dict[str, Any] = {}
 
@@ -55,9 +169,12 @@ class Templates:
                 raise LLMError(f"{where}:{err.lineno}: invalid template: {err.message}") from None
         try:
             rendered = template.render(**variables)
-        except Exception as err:  # jinja2.UndefinedError and friends: a broken custom template
+        except Exception as err:  # jinja2.UndefinedError, the sandbox's SecurityError and friends: a broken custom template
+            import jinja2
+
             where = self._overrides.get(key, BUILT_IN[key][1])
-            raise LLMError(f"{where}: the template could not be rendered: {err}") from None
+            refused = " (refused by the template sandbox)" if isinstance(err, jinja2.exceptions.SecurityError) else ""
+            raise LLMError(f"{where}: the template could not be rendered{refused}: {err}") from None
         return _one_final_newline(rendered)
 
 

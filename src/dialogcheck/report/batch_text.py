@@ -1,7 +1,9 @@
 """Text of a batch: `run_N.txt` for one run and `summary.txt` for all, from the results documents.
 
 Both read the JSON documents of the results folder, so `dialogcheck report`
-prints a folder exactly as the run that wrote it did.
+prints a folder exactly as the run that wrote it did. What came from outside
+(messages, errors, details, names) goes through `_shown.shown`: bounded, and
+with its control characters and line breaks written as escapes.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 from rich.text import Text
 
+from .._shown import shown
 from ..checks.base import Outcome
 from .text import STYLES, WORDS
 
@@ -22,7 +25,7 @@ def _outcome(value: str) -> Outcome:
 def _line(text: Text, outcome: str, label: str, detail: str) -> None:
     o = _outcome(outcome)
     text.append(f"  {WORDS[o]:<5}", style=STYLES[o])
-    text.append(f" {label}: {detail}\n" if detail else f" {label}\n")
+    text.append(f" {shown(label)}: {shown(detail)}\n" if detail else f" {shown(label)}\n")
 
 
 def render_run(run: Mapping[str, Any]) -> Text:
@@ -30,14 +33,14 @@ def render_run(run: Mapping[str, Any]) -> Text:
     scenario = run["scenario"]
     verdict = _outcome(run["verdict"])
     text = Text()
-    text.append(f"{scenario['slug']} run {run['run']}", style="bold")
-    text.append(f"  {scenario['name']}\n", style="cyan")
+    text.append(f"{shown(scenario['slug'])} run {run['run']}", style="bold")
+    text.append(f"  {shown(str(scenario['name']))}\n", style="cyan")
     text.append("verdict: ")
     text.append(WORDS[verdict], style=STYLES[verdict])
-    ended = f"; ended: {run['ended_because']}" if run.get("ended_because") else ""
+    ended = f"; ended: {shown(run['ended_because'])}" if run.get("ended_because") else ""
     text.append(f"  ({run['duration_s']:.2f} s{ended})\n")
     if run.get("error"):
-        text.append(f"error: {run['error']}\n", style="bold yellow")
+        text.append(f"error: {shown(run['error'])}\n", style="bold yellow")
     for item in run.get("assertions", []):
         _line(text, item["outcome"], item.get("label", item["key"]), item["detail"])
     for step in run.get("sop", []):
@@ -52,7 +55,7 @@ def render_run(run: Mapping[str, Any]) -> Text:
             who = "USER " if line["role"] == "user" else "AGENT"
             if line["role"] == "user":
                 user_turn += 1
-            text.append(f"  {who} {line['text']}")
+            text.append(f"  {who} {shown(line['text'])}")
             if line["role"] == "user" and user_turn <= len(latencies):
                 text.append(f"   ({latencies[user_turn - 1]:.2f} s)", style="dim")
             text.append("\n")
@@ -69,7 +72,7 @@ def render_summary(summary: Mapping[str, Any]) -> Text:
     for row in summary["scenarios"]:
         flaky = "  flaky" if row["flaky"] else ""
         style = "green" if row["failed"] == 0 and row["errored"] == 0 else "red" if row["failed"] else "yellow"
-        text.append(f"{row['slug']:<32}", style=style)
+        text.append(f"{shown(row['slug']):<32}", style=style)
         hats = " ".join(f"pass^{k} {_rate(v)}" for k, v in row["pass_hat_k"].items()) if row["runs"] > 1 else ""
         text.append(
             f" {row['passed']}/{row['runs']} passed, {row['failed']} failed, {row['errored']} errored"
@@ -78,10 +81,10 @@ def render_summary(summary: Mapping[str, Any]) -> Text:
         text.append(f"{flaky}\n", style="bold yellow")
     for run in summary.get("failed_runs", []):
         for failed in run["failed_checks"]:
-            text.append(f"FAIL  {run['slug']} run {run['run']}: ", style="bold red")
-            text.append(f"{failed['check']}: {failed['detail']}\n")
+            text.append(f"FAIL  {shown(run['slug'])} run {run['run']}: ", style="bold red")
+            text.append(f"{shown(failed['check'])}: {shown(failed['detail'])}\n")
     for run in summary["errored_runs"]:
-        text.append(f"errored: {run['slug']} run {run['run']}: {run['error']}\n", style="yellow")
+        text.append(f"errored: {shown(run['slug'])} run {run['run']}: {shown(str(run['error']))}\n", style="yellow")
     if summary.get("interrupted"):
         text.append("\nthe batch was interrupted; finish it with --resume\n", style="bold yellow")
     planned = summary.get("planned_runs")

@@ -1,10 +1,15 @@
-"""Result data as plain JSON-ready dicts: the one shape JSON output and later reports share."""
+"""Result data as plain JSON-ready dicts: the one shape JSON output and later reports share.
+
+A check's detail can quote outside text (a judge's rationale, an agent's error): each is cut to
+`_shown.TEXT_LIMIT` characters here, so every report made from these dicts is bounded.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from .._shown import cut
 from ..checks.base import Outcome
 from ..evaluate import ConversationResult
 
@@ -28,7 +33,7 @@ def conversation_dict(result: ConversationResult, *, with_source: bool = False) 
             "label": r.check.label,
             "passed": r.passed,
             "outcome": r.outcome._value_,
-            "detail": r.detail,
+            "detail": cut(r.detail),
             "evidence": list(r.evidence),
         }
         for i, r in enumerate(result.assertions, 1)
@@ -43,7 +48,7 @@ def conversation_dict(result: ConversationResult, *, with_source: bool = False) 
                 "required": s.step.required,
                 "weight": s.step.weight,
                 "outcome": s.result.outcome._value_,
-                "detail": s.result.detail,
+                "detail": cut(s.result.detail),
                 "evidence": list(s.result.evidence),
             }
             for s in result.sop.results
@@ -51,7 +56,7 @@ def conversation_dict(result: ConversationResult, *, with_source: bool = False) 
         data["sop_outcome"] = result.sop.outcome._value_
         data["sop_score"] = result.sop.score
     data["criteria"] = [
-        {"criterion": c.criterion, "outcome": c.outcome._value_, "detail": c.detail}
+        {"criterion": c.criterion, "outcome": c.outcome._value_, "detail": cut(c.detail)}
         | ({"usage": c.usage.to_dict()} if c.usage is not None else {})
         for c in result.criteria
     ]

@@ -4,7 +4,8 @@ CSS and JS (in `assets/`) are inlined and nothing is fetched, so the file can
 be mailed or archived as CI output. A Content-Security-Policy admits only the
 page's own style and script, by hash: even a slip in escaping could not run a
 script. Escaping lives here and only here: every value that came from a
-conversation or a results file goes through `_e`, attributes included.
+conversation or a results file goes through `_e`, attributes included, and
+each message, detail, error and tool result is cut to `_shown.TEXT_LIMIT`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from .._shown import cut
 from ..events.model import BotMessage, ToolRun, UserMessage, opens_turn
 from ..events.parse import EventFieldError, conversation_from_dicts
 from ..events.values import show
@@ -80,7 +82,7 @@ def _check(label: str, outcome: str, evidence: Sequence[Any], detail: str, ancho
     indexes = [i for i in evidence if isinstance(i, int) and not isinstance(i, bool)]
     links = ", ".join(f'<a href="#{anchor}-ev-{i}">#{i}</a>' for i in indexes)
     shown = f' <span class="check-evidence">· events {links}</span>' if links else ""
-    why = f'<div class="check-detail">{_e(detail)}{shown}</div>' if detail or shown else ""
+    why = f'<div class="check-detail">{_e(cut(detail))}{shown}</div>' if detail or shown else ""
     return (
         f'<li class="check" tabindex="0" data-outcome="{_outcome(outcome)}" data-ev="{" ".join(map(str, indexes))}">'
         f'{_badge(outcome)} <span class="check-label">{_e(label)}</span>{why}</li>'
@@ -107,7 +109,7 @@ def _tool(event: ToolRun) -> str:
     full = {"arguments": dict(event.arguments), "result": event.result}
     if event.is_error:
         full["error"] = event.error_message
-    return f'{_e(line)}<details><summary>arguments and result</summary><pre class="json">{_e(_pretty(full))}</pre></details>'
+    return f'{_e(line)}<details><summary>arguments and result</summary><pre class="json">{_e(cut(_pretty(full)))}</pre></details>'
 
 
 def _event(event: Any, recorded: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -154,7 +156,7 @@ def _transcript(run: Mapping[str, Any]) -> dict[int, list[str]]:
             if users <= len(latencies) and isinstance(latencies[users - 1], (int, float)):
                 latency = f'<span class="latency">agent answered in {latencies[users - 1]:.2f} s</span>'
         grouped.setdefault(turn, []).append(
-            f'<div class="msg {role}"><span class="who">{role}{latency}</span>{_e(line.get("text", ""))}</div>'
+            f'<div class="msg {role}"><span class="who">{role}{latency}</span>{_e(cut(str(line.get("text", ""))))}</div>'
         )
     return grouped
 
@@ -196,7 +198,7 @@ def _run_html(run: Mapping[str, Any], events: Sequence[Mapping[str, Any]], noun:
         facts.append(f"ended: {run['ended_because']}")
     if run.get("conversation_id"):
         facts.append(f"conversation {run['conversation_id']}")
-    error = f'<p class="run-error"><strong>Run errored:</strong> {_e(run["error"])}</p>' if run.get("error") else ""
+    error = f'<p class="run-error"><strong>Run errored:</strong> {_e(cut(str(run["error"])))}</p>' if run.get("error") else ""
     return (
         f'<section class="run" id="{anchor}" data-verdict="{verdict}" data-slug="{_e(scenario["slug"])}">'
         f'<details{"" if verdict == "pass" else " open"}><summary>{_badge(verdict)}<h3>{_e(title)}</h3>'
@@ -237,7 +239,7 @@ def _summary_html(summary: Mapping[str, Any], runs: Sequence[Mapping[str, Any]],
     if failed:
         items = "".join(
             f'<li><a href="#{run_anchor(r["slug"], r["run"])}">{_e(names.get((r["slug"], r["run"]), r["slug"]))}</a><ul class="plain">'
-            + "".join(f'<li>{_e(c["check"])}: <span class="why">{_e(c["detail"])}</span></li>' for c in r.get("failed_checks", []))
+            + "".join(f'<li>{_e(c["check"])}: <span class="why">{_e(cut(str(c["detail"])))}</span></li>' for c in r.get("failed_checks", []))
             + "</ul></li>"
             for r in failed
         )
@@ -245,7 +247,7 @@ def _summary_html(summary: Mapping[str, Any], runs: Sequence[Mapping[str, Any]],
     errored = summary.get("errored_runs") or []
     if errored:
         items = "".join(
-            f'<li><a href="#{run_anchor(r["slug"], r["run"])}">{_e(names.get((r["slug"], r["run"]), r["slug"]))}</a>: <span class="why">{_e(r.get("error") or "a check errored")}</span></li>'
+            f'<li><a href="#{run_anchor(r["slug"], r["run"])}">{_e(names.get((r["slug"], r["run"]), r["slug"]))}</a>: <span class="why">{_e(cut(str(r.get("error") or "a check errored")))}</span></li>'
             for r in errored
         )
         parts.append(f'<h2>Errored {noun}s</h2><div class="card"><ul class="plain">{items}</ul></div>')

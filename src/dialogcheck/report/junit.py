@@ -5,7 +5,8 @@ a failing check shows up where a team already looks. Each failing check is its
 own `<failure>` (short `message`, full explanation as text); a harness failure
 or a check that could not be decided is an `<error>`, never a failure, so it is
 not mistaken for the agent's fault. Built with ElementTree, which escapes text
-and attributes; characters XML 1.0 cannot hold at all are spelt out.
+and attributes; characters XML 1.0 cannot hold at all are spelt out. Each
+message and detail is cut to `_shown.TEXT_LIMIT` characters.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .._shown import cut
 from ..evaluate import ConversationResult
 from .data import conversation_dict
 
@@ -47,6 +49,7 @@ def _checks(judged: Mapping[str, Any]) -> Iterable[tuple[str, str, str, str]]:
 
 
 def _problem(parent: ET.Element, tag: str, kind: str, label: str, detail: str) -> None:
+    detail = cut(detail)
     element = ET.SubElement(parent, tag, message=_clean(_short(f"{label}: {detail}" if detail else label)), type=_clean(kind))
     element.text = _clean(f"{label}\n{detail}" if detail else label)
 
@@ -67,7 +70,7 @@ def _testcase(suite: ET.Element, name: str, classname: str, judged: Mapping[str,
     transcript = judged.get("transcript") or []
     if transcript:
         out = ET.SubElement(case, "system-out")
-        out.text = _clean("\n".join(f"{line['role'].upper()}: {line['text']}" for line in transcript))
+        out.text = _clean("\n".join(f"{line['role'].upper()}: {cut(line['text'])}" for line in transcript))
 
 
 def _suite(parent: ET.Element, name: str, cases: Sequence[Mapping[str, Any]], properties: Sequence[tuple[str, str]], **attrs: str) -> ET.Element:

@@ -2,7 +2,9 @@
 
 Renders to a `rich.text.Text` (plain data with styles): the CLI prints it in
 colour on a terminal and plain when piped; `str()` of it is the plain form.
-Conversation text is never read as markup.
+Conversation text is never read as markup, and every piece of it goes through
+`_shown.shown` (cut to a bounded length, control characters and line breaks
+written as escapes), so no agent can forge a line of this output.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Sequence
 
 from rich.text import Span, Text
 
+from .._shown import shown, visible
 from ..checks.base import Outcome
 from ..errors import LoadError
 from ..evaluate import ConversationResult
@@ -73,8 +76,8 @@ class _Styled:
 def _line(text: _Styled, outcome: Outcome, label: str, detail: str, indent: str = "  ") -> None:
     text.add(indent)
     text.add(*_WORD_CELLS[outcome])
-    text.add(f" {label}", "bold" if outcome is not _PASS else "")
-    text.add(f": {detail}\n" if detail else "\n", "" if outcome is not _SKIP else "dim")
+    text.add(f" {shown(label)}", "bold" if outcome is not _PASS else "")
+    text.add(f": {shown(detail)}\n" if detail else "\n", "" if outcome is not _SKIP else "dim")
 
 
 def _counts(outcomes: Sequence[Outcome]) -> str:
@@ -100,8 +103,8 @@ def _metrics_line(metrics) -> str:
 
 def render_conversation(result: ConversationResult) -> Text:
     text = _Styled()
-    text.add(f"{result.source}", "bold")
-    text.add(f"  {result.subject}\n", "cyan")
+    text.add(f"{shown(str(result.source))}", "bold")
+    text.add(f"  {shown(result.subject)}\n", "cyan")
     outcomes: list[Outcome] = []
     for r in result.assertions:
         _line(text, r.outcome, r.check.label, r.detail)
@@ -120,9 +123,9 @@ def render_conversation(result: ConversationResult) -> Text:
         outcomes.append(c.outcome)
     if result.metrics:
         text.add("  quality (not part of the verdict): ", "dim")
-        text.add(_metrics_line(result.metrics) + "\n", "dim")
+        text.add(shown(_metrics_line(result.metrics)) + "\n", "dim")
     for note in result.notes:
-        text.add(f"  {note}\n", "dim")
+        text.add(f"  {shown(note)}\n", "dim")
     verdict = result.verdict
     text.add("  verdict: ")
     text.add(WORDS[verdict], STYLES[verdict])
@@ -153,6 +156,6 @@ def render_tally(verdicts: Sequence[Outcome]) -> Text:
 def render_load_error(error: LoadError) -> Text:
     text = Text()
     for problem in error.problems:
-        text.append(f"{problem.file}:{problem.line}:{problem.column}:", style="bold red")
-        text.append(f" {problem.message}\n")
+        text.append(f"{visible(problem.file)}:{problem.line}:{problem.column}:", style="bold red")
+        text.append(f" {visible(problem.message)}\n")
     return text

@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from .._redact import redact
+from .._shown import cut
 from ..report.data import conversation_dict
 from ..errors import LoadError
 from .atomic import write_atomic
@@ -54,13 +55,14 @@ def run_document(record: RunRecord) -> dict[str, Any]:
         },
         "run": record.number,
         "verdict": record.verdict.value,
-        # Harness errors quote what peers sent back (an agent's 500 page, its address): never a credential.
-        "error": redact(record.error) if record.error else record.error,
+        # Harness errors quote what peers sent back (an agent's 500 page, its address): never a credential, never megabytes.
+        "error": cut(redact(record.error)) if record.error else record.error,
         "conversation_id": record.conversation_id,
         "ended_because": record.ended_because,
         "duration_s": round(record.duration, 4),
         "latency_s": [round(x, 4) for x in record.latencies],
-        "transcript": [{"role": who.lower(), "text": text} for who, text in record.transcript],
+        # A message is cut to TEXT_LIMIT characters here; the events file keeps it whole.
+        "transcript": [{"role": who.lower(), "text": cut(text, f"run_{record.number}.events.jsonl")} for who, text in record.transcript],
         **judged,
     }
 

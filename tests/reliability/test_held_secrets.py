@@ -1,0 +1,133 @@
+"""Every credential the process holds is masked wherever text from outside is written.
+
+The three cases of the security review, in one `dialogcheck run` (a real subprocess,
+`--format text` and `json`, with `--junit` and `--html` copies and the answer cache on):
+
+- an HTTP agent whose URL carries `bot:PASSWORD@` answers 401 with a body quoting the
+  password it decoded from the Basic credential;
+- the judge's answers echo its API key: once in prose that is no JSON (the "raw answer"
+  the error keeps), once inside a valid verdict's rationale;
+- `extra_headers: {X-Gateway-Token: ${GW_TOKEN}}` goes with every judge request, so it
+  must stay out of the cache entries (which store only a hash of the headers).
+
+Every file under the test folder and stdout and stderr are searched for each planted
+value, in each form it could be written in: as given, percent-encoded in the URL, and as
+the Basic credential.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.llm.conftest import openai_body
+from tests.reliability.figures import record
+from tests.reliability.peers import FaultServer, Seen, clean_env, ok, status
+from tests.reliability.test_secrets import every_written_text
+
+DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
+
+SCENARIO = """\
+scenario:
+  name: {slug}
+  simulation_context: say hi
+  script: [{message}]
+  goals:
+    criteria: ["The agent answers. {criterion}"]
+"""
+CASES = {
+    "agent_401": ("break", ""),
+    "judge_echo_raw": ("hello", "ECHO-RAW"),
+    "judge_echo_rationale": ("hello", "ECHO-RATIONALE"),
+    "healthy": ("hello", ""),
+}
+
+
+def agent_answer(request: Seen):
+    if request.body.get("text") == "break":
+        user, _, password = base64.b64decode(request.headers["authorization"].removeprefix("Basic ")).decode().partition(":")
+        return status(401, {"error": f"user {user} may not log in with password {password}"})
+    return ok({"messages": [{"text": "Hi there"}], "events": []})
+
+
+def judge_answer(request: Seen):
+    prompt = json.dumps(request.body["messages"])
+    echoed = f"I was called with {request.headers['authorization']} and gateway token {request.headers.get('x-gateway-token')}"
+    if "ECHO-RAW" in prompt:
+        return ok(openai_body(f"Sorry, no JSON today. {echoed}"))
+    if "ECHO-RATIONALE" in prompt:
+        return ok(openai_body(json.dumps({"verdict": "PASS", "rationale": echoed})))
+    return ok(openai_body('{"verdict": "PASS", "rationale": "fine"}'))
+
+
+@pytest.fixture
+def planted() -> dict[str, str]:
+    return {
+        "agent password": f"pw!planted-{uuid.uuid4().hex}",
+        "judge key": f"judge-key-planted-{uuid.uuid4().hex}",
+        "gateway token": f"gw-token-planted-{uuid.uuid4().hex}",
+    }
+
+
+def needles(planted: dict[str, str]) -> dict[str, bytes]:
+    forms = {name: value.encode() for name, value in planted.items()}
+    password = planted["agent password"]
+    forms["agent password, percent-encoded"] = password.replace("!", "%21").encode()
+    forms["agent Basic credential"] = base64.b64encode(f"bot:{password}".encode())
+    return forms
+
+
+def test_no_held_credential_reaches_a_file_or_a_stream(tmp_path, planted):
+    agent, llm = FaultServer(agent_answer), FaultServer(judge_answer)
+    try:
+        root = tmp_path / "project"
+        (root / "eval" / "scenarios").mkdir(parents=True)
+        password_in_url = planted["agent password"].replace("!", "%21")
+        (root / "eval" / "conftest.yml").write_text(
+            f"agent: {{type: http, url: 'http://bot:{password_in_url}@{agent.url.removeprefix('http://')}', timeout: 5}}\n"
+            "evaluation:\n"
+            f"  llm: {{provider: openai_compatible, base_url: '{llm.url}/v1', model: judge, api_key_env: JUDGE_KEY, max_retries: 0,\n"
+            "         extra_headers: {X-Gateway-Token: '${GW_TOKEN}'}}\n"
+            "cache: {dir: .cache}\n"
+        )
+        for slug, (message, criterion) in CASES.items():
+            (root / "eval" / "scenarios" / f"{slug}.yml").write_text(SCENARIO.format(slug=slug, message=message, criterion=criterion))
+        env = clean_env(JUDGE_KEY=planted["judge key"], GW_TOKEN=planted["gateway token"])
+        streams = {}
+        for fmt in ("text", "json"):
+            done = subprocess.run(
+                [str(DIALOGCHECK), "run", str(root), "--results", str(tmp_path / f"results-{fmt}"), "--format", fmt,
+                 "--junit", str(tmp_path / f"extra-{fmt}.xml"), "--html", str(tmp_path / f"extra-{fmt}.html")],
+                capture_output=True, env=env, timeout=120, check=False,
+            )
+            assert done.returncode == 3, done.stdout.decode() + done.stderr.decode()
+            streams[f"{fmt} stdout"], streams[f"{fmt} stderr"] = done.stdout, done.stderr
+
+        # The credentials really went out, and the peers really quoted them back.
+        sent = b"".join(seen.raw for seen in agent.seen + llm.seen)
+        assert base64.b64encode(f"bot:{planted['agent password']}".encode()) in sent
+        assert f"authorization: Bearer {planted['judge key']}".encode() in sent
+        assert f"x-gateway-token: {planted['gateway token']}".encode() in sent
+        runs = {slug: json.loads((tmp_path / "results-json" / slug / "run_1.json").read_text()) for slug in CASES}
+        assert runs["agent_401"]["verdict"] == "error" and "may not log in with password [redacted]" in runs["agent_401"]["error"]
+        assert "raw answer: 'Sorry, no JSON today. I was called with Bearer [redacted] and gateway token [redacted]'" in runs["judge_echo_raw"]["criteria"][0]["detail"]
+        assert runs["judge_echo_rationale"]["criteria"][0]["detail"] == "I was called with Bearer [redacted] and gateway token [redacted]"
+        entries = [json.loads(path.read_text()) for path in (root / ".cache").rglob("*.json")]
+        assert len(entries) == len(llm.seen) and all(len(entry["request"]["headers_sha256"]) == 64 for entry in entries)
+
+        searched = {str(path): data for path, data in every_written_text(tmp_path).items() if path.name != "conftest.yml"} | streams
+        found = [f"{name} in {where}" for where, data in searched.items() for name, needle in needles(planted).items() if needle in data]
+        record("held secrets", {
+            "values planted": len(needles(planted)), "runs": 2 * len(CASES), "files and streams searched": len(searched),
+            "bytes searched": sum(map(len, searched.values())), "leaks": len(found),
+        })
+        assert found == []
+    finally:
+        agent.stop()
+        llm.stop()
