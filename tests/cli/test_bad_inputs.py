@@ -13,6 +13,7 @@ like LF, with the same lines and columns in errors.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -74,6 +75,14 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
     "python_tag.yml": "2:9: unsupported YAML tag `tag:yaml.org,2002:python/object/apply:os.system`: only plain YAML data is read",
     "empty.yml": "1:1: a scenario file must be a mapping, got nothing",
     "not_a_scenario.yml": "1:1: not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `name`",
+    # Scalars their tag cannot read, a YAML version that does not exist, lone surrogates: errors, never tracebacks.
+    "yaml_bad_int_tag.yml": "4:14: 'abc', tagged `!!int`, is not an integer",
+    "yaml_bad_float_tag.yml": "4:10: '1.5.2', tagged `!!float`, is not a number",
+    "yaml_bad_bool_tag.yml": "6:63: 'perhaps', tagged `!!bool`, is not true or false",
+    "yaml_huge_integer.yml": "4:14: an integer of 5,000 digits is too long: at most 4,300 digits are read",
+    "yaml_version_1_3.yml": "1:1: invalid YAML: unsupported YAML version 1.3 in the `%YAML` directive: YAML 1.1 and 1.2 are read",
+    "lone_surrogate_key.yml": "6:7: `\\ud800` is half of a UTF-16 surrogate pair, not a character: write the character itself",
+    "lone_surrogate_value.yml": "3:23: `\\udc9f` is half of a UTF-16 surrogate pair, not a character: write the character itself",
     # Bytes that are not YAML text at all.
     "binary_png.yml": "1:1: invalid UTF-8 byte 0x89: expected UTF-8 text",
     "binary_gzip.yml": "1:2: invalid UTF-8 byte 0x8b: expected UTF-8 text",
@@ -274,3 +283,14 @@ def test_big_inputs_end_quickly_in_bounded_memory(tmp_path, case):
     else:
         printed = done.stdout if command[0] == "validate" else done.stderr
         assert printed.splitlines()[0] == f"{path}:{line}"
+
+
+def test_check_refuses_a_scenario_holding_a_lone_surrogate_before_any_output():
+    """Such a value once passed `validate` and then broke every output of `check` (no UTF-8 can hold it)."""
+    conversation = EXAMPLE / "conversations" / "damaged_card_ok.jsonl"
+    scenario = BAD / "lone_surrogate_value.yml"
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--scenario", str(scenario), str(conversation)])
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert (error["file"], error["line"], error["column"]) == (str(scenario), 3, 23)
+    assert error["message"].startswith("`\\udc9f` is half of a UTF-16 surrogate pair")
