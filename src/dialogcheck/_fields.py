@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ._yaml import Pos, YMap, YNode, YScalar, YSeq, describe, plain, read_yaml
-from .checks.patterns import PatternError, compile_pattern
+from .checks.patterns import PatternError, PatternTooLarge, compile_pattern
 from .errors import LoadError, Problem, did_you_mean
 
 T = TypeVar("T")
@@ -153,7 +153,8 @@ class Fields:
         try:
             compile_pattern(pattern)
         except PatternError as err:
-            self.problems.add(f"`{key}` in {self.what} is not a valid regular expression: {err}", self.node.values[key].pos)
+            verdict = "is too large a regular expression" if isinstance(err, PatternTooLarge) else "is not a valid regular expression"
+            self.problems.add(f"`{key}` in {self.what} {verdict}: {err}", self.node.values[key].pos)
             return None
         return pattern
 

@@ -75,6 +75,22 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
     "python_tag.yml": "2:9: unsupported YAML tag `tag:yaml.org,2002:python/object/apply:os.system`: only plain YAML data is read",
     "empty.yml": "1:1: a scenario file must be a mapping, got nothing",
     "not_a_scenario.yml": "1:1: not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `name`",
+    # Regular expressions that would take gigabytes, or Python's whole stack, to compile: refused, naming the limit.
+    "regex_huge_repeat.yml": (
+        "6:37: `text_matches` in `bot_uttered` is too large a regular expression: a repeat count of 1,000,000,000"
+        " is more than the limit of 1,000"
+    ),
+    "regex_deep_nesting.yml": (
+        "7:25: `text_matches` in `bot_did_not_utter` is too large a regular expression: groups nest more than 50 levels deep (the limit)"
+    ),
+    "sop_regex_nested_repeats.yml": (
+        "8:40: `pattern` in assertion `reason` of `tool_input_contains` in step 1 of `sop.steps` is too large a regular"
+        " expression: its repeats copy it to 1,020,202 parts, more than the limit of 10,000 (counts of nested repeats multiply)"
+    ),
+    "sop_regex_too_long.yml": (
+        "7:16: `pattern` in `confirmation_requested` in step 1 of `sop.steps` is too large a regular expression:"
+        " the pattern is 1,053 characters long, more than the limit of 1,000"
+    ),
     # Scalars their tag cannot read, a YAML version that does not exist, lone surrogates: errors, never tracebacks.
     "yaml_bad_int_tag.yml": "4:14: 'abc', tagged `!!int`, is not an integer",
     "yaml_bad_float_tag.yml": "4:10: '1.5.2', tagged `!!float`, is not a number",

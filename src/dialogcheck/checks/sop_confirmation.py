@@ -17,7 +17,7 @@ from operator import attrgetter
 from ..events.model import BotMessage, Conversation, ToolRun
 from ..events.values import show
 from .base import Check, CheckResult, Outcome, at
-from .patterns import search
+from .patterns import one_budget, search
 from .sop_tools import SHOWN_CALLS, calls_of, slug_name
 
 DEFAULT_WINDOW = 4
@@ -52,6 +52,7 @@ class ConfirmationRequested(Check):
         first = max(0, call.turn - (self.within_last_n_turns - 1))
         return f"turn {call.turn}" if first == call.turn else f"turns {first}-{call.turn}"
 
+    @one_budget
     def evaluate(self, conversation: Conversation) -> CheckResult:
         name = slug_name(self.before_tool_slug, self.catalog_slug)
         calls = calls_of(conversation, self.before_tool_slug, self.catalog_slug)

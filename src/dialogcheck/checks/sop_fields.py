@@ -17,7 +17,7 @@ import orjson
 from ..events.model import Conversation, ToolRun
 from ..events.values import is_number, json_equal, show
 from .base import Check, CheckResult, at
-from .patterns import search
+from .patterns import one_budget, search
 from .sop_tools import SHOWN_CALLS, calls_of, describe_log, slug_name
 
 INPUT_OPS = ("exists", "equals", "matches", "gt", "lt")
@@ -177,6 +177,7 @@ class _FieldsCheck(Check):
         root = self.subject(run)
         return [text for a in self.assertions if (text := a.failure(root, self.noun)) is not None]
 
+    @one_budget
     def evaluate(self, conversation: Conversation) -> CheckResult:
         name = slug_name(self.tool_slug, self.catalog_slug)
         calls = calls_of(conversation, self.tool_slug, self.catalog_slug)
