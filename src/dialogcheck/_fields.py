@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from ._yaml import Pos, YMap, YNode, YScalar, YSeq, describe, plain, read_yaml
 from .checks.patterns import PatternError, PatternTooLarge, compile_pattern
 from .errors import LoadError, Problem, did_you_mean
+from .events.model import FRAMEWORK_TOOLS
 
 T = TypeVar("T")
 
@@ -170,9 +171,9 @@ class Fields:
             return None
         return self.problems.expect_seq(node, f"`{key}` in {self.what}", node.pos, min_items=min_items)
 
-    def strings(self, key: str, required: bool = False) -> tuple[str, ...] | None:
-        """A non-empty list of non-empty strings."""
-        seq = self.seq(key, required)
+    def strings(self, key: str, required: bool = False, *, min_items: int = 1) -> tuple[str, ...] | None:
+        """A list of non-empty strings, of at least `min_items` items."""
+        seq = self.seq(key, required, min_items=min_items)
         if seq is None:
             return None
         values = []
@@ -187,6 +188,18 @@ class Fields:
     def json(self, key: str) -> Any:
         node = self.get(key)
         return plain(node)
+
+
+def framework_tools_setting(fields: Fields) -> frozenset[str]:
+    """The `framework_tools` key of eval/conftest.yml or of an SOP file: the tools never counted as tool runs.
+
+    A list of tool names (empty: every tool is counted); absent, SPEC's list (`FRAMEWORK_TOOLS`), for agents
+    that are not Mantle and own a tool named like one of Mantle's (`cancel`, `complete`).
+    """
+    if not fields.has("framework_tools"):
+        return FRAMEWORK_TOOLS
+    names = fields.strings("framework_tools", min_items=0)
+    return FRAMEWORK_TOOLS if names is None else frozenset(names)
 
 
 def file_body(root: YNode | None, problems: Problems, key: str, kind: str) -> YMap | None:

@@ -2,7 +2,8 @@
 
 `dialogcheck validate` takes files or folders; a YAML file is a scenario when
 its top-level key is `scenario`, an SOP when it is `sop`, and the project
-config when it is named `conftest.yml`.
+config when it is named `conftest.yml`. A scenario is checked with its
+project's settings (`framework_tools`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 from ._fields import Problems
 from ._paths import files_in
 from ._yaml import YMap, read_yaml
-from .config import parse_config
+from .config import ProjectConfig, find_config, load_config, parse_config
 from .errors import LoadError
+from .events.model import FRAMEWORK_TOOLS
 from .scenario.load import parse_scenario
 
 YAML_SUFFIXES = (".yml", ".yaml")
@@ -45,7 +47,31 @@ def definition_files(paths: Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def load_definition(path: str | Path) -> Definition:
+class ProjectSettings:
+    """Each project's config, read once: a scenario is loaded with its project's `framework_tools`."""
+
+    def __init__(self) -> None:
+        self._configs: dict[Path, ProjectConfig | None] = {}
+
+    def framework_tools(self, scenario: Path) -> frozenset[str]:
+        """The setting of the project `scenario` belongs to; SPEC's list outside a project, or when its config does not load.
+
+        A config that does not load is reported as its own file's problem, not once per scenario of the project.
+        """
+        found = find_config(scenario)
+        if found is None:
+            return FRAMEWORK_TOOLS
+        key = found.resolve()
+        if key not in self._configs:
+            try:
+                self._configs[key] = load_config(found)
+            except LoadError:
+                self._configs[key] = None
+        config = self._configs[key]
+        return FRAMEWORK_TOOLS if config is None else config.framework_tools
+
+
+def load_definition(path: str | Path, settings: ProjectSettings | None = None) -> Definition:
     """Load one definition file of whichever kind it is; raises `LoadError`."""
     file = str(path)
     root = read_yaml(path)
@@ -63,7 +89,8 @@ def load_definition(path: str | Path) -> Definition:
         value = parse_sop(root, problems, file)
         kind = "sop"
     elif key == "scenario" or key is None:
-        value = parse_scenario(root, problems, file)  # reports what a scenario file lacks
+        framework_tools = (settings or ProjectSettings()).framework_tools(Path(path))
+        value = parse_scenario(root, problems, file, framework_tools)  # reports what a scenario file lacks
         kind = "scenario"
     else:
         raise LoadError.one(

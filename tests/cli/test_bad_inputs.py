@@ -70,6 +70,7 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
     "mcp_server_with_local.yml": "9:11: `tool_executed` with `source: local` must not set `mcp_server`",
     "framework_tool_in_calls.yml": (
         "9:42: `activate` is a framework tool: it is never counted, so `tools_within_one_turn` could never match it"
+        " (an agent that owns a tool of this name sets `framework_tools` in eval/conftest.yml)"
     ),
     "times_in_sequencing.yml": "7:68: `times` is not allowed inside `sequencing`: each entry there matches one run",
     "python_tag.yml": "2:9: unsupported YAML tag `tag:yaml.org,2002:python/object/apply:os.system`: only plain YAML data is read",

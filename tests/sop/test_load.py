@@ -98,12 +98,13 @@ STEP_ERRORS = [
     (
         "- type: no_tool_called\n  toolSlugs: [refund, hangup]\n",
         "t.yml:2:23: item 2 of `toolSlugs` in `no_tool_called` in step 1 of `goals.sop` names the framework tool `hangup`: "
-        "the tool log leaves framework tools out, so it could never match",
+        "the tool log leaves framework tools out, so it could never match (an agent that owns a tool of this name sets `framework_tools`)",
     ),
     (
         "- type: confirmation_requested\n  beforeToolSlug: hangup\n  pattern: ok\n",
         "t.yml:2:19: `beforeToolSlug` in `confirmation_requested` in step 1 of `goals.sop` names the framework tool "
-        "`hangup`: the tool log leaves framework tools out, so it could never match",
+        "`hangup`: the tool log leaves framework tools out, so it could never match"
+        " (an agent that owns a tool of this name sets `framework_tools`)",
     ),
     (
         "- type: no_tool_called\n  toolSlugs: ['a|b', 7]\n",
@@ -123,7 +124,7 @@ STEP_ERRORS = [
     (
         "- type: tool_sequence\n  sequence: ['a|activate']\n  contiguous: false\n",
         "t.yml:2:14: item 1 of `sequence` in `tool_sequence` in step 1 of `goals.sop` names the framework tool `activate`: "
-        "the tool log leaves framework tools out, so it could never match",
+        "the tool log leaves framework tools out, so it could never match (an agent that owns a tool of this name sets `framework_tools`)",
     ),
     ("- type: tool_sequence\n  sequence: [a, b]\n", "t.yml:1:3: `tool_sequence` in step 1 of `goals.sop` is missing required field `contiguous`"),
     (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from ..definitions import Definition, definition_files, load_definition
+from ..definitions import Definition, ProjectSettings, definition_files, load_definition
 from ..errors import LoadError
 from .env_options import env_options
 from .output import (
@@ -51,9 +51,10 @@ def validate(paths: tuple[str, ...], output_format: str) -> None:
         fail_with_load_error(LoadError.one("no YAML files found", " ".join(paths)), output_format)
     entries, problems = [], []
     text = StyledText()
+    settings = ProjectSettings()
     for path in files:
         try:
-            definition = load_definition(path)
+            definition = load_definition(path, settings)
         except LoadError as err:
             from ..report.text import render_load_error
 

@@ -48,7 +48,7 @@ def load_project(paths: Sequence[str | Path], config_path: str | Path | None = N
     scenarios: list[Scenario] = []
     for file in dict.fromkeys(files):  # a file named twice runs once
         try:
-            scenarios.append(load_scenario(file))
+            scenarios.append(load_scenario(file, framework_tools=config.framework_tools))
         except LoadError as err:
             problems.extend(err.problems)
     if not files:
