@@ -11,6 +11,7 @@ column of that value, not just at the item.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +26,8 @@ from ..events.parse import json_type
 
 JsonPath = tuple[str | int, ...]
 _DECODER = json.JSONDecoder()
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LOW_SURROGATE_ESCAPE = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
 class ItemProblem(ValueError):
@@ -122,7 +125,29 @@ def json_error_at(text: str) -> json.JSONDecodeError:
         json.loads(text)
     except json.JSONDecodeError as err:
         return err
-    return json.JSONDecodeError("unexpected content", text, 0)
+    return lone_surrogate_error(text) or json.JSONDecodeError("unexpected content", text, 0)
+
+
+def lone_surrogate_error(text: str) -> json.JSONDecodeError | None:
+    """The error for the first `\\ud800`-style escape in `text` that is not half of a surrogate pair, or None.
+
+    The standard library's decoder reads a lone surrogate into a string no UTF-8 output can hold (orjson
+    refuses it), so an imported conversation or a derived scenario holding one could never be written.
+    """
+    if "\\u" not in text:
+        return None
+    paired_until = -1
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        start = before = match.start()
+        while before and text[before - 1] == "\\":
+            before -= 1
+        if start < paired_until or (start - before) % 2:  # the low half of a pair, or an escaped backslash and text
+            continue
+        if int(match.group()[2:], 16) <= 0xDBFF and _LOW_SURROGATE_ESCAPE.match(text, match.end()):
+            paired_until = match.end() + 6
+            continue
+        return json.JSONDecodeError(f"`{match.group().lower()}` is half of a UTF-16 surrogate pair, not a character", text, start)
+    return None
 
 
 def _array_items(text: str, i: int, file: str, top_level: bool = True) -> Iterator[Item]:
@@ -155,6 +180,9 @@ def document_items(path: Path, list_key: str | None = None) -> Iterator[Item]:
     text = decode_utf8(path.read_bytes(), file)
     start = _skip_ws(text, 0)
     try:
+        lone = lone_surrogate_error(text)
+        if lone is not None:
+            raise lone
         if text[start:start + 1] == "[":
             yield from _array_items(text, start, file)
             return
