@@ -133,3 +133,28 @@ def test_a_task_id_that_is_an_object_is_exit_2_with_its_place(tmp_path):
     line = next(i for i, t in enumerate(bad.read_text().splitlines(), 1) if '"task_id"' in t)
     assert result.stderr == f"{bad}:{line}:16: `task_id` must be an integer or a string, got an object\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.json"]
+
+
+# --- the wrong --from names the format once ------------------------------------------------------
+
+
+def test_the_wrong_format_is_named_once_not_per_item(tmp_path):
+    runs = json.loads(SAMPLE.read_text()) * 20  # 80 runs: one error each, read as openai
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(runs, indent=2))
+    result = run("--from", "openai", path)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"{path}:2:3: this looks like tau-bench trajectories, not OpenAI chat messages (`openai`): the format is `tau-bench`\n"
+    )
+
+
+def test_a_file_of_the_right_format_keeps_its_own_errors(tmp_path):
+    """A tau2 run (`messages`, no tau2-only key) with a bad flag looks like OpenAI messages, but does not read as them."""
+    run_ = {"id": "x", "messages": [{"role": "assistant", "content": None, "tool_calls": [{"id": "c", "name": "f", "arguments": {}}]},
+                                    {"role": "tool", "id": "c", "content": "ok", "error": "no"}]}
+    path = tmp_path / "sim.json"
+    path.write_text(json.dumps(run_, indent=2))
+    result = run("--from", "tau2", path)
+    assert result.exit_code == 2
+    assert result.stderr.endswith("`error` must be a boolean, got a string\n")

@@ -102,8 +102,8 @@ class Item:
         return Problem(message, self.file, line, column)
 
 
-def jsonl_items(path: Path) -> Iterator[Item]:
-    """Each non-blank line of a JSONL file, parsed as it is read."""
+def jsonl_items(path: Path, list_key: str | None = None) -> Iterator[Item]:
+    """Each non-blank line of a JSONL file, parsed as it is read (with `list_key`, see `document_items`)."""
     file = str(path)
     index = 0
     with path.open("rb") as handle:
@@ -115,6 +115,13 @@ def jsonl_items(path: Path) -> Iterator[Item]:
                 value = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 raise json_load_error(json_error_at(text), file, text, lineno) from None
+            if list_key is not None and isinstance(value, dict) and isinstance(value.get(list_key), list):
+                # A whole document on one line (`json.dump` without indent): its list, as `document_items` reads it.
+                try:
+                    yield from _array_items(text, _step_into(text, _skip_ws(text, 0), list_key), file, False, lineno)  # type: ignore[arg-type]
+                except json.JSONDecodeError as err:
+                    raise json_load_error(err, file, text, lineno) from None
+                continue
             yield Item(value, file, text, 0, lineno, index)
             index += 1
 
@@ -150,13 +157,13 @@ def lone_surrogate_error(text: str) -> json.JSONDecodeError | None:
     return None
 
 
-def _array_items(text: str, i: int, file: str, top_level: bool = True) -> Iterator[Item]:
+def _array_items(text: str, i: int, file: str, top_level: bool = True, first_line: int = 1) -> Iterator[Item]:
     """Each element of the JSON list starting at `i`, decoded one at a time."""
     i = _skip_ws(text, i + 1)
     index = 0
     while i < len(text) and text[i] != "]":
         value, end = _DECODER.raw_decode(text, i)
-        yield Item(value, file, text, i, 1, index)
+        yield Item(value, file, text, i, first_line, index)
         index += 1
         i = _skip_ws(text, end)
         if i < len(text) and text[i] == ",":
@@ -201,7 +208,7 @@ def file_items(path: str | Path, list_key: str | None = None) -> Iterator[Item]:
     path = Path(path)
     try:
         if looks_like_jsonl(path, objects_only=True):
-            yield from jsonl_items(path)
+            yield from jsonl_items(path, list_key)
         else:
             yield from document_items(path, list_key)
     except OSError as err:
