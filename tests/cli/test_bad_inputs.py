@@ -84,6 +84,10 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
     "regex_deep_nesting.yml": (
         "7:25: `text_matches` in `bot_did_not_utter` is too large a regular expression: groups nest more than 50 levels deep (the limit)"
     ),
+    "regex_incompatible_flags.yml": (
+        "6:37: `text_matches` in `bot_uttered` is not a valid regular expression:"
+        " ASCII, LOCALE and UNICODE flags are mutually incompatible"
+    ),
     "sop_regex_nested_repeats.yml": (
         "8:40: `pattern` in assertion `reason` of `tool_input_contains` in step 1 of `sop.steps` is too large a regular"
         " expression: its repeats copy it to 1,020,202 parts, more than the limit of 10,000 (counts of nested repeats multiply)"

@@ -120,7 +120,7 @@ def check_bounds(pattern: str) -> None:
 
     try:
         tree = _parse(pattern)
-    except regex.error:
+    except (regex.error, ValueError):  # ValueError: flags that exclude each other, `(?a)(?u)`
         return  # `regex.compile` reports it in its own words
     except RecursionError:
         raise PatternTooLarge(f"groups nest more than {MAX_NESTING} levels deep (the limit)") from None
@@ -139,7 +139,7 @@ def compile_pattern(pattern: str) -> regex.Pattern:
     check_bounds(pattern)
     try:
         return regex.compile(pattern)
-    except regex.error as err:
+    except (regex.error, ValueError) as err:  # ValueError: flags that exclude each other, `(?V0V1)`
         raise PatternError(str(err)) from None
 
 
