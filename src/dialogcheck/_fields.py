@@ -8,6 +8,7 @@ raises once per file with everything it found.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,6 +17,7 @@ from ._yaml import Pos, YMap, YNode, YScalar, YSeq, describe, plain, read_yaml
 from .checks.patterns import PatternError, PatternTooLarge, compile_pattern
 from .errors import LoadError, Problem, did_you_mean
 from .events.model import FRAMEWORK_TOOLS
+from .events.values import show
 
 T = TypeVar("T")
 
@@ -129,7 +131,7 @@ class Fields:
             return None
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
             bounds = f"from {minimum} to {maximum}" if maximum is not None else f"at least {minimum}"
-            self.problems.add(f"`{key}` in {self.what} must be an integer {bounds}, got {value}", node.pos)
+            self.problems.add(f"`{key}` in {self.what} must be an integer {bounds}, got {show(value)}", node.pos)
             return None
         return value
 
@@ -140,6 +142,9 @@ class Fields:
         value = node.value if isinstance(node, YScalar) else None
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
             self._wrong(key, node, "a number")
+            return None
+        if isinstance(value, int) and abs(value) > sys.float_info.max:  # no float holds it: every use would overflow
+            self.problems.add(f"`{key}` in {self.what} must be a number, got an integer too large for one", node.pos)
             return None
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
             bounds = f"from {minimum:g} to {maximum:g}" if maximum is not None else f"at least {minimum:g}"

@@ -10,6 +10,7 @@ limit which environment variables `${VAR}` may read.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -214,6 +215,11 @@ def _bad_scalar(node: ScalarNode) -> str:
     return f"{shown!r}, tagged `!!{kind}`, is not {_TAG_NOUNS.get(kind, 'a ' + kind)}"
 
 
+def _too_long(value: int) -> bool:
+    """Whether `value` has more decimal digits than Python will print (`sys.get_int_max_str_digits`)."""
+    return abs(value) >= 10 ** sys.get_int_max_str_digits()
+
+
 def _lone_surrogate(text: str) -> str | None:
     """The first UTF-16 surrogate of `text` that is not half of a pair, as an escape (`\\ud800`); None when there is none.
 
@@ -292,12 +298,21 @@ class _Builder:
         return YScalar(value, pos)
 
     def construct(self, node: ScalarNode, pos: Pos) -> Any:
-        """The scalar's value; a text its tag cannot read (`!!int abc`, 5,000 digits) is a problem, never a crash."""
+        """The scalar's value; a text its tag cannot read (`!!int abc`, 5,000 digits) is a problem, never a crash.
+
+        An integer written in hex, octal or binary has no digit limit when read, but one past the decimal
+        limit could not be printed in any later message: it is refused the same way.
+        """
         try:
-            return self.yaml.constructor.construct_object(node, deep=True)
+            value = self.yaml.constructor.construct_object(node, deep=True)
         except (ValueError, KeyError, IndexError):  # int(), float(), the bool table, an empty text
             self.problem(_bad_scalar(node), pos)
             return node.value
+        if isinstance(value, int) and value.bit_length() > 3 * sys.get_int_max_str_digits() and _too_long(value):
+            digits = int(value.bit_length() * math.log10(2)) + 1
+            self.problem(f"an integer of about {digits:,} digits is too long: at most {sys.get_int_max_str_digits():,} digits are read", pos)
+            return node.value
+        return value
 
     def characters(self, text: str, pos: Pos) -> str:
         """`text` with escaped surrogate pairs joined; a lone surrogate (`"\\ud800"`) is a problem."""

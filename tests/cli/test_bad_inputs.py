@@ -101,6 +101,8 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
     "yaml_bad_float_tag.yml": "4:10: '1.5.2', tagged `!!float`, is not a number",
     "yaml_bad_bool_tag.yml": "6:63: 'perhaps', tagged `!!bool`, is not true or false",
     "yaml_huge_integer.yml": "4:14: an integer of 5,000 digits is too long: at most 4,300 digits are read",
+    "yaml_huge_hex_integer.yml": "4:14: an integer of about 6,021 digits is too long: at most 4,300 digits are read",
+    "sop_weight_too_large.yml": "6:15: `weight` in step 1 of `sop.steps` must be a number, got an integer too large for one",
     "yaml_version_1_3.yml": "1:1: invalid YAML: unsupported YAML version 1.3 in the `%YAML` directive: YAML 1.1 and 1.2 are read",
     "lone_surrogate_key.yml": "6:7: `\\ud800` is half of a UTF-16 surrogate pair, not a character: write the character itself",
     "lone_surrogate_value.yml": "3:23: `\\udc9f` is half of a UTF-16 surrogate pair, not a character: write the character itself",

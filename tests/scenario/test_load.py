@@ -562,3 +562,16 @@ def test_an_environment_variable_that_is_not_utf8_is_an_error(tmp_path):
     assert error(tmp_path, text, {"WHO": undecodable}) == (
         "s.yml:2:9: environment variable `WHO` holds bytes that are not UTF-8 text (used as `${WHO}`)"
     )
+
+
+@pytest.mark.parametrize(("prefix", "digit", "count", "about"), [("0x", "f", 5000, "6,021"), ("0o", "7", 6000, "5,419"), ("0b", "1", 20000, "6,021")])
+def test_an_integer_in_another_base_past_the_digit_limit_is_refused(tmp_path, prefix, digit, count, about):
+    """Python reads hex, octal and binary of any length, but could print no message naming such a number."""
+    text = with_fields(f"max_turns: {prefix}{digit * count}\n")
+    assert error(tmp_path, text) == f"s.yml:4:14: an integer of about {about} digits is too long: at most 4,300 digits are read"
+
+
+def test_a_long_integer_in_a_message_is_cut(tmp_path):
+    message = error(tmp_path, with_fields(f"max_turns: 0x{'f' * 3000}\n"))
+    assert message.startswith("s.yml:4:14: `max_turns` in `scenario` must be an integer from 1 to 1000, got 22905932")
+    assert message.endswith("…") and len(message) < 200

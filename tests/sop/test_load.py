@@ -398,3 +398,8 @@ def test_goals_sop_errors_in_a_scenario(tmp_path):
     with pytest.raises(LoadError) as info:
         load_scenario(path)
     assert str(info.value) == f"{path}:7:16: unknown evaluator type `tool_calld` (did you mean `tool_called`?)"
+
+
+def test_a_number_too_large_for_a_float_is_a_load_error_not_an_overflow():
+    text = f"- id: a\n  weight: 0x{'f' * 300}\n  evaluator: {{type: tool_called, toolSlug: x}}\n"
+    assert steps_error(text) == "t.yml:2:11: `weight` in step 1 of `goals.sop` must be a number, got an integer too large for one"
