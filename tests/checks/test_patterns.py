@@ -72,22 +72,42 @@ def test_every_check_family_with_a_pattern_errors_instead_of_hanging(tmp_path, m
     assert result.verdict is Outcome.ERROR
 
 
+def _slow_text(pattern: str, seconds: float) -> str:
+    """The shortest `a...ab` on which one search of `pattern` takes at least `seconds` of CPU, but finishes."""
+    import regex
+
+    compiled = regex.compile(pattern)
+    for length in range(12, 40):
+        text = "a" * length + "b"
+        started = time.process_time()
+        compiled.search(text)
+        if time.process_time() - started >= seconds:
+            return text
+    raise AssertionError("no text slow enough")
+
+
 def test_one_budget_for_all_the_searches_of_a_check_however_many_messages(tmp_path, monkeypatch):
-    """40 bot messages cost one budget per check, not 40: before, each search had a second of its own (40 s a check)."""
+    """40 bot messages, each search slow but under any per-search limit: one budget per check, not one per search.
+
+    Before, each search had a second of its own, so such a check took 40 searches' time (22 s on this
+    machine with 0.25 s searches) and then failed; now it stops when its budget is spent, an `error`.
+    """
     monkeypatch.setattr(patterns, "CHECK_BUDGET", 0.3)
+    slow = _slow_text(EVIL, 0.02)
     path = tmp_path / "evil.yml"
     path.write_text(SCENARIO.format(p=EVIL))
     events = [user("x")]
     for _ in range(40):
-        events += [bot(LONG), tool("order", {"note": LONG})]
+        events += [bot(slow), tool("order", {"note": slow})]
     conversation = conv(*events)
     started = time.monotonic()
     result = evaluate(load_scenario(path), conversation)
     elapsed = time.monotonic() - started
     outcomes = [r.outcome for r in result.assertions] + [s.outcome for s in result.sop.results]
-    assert outcomes == [Outcome.ERROR] * 5
-    # Five checks of one budget each: a few seconds even on a loaded machine, where 40 searches each would take 60 CPU seconds.
-    assert elapsed < 5 * 0.3 * 8, elapsed
+    assert outcomes == [Outcome.ERROR] * 5, [r.detail for r in result.assertions]
+    assert "searches, the last on a" in result.assertions[0].detail
+    # Each check stops at its budget (an error, above, where every search finishing would make it fail): never a hang.
+    assert elapsed < 5 * 0.3 * 5, elapsed
 
 
 class _Clock:
