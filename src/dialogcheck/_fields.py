@@ -8,13 +8,16 @@ raises once per file with everything it found.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ._yaml import Pos, YMap, YNode, YScalar, YSeq, describe, plain, read_yaml
-from .checks.patterns import PatternError, compile_pattern
+from .checks.patterns import PatternError, PatternTooLarge, compile_pattern
 from .errors import LoadError, Problem, did_you_mean
+from .events.model import FRAMEWORK_TOOLS
+from .events.values import show
 
 T = TypeVar("T")
 
@@ -128,7 +131,7 @@ class Fields:
             return None
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
             bounds = f"from {minimum} to {maximum}" if maximum is not None else f"at least {minimum}"
-            self.problems.add(f"`{key}` in {self.what} must be an integer {bounds}, got {value}", node.pos)
+            self.problems.add(f"`{key}` in {self.what} must be an integer {bounds}, got {show(value)}", node.pos)
             return None
         return value
 
@@ -139,6 +142,9 @@ class Fields:
         value = node.value if isinstance(node, YScalar) else None
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
             self._wrong(key, node, "a number")
+            return None
+        if isinstance(value, int) and abs(value) > sys.float_info.max:  # no float holds it: every use would overflow
+            self.problems.add(f"`{key}` in {self.what} must be a number, got an integer too large for one", node.pos)
             return None
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
             bounds = f"from {minimum:g} to {maximum:g}" if maximum is not None else f"at least {minimum:g}"
@@ -153,7 +159,8 @@ class Fields:
         try:
             compile_pattern(pattern)
         except PatternError as err:
-            self.problems.add(f"`{key}` in {self.what} is not a valid regular expression: {err}", self.node.values[key].pos)
+            verdict = "is too large a regular expression" if isinstance(err, PatternTooLarge) else "is not a valid regular expression"
+            self.problems.add(f"`{key}` in {self.what} {verdict}: {err}", self.node.values[key].pos)
             return None
         return pattern
 
@@ -169,9 +176,9 @@ class Fields:
             return None
         return self.problems.expect_seq(node, f"`{key}` in {self.what}", node.pos, min_items=min_items)
 
-    def strings(self, key: str, required: bool = False) -> tuple[str, ...] | None:
-        """A non-empty list of non-empty strings."""
-        seq = self.seq(key, required)
+    def strings(self, key: str, required: bool = False, *, min_items: int = 1) -> tuple[str, ...] | None:
+        """A list of non-empty strings, of at least `min_items` items."""
+        seq = self.seq(key, required, min_items=min_items)
         if seq is None:
             return None
         values = []
@@ -186,6 +193,18 @@ class Fields:
     def json(self, key: str) -> Any:
         node = self.get(key)
         return plain(node)
+
+
+def framework_tools_setting(fields: Fields) -> frozenset[str]:
+    """The `framework_tools` key of eval/conftest.yml or of an SOP file: the tools never counted as tool runs.
+
+    A list of tool names (empty: every tool is counted); absent, SPEC's list (`FRAMEWORK_TOOLS`), for agents
+    that are not Mantle and own a tool named like one of Mantle's (`cancel`, `complete`).
+    """
+    if not fields.has("framework_tools"):
+        return FRAMEWORK_TOOLS
+    names = fields.strings("framework_tools", min_items=0)
+    return FRAMEWORK_TOOLS if names is None else frozenset(names)
 
 
 def file_body(root: YNode | None, problems: Problems, key: str, kind: str) -> YMap | None:

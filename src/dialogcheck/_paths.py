@@ -1,4 +1,4 @@
-"""Which files a folder holds, for the commands that take folders; a link out of the folder is refused.
+"""Which files a folder holds, and the safe file name of a name taken from input; a link out of the folder is refused.
 
 The rule: a file the user names on the command line is read wherever it is; a
 file found by walking a folder the user named must be inside that folder once
@@ -9,10 +9,32 @@ read, and parts of it quoted in an error message in a public log.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import LoadError, Problem
+
+#: Bytes a file name made from input may take (most file systems allow 255), with room for a suffix.
+MAX_NAME_BYTES = 120
+#: What no file name made from input may hold: path separators, control characters, and what Windows refuses.
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|\ud800-\udfff]')
+
+
+def safe_file_name(name: str) -> str:
+    """`name` itself when it is a plain file name, else a safe name made from it: a file named by input stays in its folder.
+
+    A name taken from input (a scenario slug, a tau-bench `task_id`) may be `..`, hold a `/` or a NUL, or be very
+    long. The safe name keeps the readable part and adds a hash of the whole name, so two names never share a file.
+    """
+    if not _UNSAFE.search(name) and name.strip(". ") and not name.endswith((".", " ")) and len(name.encode()) <= MAX_NAME_BYTES:
+        return name
+    readable = _UNSAFE.sub("_", name).strip(". ")
+    while len(readable.encode()) > MAX_NAME_BYTES - 20:
+        readable = readable[:-1]
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{readable.rstrip('. ')}~{digest}" if readable else f"slug~{digest}"
 
 
 def files_in(folder: Path, suffixes: Iterable[str], *, skip_dirs: Iterable[str] = (), boundary: Path | None = None) -> list[Path]:

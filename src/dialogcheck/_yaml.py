@@ -10,8 +10,10 @@ limit which environment variables `${VAR}` may read.
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -25,6 +27,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.scanner import Scanner, ScannerError
 
 from .errors import LoadError, Problem, decode_utf8
 
@@ -37,10 +40,15 @@ _SCALAR_TAGS = {
 }
 _COLLECTION_TAGS = {"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_INT = "tag:yaml.org,2002:int"
+_TAG_NOUNS = {"int": "an integer", "float": "a number", "bool": "true or false"}
 _MERGE = "tag:yaml.org,2002:merge"
 _VARIABLE = re.compile(r"\$(\$?)\{([^}]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
+#: YAML versions a `%YAML` directive may name; the files are read as 1.2 unless a directive says 1.1.
+YAML_VERSIONS = ((1, 1), (1, 2))
 #: A definition file is a page or two; a bigger one is refused before it is parsed (the pure-Python parser reads ~1 MB/s).
 MAX_FILE_BYTES = 1 << 20
 #: Deeper nesting than any definition needs; also keeps every recursive walk far from Python's recursion limit.
@@ -183,6 +191,60 @@ class _BoundedComposer(Composer):
         return node
 
 
+class _Scanner(Scanner):
+    """ruamel's scanner, refusing a `%YAML` version it cannot read where the directive names it (ruamel asserts)."""
+
+    def scan_yaml_directive_value(self, start_mark: Any) -> Any:
+        version = super().scan_yaml_directive_value(start_mark)
+        if tuple(version) not in YAML_VERSIONS:
+            major, minor = version
+            readable = " and ".join(f"{a}.{b}" for a, b in YAML_VERSIONS)
+            message = f"unsupported YAML version {major}.{minor} in the `%YAML` directive: YAML {readable} are read"
+            raise ScannerError(None, None, message, start_mark)
+        return version
+
+
+def _bad_scalar(node: ScalarNode) -> str:
+    """Why a tagged scalar's text is not a value of its type: `!!int abc`, or an integer too long to read."""
+    text = node.value
+    digits, limit = text.lstrip("+-").replace("_", ""), sys.get_int_max_str_digits()
+    if node.tag == _INT and len(digits) > limit and digits.isdigit():
+        return f"an integer of {len(digits):,} digits is too long: at most {limit:,} digits are read"
+    kind = node.tag.rsplit(":", 1)[-1]
+    shown = text if len(text) <= 40 else text[:39] + "…"
+    return f"{shown!r}, tagged `!!{kind}`, is not {_TAG_NOUNS.get(kind, 'a ' + kind)}"
+
+
+def _too_long(value: int) -> bool:
+    """Whether `value` has more decimal digits than Python will print (`sys.get_int_max_str_digits`)."""
+    return abs(value) >= 10 ** sys.get_int_max_str_digits()
+
+
+def _lone_surrogate(text: str) -> str | None:
+    """The first UTF-16 surrogate of `text` that is not half of a pair, as an escape (`\\ud800`); None when there is none.
+
+    A lone surrogate is no character: no UTF-8 output (terminal, JSON, results files) can hold it.
+    """
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    i = found.start()
+    while i < len(text):
+        code = ord(text[i])
+        if 0xD800 <= code <= 0xDBFF and i + 1 < len(text) and 0xDC00 <= ord(text[i + 1]) <= 0xDFFF:
+            i += 2
+            continue
+        if 0xD800 <= code <= 0xDFFF:
+            return f"\\u{code:04x}"
+        i += 1
+    return None
+
+
+def _join_surrogate_pairs(text: str) -> str:
+    """Each escaped surrogate pair (`\\ud83d\\ude00`, as JSON writes astral characters) made the character it encodes."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+
+
 class _Builder:
     def __init__(self, yaml: YAML, environ: dict[str, str]):
         self.yaml = yaml
@@ -212,7 +274,11 @@ class _Builder:
             if name not in self.environ:
                 self.problem(f"environment variable `{name}` is not set (used as `${{{name}}}`)", pos)
                 return match.group(0)
-            return self.environ[name]
+            value = self.environ[name]
+            if _lone_surrogate(value) is not None:  # bytes that are not UTF-8, as Python decodes them
+                self.problem(f"environment variable `{name}` holds bytes that are not UTF-8 text (used as `${{{name}}}`)", pos)
+                return match.group(0)
+            return value
 
         return _VARIABLE.sub(replace, text) if "${" in text else text
 
@@ -221,13 +287,42 @@ class _Builder:
         if node.tag == _TIMESTAMP:
             value: Any = node.value  # dates stay the text the user wrote
         elif node.tag in _SCALAR_TAGS:
-            value = self.yaml.constructor.construct_object(node, deep=True)
+            value = self.construct(node, pos)
         else:
             self.problem(f"unsupported YAML tag `{node.tag}`: only plain YAML data is read", pos)
             value = node.value
-        if isinstance(value, str) and not is_key:
-            value = self.expand(value, pos)
+        if isinstance(value, str):
+            value = self.characters(value, pos)
+            if not is_key:
+                value = self.expand(value, pos)
         return YScalar(value, pos)
+
+    def construct(self, node: ScalarNode, pos: Pos) -> Any:
+        """The scalar's value; a text its tag cannot read (`!!int abc`, 5,000 digits) is a problem, never a crash.
+
+        An integer written in hex, octal or binary has no digit limit when read, but one past the decimal
+        limit could not be printed in any later message: it is refused the same way.
+        """
+        try:
+            value = self.yaml.constructor.construct_object(node, deep=True)
+        except (ValueError, KeyError, IndexError):  # int(), float(), the bool table, an empty text
+            self.problem(_bad_scalar(node), pos)
+            return node.value
+        if isinstance(value, int) and value.bit_length() > 3 * sys.get_int_max_str_digits() and _too_long(value):
+            digits = int(value.bit_length() * math.log10(2)) + 1
+            self.problem(f"an integer of about {digits:,} digits is too long: at most {sys.get_int_max_str_digits():,} digits are read", pos)
+            return node.value
+        return value
+
+    def characters(self, text: str, pos: Pos) -> str:
+        """`text` with escaped surrogate pairs joined; a lone surrogate (`"\\ud800"`) is a problem."""
+        if text.isascii() or _SURROGATE.search(text) is None:
+            return text
+        lone = _lone_surrogate(text)
+        if lone is not None:
+            self.problem(f"`{lone}` is half of a UTF-16 surrogate pair, not a character: write the character itself", pos)
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")  # printable in any later message
+        return _join_surrogate_pairs(text)
 
     def build(self, node: Node) -> YNode:
         key = id(node)
@@ -295,6 +390,7 @@ def parse_yaml(text: str, file: str, environ: dict[str, str] | None = None) -> Y
     yaml = YAML(typ="safe", pure=True)
     yaml.version = (1, 2)
     yaml.Composer = _BoundedComposer
+    yaml.Scanner = _Scanner
     try:
         root = yaml.compose(text)
     except ReaderError as err:  # a character YAML does not allow (NUL, most control characters)

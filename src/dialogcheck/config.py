@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._fields import Fields, Problems
+from ._fields import Fields, Problems, framework_tools_setting
 from ._redact import hold, hold_url, redact_url
 from ._yaml import Pos, YNode, allowed_env, describe, plain, read_yaml
 from .errors import LoadError, Problem, decode_utf8, did_you_mean
+from .events.model import FRAMEWORK_TOOLS
 
 OPENAI_COMPATIBLE = ("openai", "openai_compatible", "vllm", "ollama", "llama_cpp")
 PROVIDERS = (*OPENAI_COMPATIBLE, "anthropic")
@@ -130,6 +131,8 @@ class ProjectConfig:
     evaluation: RoleSettings = field(default_factory=RoleSettings)
     agent: AgentSettings | None = None
     cache: CacheSettings = field(default_factory=CacheSettings)
+    #: Tool names never counted as tool runs in this project's scenarios (`framework_tools`; SPEC's list by default).
+    framework_tools: frozenset[str] = FRAMEWORK_TOOLS
 
     @classmethod
     def empty(cls, root: Path) -> ProjectConfig:
@@ -328,7 +331,8 @@ def parse_config(root_node: YNode | None, problems: Problems, path: Path) -> Pro
     top = problems.expect_map(root_node, "the config", Pos(1, 1))
     if top is None:
         return ProjectConfig.empty(root)
-    fields = Fields(top, problems, "the config", ("simulation", "evaluation", "max_concurrent_llm_calls", "agent", "cache"))
+    known = ("simulation", "evaluation", "max_concurrent_llm_calls", "agent", "cache", "framework_tools")
+    fields = Fields(top, problems, "the config", known)
     limit = fields.integer("max_concurrent_llm_calls", minimum=1)
     default_limit = limit if limit is not None else DEFAULT_CONCURRENCY
     return ProjectConfig(
@@ -338,6 +342,7 @@ def parse_config(root_node: YNode | None, problems: Problems, path: Path) -> Pro
         evaluation=_role(fields, "evaluation", root, default_limit, limit is not None),
         agent=_agent(fields),
         cache=_cache(fields, root),
+        framework_tools=framework_tools_setting(fields),
     )
 
 

@@ -1,27 +1,48 @@
 """Find and load the definition files a user writes: scenarios, SOPs and config.
 
-`dialogcheck validate` takes files or folders; a YAML file is a scenario when
-its top-level key is `scenario`, an SOP when it is `sop`, and the project
-config when it is named `conftest.yml`.
+`dialogcheck validate` takes files and folders. A file named on the command
+line is loaded whatever it holds. A folder is searched for dialogcheck's own
+files, not for every YAML file in it (a Rasa project root also holds
+`domain.yml` and `data/*.yml`):
+
+- a project (a folder holding `eval/conftest.yml`, `eval/scenarios/` or
+  `sops/`), or its `eval/` folder: the config, and every YAML file under
+  `scenarios/` and `sops/`;
+- a folder named `scenarios` or `sops`: every YAML file under it, each of
+  which must be a scenario or an SOP;
+- any other folder: the YAML files whose top-level key is `scenario` or `sop`
+  (or a misspelling of them, which is then reported), and `conftest.yml`
+  files; the others are skipped, and listed as skipped.
+
+A YAML file is a scenario when its top-level key is `scenario`, an SOP when
+it is `sop`, and the project config when it is named `conftest.yml`. A
+scenario is checked with its project's settings (`framework_tools`).
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ._fields import Problems
 from ._paths import files_in
-from ._yaml import YMap, read_yaml
-from .config import parse_config
+from ._yaml import MAX_FILE_BYTES, YMap, read_yaml
+from .config import ProjectConfig, find_config, load_config, parse_config
 from .errors import LoadError
+from .events.model import FRAMEWORK_TOOLS
 from .scenario.load import parse_scenario
 
 YAML_SUFFIXES = (".yml", ".yaml")
 CONFIG_NAMES = ("conftest.yml", "conftest.yaml")
+#: Folders whose every YAML file must be a definition.
+DEFINITION_FOLDERS = ("scenarios", "sops")
 _SKIP_DIRS = {"results", ".git", ".venv", "node_modules", "__pycache__"}
+#: A key at the start of a line (plain or quoted), or the first key of a flow mapping opening a line: a top-level key.
+_TOP_KEY = re.compile(r"""^(?:\{\s*)?(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#:"'{}\[\],&*!|>%@`-][^:\n#]*?))[ \t]*:(?:[ \t]|$)""", re.M)
 
 
 @dataclass(frozen=True)
@@ -31,21 +52,97 @@ class Definition:
     value: Any
 
 
-def definition_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given; folders expanded to the YAML files under them (results folders skipped)."""
-    found: list[Path] = []
+@dataclass(frozen=True)
+class Found:
+    """The files to load, and the YAML files a folder held that are not dialogcheck's."""
+
+    files: list[Path]
+    skipped: list[Path] = field(default_factory=list)
+
+
+def _project_files(folder: Path) -> list[Path] | None:
+    """A project's (or its `eval/` folder's) definition files; None when `folder` is neither."""
+    candidates = [(folder / "eval", folder / "sops")] + ([(folder, None)] if folder.name == "eval" else [])
+    for eval_dir, sops in candidates:
+        configs = [eval_dir / name for name in CONFIG_NAMES if (eval_dir / name).is_file()]
+        scenarios = eval_dir / "scenarios"
+        if configs or scenarios.is_dir() or (sops is not None and sops.is_dir()):
+            found = list(configs)
+            for sub in (scenarios, sops):
+                if sub is not None and sub.is_dir():
+                    found.extend(files_in(sub, YAML_SUFFIXES, skip_dirs=_SKIP_DIRS, boundary=folder))
+            return found
+    return None
+
+
+def _looks_like_definition(path: Path) -> bool:
+    """Whether a YAML file found in a folder is dialogcheck's: named `conftest.yml`, or a top-level key like `scenario` or `sop`.
+
+    Read as text, not parsed: another tool's YAML may be large or use what dialogcheck refuses, and is not ours to judge.
+    """
+    if path.name in CONFIG_NAMES:
+        return True
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(MAX_FILE_BYTES).decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    except OSError:
+        return True  # unreadable: loading it reports why
+    for match in _TOP_KEY.finditer(text):
+        key = next(group for group in match.groups() if group is not None).strip().lower()
+        if key in ("scenario", "sop", "sops") or difflib.get_close_matches(key, ["scenario"], cutoff=0.85):
+            return True
+    return False
+
+
+def find_definitions(paths: Iterable[str | Path]) -> Found:
+    """The definition files of the paths given: files as they are, folders searched as the module says."""
+    files: list[Path] = []
+    skipped: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            found.extend(files_in(path, YAML_SUFFIXES, skip_dirs=_SKIP_DIRS))
-        elif path.exists():
-            found.append(path)
-        else:
+        if not path.exists():
             raise LoadError.one("no such file or folder", str(path))
-    return found
+        if not path.is_dir():
+            files.append(path)
+            continue
+        project = _project_files(path)
+        if project is not None:
+            files.extend(project)
+            continue
+        found = files_in(path, YAML_SUFFIXES, skip_dirs=_SKIP_DIRS)
+        if path.name in DEFINITION_FOLDERS:
+            files.extend(found)
+            continue
+        for file in found:
+            (files if _looks_like_definition(file) else skipped).append(file)
+    return Found(list(dict.fromkeys(files)), skipped)
 
 
-def load_definition(path: str | Path) -> Definition:
+class ProjectSettings:
+    """Each project's config, read once: a scenario is loaded with its project's `framework_tools`."""
+
+    def __init__(self) -> None:
+        self._configs: dict[Path, ProjectConfig | None] = {}
+
+    def framework_tools(self, scenario: Path) -> frozenset[str]:
+        """The setting of the project `scenario` belongs to; SPEC's list outside a project, or when its config does not load.
+
+        A config that does not load is reported as its own file's problem, not once per scenario of the project.
+        """
+        found = find_config(scenario)
+        if found is None:
+            return FRAMEWORK_TOOLS
+        key = found.resolve()
+        if key not in self._configs:
+            try:
+                self._configs[key] = load_config(found)
+            except LoadError:
+                self._configs[key] = None
+        config = self._configs[key]
+        return FRAMEWORK_TOOLS if config is None else config.framework_tools
+
+
+def load_definition(path: str | Path, settings: ProjectSettings | None = None) -> Definition:
     """Load one definition file of whichever kind it is; raises `LoadError`."""
     file = str(path)
     root = read_yaml(path)
@@ -63,7 +160,8 @@ def load_definition(path: str | Path) -> Definition:
         value = parse_sop(root, problems, file)
         kind = "sop"
     elif key == "scenario" or key is None:
-        value = parse_scenario(root, problems, file)  # reports what a scenario file lacks
+        framework_tools = (settings or ProjectSettings()).framework_tools(Path(path))
+        value = parse_scenario(root, problems, file, framework_tools)  # reports what a scenario file lacks
         kind = "scenario"
     else:
         raise LoadError.one(

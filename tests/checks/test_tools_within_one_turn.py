@@ -143,6 +143,7 @@ def test_load_errors():
     framework = "      - tool_executed: {tool_name: a, source: local}\n      - tool_executed: {tool_name: hangup, source: local}\n"
     assert assertion_error(f"- tools_within_one_turn:\n    allow_extra_calls: true\n    calls:\n{framework}") == (
         "t.yml:5:36: `hangup` is a framework tool: it is never counted, so `tools_within_one_turn` could never match it"
+        " (an agent that owns a tool of this name sets `framework_tools` in eval/conftest.yml)"
     )
     times = "      - tool_executed: {tool_name: a, source: local, times: 1}\n      - tool_executed: {tool_name: b, source: local}\n"
     assert assertion_error(f"- tools_within_one_turn:\n    allow_extra_calls: true\n    calls:\n{times}") == (

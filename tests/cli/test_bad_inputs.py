@@ -13,6 +13,7 @@ like LF, with the same lines and columns in errors.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -69,11 +70,42 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
     "mcp_server_with_local.yml": "9:11: `tool_executed` with `source: local` must not set `mcp_server`",
     "framework_tool_in_calls.yml": (
         "9:42: `activate` is a framework tool: it is never counted, so `tools_within_one_turn` could never match it"
+        " (an agent that owns a tool of this name sets `framework_tools` in eval/conftest.yml)"
     ),
     "times_in_sequencing.yml": "7:68: `times` is not allowed inside `sequencing`: each entry there matches one run",
     "python_tag.yml": "2:9: unsupported YAML tag `tag:yaml.org,2002:python/object/apply:os.system`: only plain YAML data is read",
     "empty.yml": "1:1: a scenario file must be a mapping, got nothing",
     "not_a_scenario.yml": "1:1: not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `name`",
+    # Regular expressions that would take gigabytes, or Python's whole stack, to compile: refused, naming the limit.
+    "regex_huge_repeat.yml": (
+        "6:37: `text_matches` in `bot_uttered` is too large a regular expression: a repeat count of 1,000,000,000"
+        " is more than the limit of 1,000"
+    ),
+    "regex_deep_nesting.yml": (
+        "7:25: `text_matches` in `bot_did_not_utter` is too large a regular expression: groups nest more than 50 levels deep (the limit)"
+    ),
+    "regex_incompatible_flags.yml": (
+        "6:37: `text_matches` in `bot_uttered` is not a valid regular expression:"
+        " ASCII, LOCALE and UNICODE flags are mutually incompatible"
+    ),
+    "sop_regex_nested_repeats.yml": (
+        "8:40: `pattern` in assertion `reason` of `tool_input_contains` in step 1 of `sop.steps` is too large a regular"
+        " expression: its repeats copy it to 1,020,202 parts, more than the limit of 10,000 (counts of nested repeats multiply)"
+    ),
+    "sop_regex_too_long.yml": (
+        "7:16: `pattern` in `confirmation_requested` in step 1 of `sop.steps` is too large a regular expression:"
+        " the pattern is 1,053 characters long, more than the limit of 1,000"
+    ),
+    # Scalars their tag cannot read, a YAML version that does not exist, lone surrogates: errors, never tracebacks.
+    "yaml_bad_int_tag.yml": "4:14: 'abc', tagged `!!int`, is not an integer",
+    "yaml_bad_float_tag.yml": "4:10: '1.5.2', tagged `!!float`, is not a number",
+    "yaml_bad_bool_tag.yml": "6:63: 'perhaps', tagged `!!bool`, is not true or false",
+    "yaml_huge_integer.yml": "4:14: an integer of 5,000 digits is too long: at most 4,300 digits are read",
+    "yaml_huge_hex_integer.yml": "4:14: an integer of about 6,021 digits is too long: at most 4,300 digits are read",
+    "sop_weight_too_large.yml": "6:15: `weight` in step 1 of `sop.steps` must be a number, got an integer too large for one",
+    "yaml_version_1_3.yml": "1:1: invalid YAML: unsupported YAML version 1.3 in the `%YAML` directive: YAML 1.1 and 1.2 are read",
+    "lone_surrogate_key.yml": "6:7: `\\ud800` is half of a UTF-16 surrogate pair, not a character: write the character itself",
+    "lone_surrogate_value.yml": "3:23: `\\udc9f` is half of a UTF-16 surrogate pair, not a character: write the character itself",
     # Bytes that are not YAML text at all.
     "binary_png.yml": "1:1: invalid UTF-8 byte 0x89: expected UTF-8 text",
     "binary_gzip.yml": "1:2: invalid UTF-8 byte 0x8b: expected UTF-8 text",
@@ -269,7 +301,9 @@ def _env() -> dict[str, str]:
 
 
 def test_installed_validate_on_the_whole_corpus():
-    done = subprocess.run([str(DIALOGCHECK), "validate", str(BAD)], capture_output=True, text=True, env=_env(), check=False)
+    """Every file named: a folder is searched only for dialogcheck's files, and most of the corpus is no such file."""
+    files = [str(BAD / name) for name in sorted(SCENARIO_ERRORS)]
+    done = subprocess.run([str(DIALOGCHECK), "validate", *files], capture_output=True, text=True, env=_env(), check=False)
     assert done.returncode == 2
     assert "Traceback" not in done.stdout + done.stderr
     printed = done.stdout.splitlines()
@@ -347,3 +381,14 @@ def test_big_inputs_end_quickly_in_bounded_memory(tmp_path, case):
     else:
         printed = done.stdout if command[0] == "validate" else done.stderr
         assert printed.splitlines()[0] == f"{path}:{line}"
+
+
+def test_check_refuses_a_scenario_holding_a_lone_surrogate_before_any_output():
+    """Such a value once passed `validate` and then broke every output of `check` (no UTF-8 can hold it)."""
+    conversation = EXAMPLE / "conversations" / "damaged_card_ok.jsonl"
+    scenario = BAD / "lone_surrogate_value.yml"
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--scenario", str(scenario), str(conversation)])
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert (error["file"], error["line"], error["column"]) == (str(scenario), 3, 23)
+    assert error["message"].startswith("`\\udc9f` is half of a UTF-16 surrogate pair")

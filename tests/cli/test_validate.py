@@ -203,3 +203,117 @@ def test_installed_command(tmp_path):
     assert f"{bad}:4:9: {BAD_TYPE_MESSAGE}\n" in failed.stdout
     assert "\x1b[" not in failed.stdout
     assert "Traceback" not in failed.stdout + failed.stderr
+
+
+# --- folders: dialogcheck's own files, not every YAML file ------------------------------------
+
+RASA_FILES = {
+    "domain.yml": 'version: "3.1"\nintents: [greet, affirm]\nresponses:\n  utter_greet:\n    - text: "Hi!"\n',
+    "config.yml": "recipe: default.v1\nlanguage: en\npipeline: []\npolicies: []\n",
+    "data/nlu.yml": 'version: "3.1"\nnlu:\n- intent: greet\n  examples: |\n    - hi\n    - hello\n',
+    "data/rules.yml": 'version: "3.1"\nrules:\n- rule: greet\n  steps:\n  - intent: greet\n  - action: utter_greet\n',
+    "endpoints.yml": "action_endpoint:\n  url: http://localhost:5055/webhook\n",
+    "credentials.yml": "rest:\nsocketio:\n  user_message_evt: user_uttered\n",
+}
+SOP = "sop:\n  id: s\n  name: S\n  steps:\n    - {type: tool_called, toolSlug: lookup}\n"
+
+
+def rasa_project(root: Path) -> Path:
+    for name, text in RASA_FILES.items():
+        write(root, name, text)
+    return root
+
+
+def test_validate_dot_in_a_rasa_project_root_reads_only_dialogcheck_files(tmp_path):
+    """`domain.yml` and `data/nlu.yml` once failed `validate .` as scenarios without a `scenario:` key."""
+    root = rasa_project(tmp_path / "bot")
+    write(root, "eval/conftest.yml", "evaluation:\n  llm: {provider: openai, model: m}\n")
+    write(root, "eval/scenarios/greet.yml", GOOD)
+    write(root, "sops/lookup.yml", SOP)
+    done = subprocess.run([str(DIALOGCHECK), "validate", "."], cwd=root, capture_output=True, text=True, check=False,
+                          env={k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")})
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split("  ")[0] + " " + line.split()[1] if line.startswith("ok") else line for line in lines] == [
+        "ok eval/conftest.yml",
+        "ok eval/scenarios/greet.yml",
+        "ok sops/lookup.yml",
+        "3 files, 3 valid, 0 with problems",
+    ]
+
+
+def test_the_eval_folder_of_a_project_is_a_project_too(tmp_path):
+    root = rasa_project(tmp_path)
+    config = write(root, "eval/conftest.yml", "agent: {type: http, url: http://localhost:1}\n")
+    scenario = write(root, "eval/scenarios/a.yml", GOOD)
+    result = run(str(root / "eval"))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0].startswith(f"ok    {config}") and f"ok    {scenario}" in result.stdout
+    assert result.stdout.endswith("2 files, 2 valid, 0 with problems\n")
+
+
+def test_a_folder_without_a_project_reads_the_files_whose_top_level_key_is_dialogcheck(tmp_path):
+    root = rasa_project(tmp_path)
+    scenario = write(root, "checks/greet.yml", GOOD)
+    sop = write(root, "checks/lookup.yml", SOP)
+    result = run(str(root))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"ok    {scenario}  ") and lines[1].startswith(f"ok    {sop}  ")
+    skipped = sorted(str(root / name) for name in RASA_FILES)
+    assert lines[2] == (
+        f"skipped 6 YAML files without a top-level `scenario:` or `sop:` key: {', '.join(skipped[:5])} and 1 more"
+    )
+    assert lines[3:] == ["2 files, 2 valid, 0 with problems"]
+
+
+def test_skipped_files_are_listed_in_json(tmp_path):
+    write(tmp_path, "domain.yml", RASA_FILES["domain.yml"])
+    good = write(tmp_path, "s.yml", GOOD)
+    document = json.loads(run("--format", "json", str(tmp_path)).stdout)
+    assert document == {
+        "files": [{"path": str(good), "ok": True, "kind": "scenario"}],
+        "valid": True,
+        "skipped": [str(tmp_path / "domain.yml")],
+    }
+
+
+def test_a_misspelt_top_level_key_is_reported_not_skipped(tmp_path):
+    bad = write(tmp_path, "typo.yml", GOOD.replace("scenario:", "senario:"))
+    write(tmp_path, "domain.yml", RASA_FILES["domain.yml"])
+    result = run(str(tmp_path))
+    assert result.exit_code == 2
+    assert result.stdout.splitlines()[0] == (
+        f"{bad}:1:1: not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `senario`"
+    )
+
+
+@pytest.mark.parametrize("ends", ["\r\n", "\r"])
+def test_the_top_level_key_is_found_whatever_the_line_ends(tmp_path, ends):
+    write(tmp_path, "s.yml", GOOD.replace("\n", ends))
+    assert run(str(tmp_path)).stdout.endswith("1 files, 1 valid, 0 with problems\n")
+
+
+def test_every_yaml_file_of_a_scenarios_or_sops_folder_must_be_a_definition(tmp_path):
+    for folder in ("scenarios", "sops"):
+        stray = write(tmp_path, f"{folder}/notes.yml", "name: x\n")
+        result = run(str(tmp_path / folder))
+        assert result.exit_code == 2
+        assert f"{stray}:1:1: not a scenario or SOP file" in result.stdout
+
+
+def test_a_folder_of_other_yaml_only_is_bad_input_naming_what_was_skipped(tmp_path):
+    write(tmp_path, "domain.yml", RASA_FILES["domain.yml"])
+    result = run(str(tmp_path))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"{tmp_path}:1:1: no scenario, SOP or config files found: 1 YAML file without a top-level `scenario:` or `sop:` key"
+        f" ({tmp_path / 'domain.yml'})\n"
+    )
+
+
+def test_a_file_named_on_the_command_line_is_always_read(tmp_path):
+    domain = write(tmp_path, "domain.yml", RASA_FILES["domain.yml"])
+    result = run(str(domain))
+    assert result.exit_code == 2
+    assert f"{domain}:1:1: not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `version`" in result.stdout

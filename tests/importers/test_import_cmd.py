@@ -95,3 +95,66 @@ def test_a_missing_file(tmp_path):
     result = run("--from", "tau2", tmp_path / "nope.json")
     assert result.exit_code == 2
     assert result.stderr == f"{tmp_path / 'nope.json'}:1:1: no such file\n"
+
+
+# --- hostile task ids: every derived scenario lands in --derive-scenarios DIR ----------------------
+
+
+def test_a_task_id_walking_up_the_tree_writes_inside_the_scenarios_folder(tmp_path):
+    """`../../../../tmp/x/PWNED` once wrote PWNED.yml outside the folder; run as a real command, from a folder deep down."""
+    import os
+    import subprocess
+    import sys
+
+    work = tmp_path / "a" / "b" / "c" / "d"
+    work.mkdir(parents=True)
+    runs = json.loads(SAMPLE.read_text())[:1]
+    runs[0]["task_id"] = f"../../../../{tmp_path.name}-outside/PWNED"
+    (work / "runs.json").write_text(json.dumps(runs))
+    dialogcheck = Path(sys.executable).parent / "dialogcheck"
+    done = subprocess.run(
+        [str(dialogcheck), "import", "--from", "tau-bench", "runs.json", "-o", "out.jsonl", "--derive-scenarios", "scenarios"],
+        cwd=work, capture_output=True, text=True, env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"}, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (written,) = (work / "scenarios").iterdir()
+    assert written.name.startswith(f"tau-bench-task-.._.._.._.._{tmp_path.name}-outside_PWNED~") and written.suffix == ".yml"
+    assert not list(tmp_path.parent.glob(f"{tmp_path.name}-outside*")) and not list(tmp_path.rglob("PWNED*"))
+    assert load_scenario(written).slug == written.stem
+
+
+def test_a_task_id_that_is_an_object_is_exit_2_with_its_place(tmp_path):
+    runs = json.loads(SAMPLE.read_text())[:1]
+    runs[0]["task_id"] = {"nested": True}
+    bad = tmp_path / "runs.json"
+    bad.write_text(json.dumps(runs, indent=2))
+    result = run("--from", "tau-bench", bad, "-o", tmp_path / "out.jsonl", "--derive-scenarios", tmp_path / "scenarios")
+    assert result.exit_code == 2
+    line = next(i for i, t in enumerate(bad.read_text().splitlines(), 1) if '"task_id"' in t)
+    assert result.stderr == f"{bad}:{line}:16: `task_id` must be an integer or a string, got an object\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.json"]
+
+
+# --- the wrong --from names the format once ------------------------------------------------------
+
+
+def test_the_wrong_format_is_named_once_not_per_item(tmp_path):
+    runs = json.loads(SAMPLE.read_text()) * 20  # 80 runs: one error each, read as openai
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(runs, indent=2))
+    result = run("--from", "openai", path)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"{path}:2:3: this looks like tau-bench trajectories, not OpenAI chat messages (`openai`): the format is `tau-bench`\n"
+    )
+
+
+def test_a_file_of_the_right_format_keeps_its_own_errors(tmp_path):
+    """A tau2 run (`messages`, no tau2-only key) with a bad flag looks like OpenAI messages, but does not read as them."""
+    run_ = {"id": "x", "messages": [{"role": "assistant", "content": None, "tool_calls": [{"id": "c", "name": "f", "arguments": {}}]},
+                                    {"role": "tool", "id": "c", "content": "ok", "error": "no"}]}
+    path = tmp_path / "sim.json"
+    path.write_text(json.dumps(run_, indent=2))
+    result = run("--from", "tau2", path)
+    assert result.exit_code == 2
+    assert result.stderr.endswith("`error` must be a boolean, got a string\n")

@@ -114,3 +114,94 @@ def test_a_bad_task_is_reported_at_its_place(tmp_path):
         list(derive_scenarios(path))
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if '"name": "think"' in t) - 1
     assert str(info.value) == f"{path}:{line}:11: `action kwargs` must be an object, got null"
+
+
+# --- task ids from the file become safe file names, or the input is refused ---------------------
+
+
+def _runs_with_ids(tmp_path: Path, *task_ids) -> Path:
+    base = json.loads(SAMPLE.read_text())[0]
+    runs = [{**base, "task_id": task_id, "trial": i} for i, task_id in enumerate(task_ids)]
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(runs, indent=2))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("task_id", "slug"),
+    [
+        (7, "tau-bench-task-7"),
+        ("airline-7", "tau-bench-task-airline-7"),
+        ("タスク", "tau-bench-task-タスク"),
+        ("../../../../tmp/x/PWNED", "tau-bench-task-.._.._.._.._tmp_x_PWNED~"),
+        ("..", "tau-bench-task-~"),
+        ("a\\b:c", "tau-bench-task-a_b_c~"),
+        ("x" * 5000, "tau-bench-task-" + "x" * 85 + "~"),
+    ],
+)
+def test_a_task_id_becomes_a_safe_file_name(tmp_path, task_id, slug):
+    ((derived, text),) = derive_scenarios(_runs_with_ids(tmp_path, task_id))
+    assert derived == slug or (slug.endswith("~") and derived.startswith(slug) and len(derived) == len(slug) + 12)
+    assert "/" not in derived and "\\" not in derived and derived not in (".", "..") and len(derived.encode()) <= 120
+    (tmp_path / f"{derived}.yml").write_text(text)
+    assert load_scenario(tmp_path / f"{derived}.yml", environ={}).name == f"tau-bench airline task {task_id}"
+
+
+@pytest.mark.parametrize(
+    ("task_id", "message"),
+    [
+        ({"id": 1}, "`task_id` must be an integer or a string, got an object"),
+        ([1], "`task_id` must be an integer or a string, got a list"),
+        (True, "`task_id` must be an integer or a string, got a boolean"),
+        (1.5, "`task_id` must be an integer or a string, got the number 1.5"),
+        ("", "`task_id` must not be empty"),
+        ("x\x00y", "`task_id` holds the control character '\\x00': expected a plain name"),
+        ("1\nscenario: {}", "`task_id` holds the control character '\\n': expected a plain name"),
+    ],
+)
+def test_a_task_id_that_cannot_name_anything_is_bad_input_at_its_place(tmp_path, task_id, message):
+    path = _runs_with_ids(tmp_path, task_id)
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if '"task_id"' in t)
+    for read in (lambda: list(derive_scenarios(path)), lambda: list(import_file(path, "tau-bench"))):
+        with pytest.raises(LoadError) as info:
+            read()
+        (problem,) = info.value.problems
+        assert (problem.line, problem.message) == (line, message)
+
+
+@pytest.mark.parametrize(("first", "second"), [("a/b", "a_b~a908b527b8e2"), ("T1", "t1")])
+def test_two_tasks_whose_file_names_collide_are_refused_not_overwritten(tmp_path, first, second):
+    from dialogcheck._paths import safe_file_name
+
+    assert safe_file_name(f"tau-bench-task-{first}").casefold() == safe_file_name(f"tau-bench-task-{second}").casefold()
+    path = _runs_with_ids(tmp_path, first, second)
+    with pytest.raises(LoadError) as info:
+        list(derive_scenarios(path))
+    (problem,) = info.value.problems
+    lines = [i for i, t in enumerate(path.read_text().splitlines(), 1) if '"task_id"' in t]
+    assert problem.line == lines[1]
+    assert problem.message.startswith(f"task {second!r} and task {first!r} (line {lines[0]}) would both be written as the scenario file")
+
+
+def test_ids_that_only_look_alike_keep_their_own_files(tmp_path):
+    slugs = [slug for slug, _ in derive_scenarios(_runs_with_ids(tmp_path, "a/b", "a_b", "a:b"))]
+    assert len(set(slugs)) == 3 and slugs[1] == "tau-bench-task-a_b"
+
+
+def test_a_lone_surrogate_in_a_task_is_bad_input_at_its_place(tmp_path):
+    """The standard library's JSON reader takes `\\ud800`; no scenario file (UTF-8) can hold it."""
+    path = _runs_with_ids(tmp_path, 1)
+    path.write_text(path.read_text().replace('"instruction": "', '"instruction": "\\ud800', 1))
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "\\ud800" in t)
+    with pytest.raises(LoadError) as info:
+        list(derive_scenarios(path))
+    (problem,) = info.value.problems
+    assert (problem.line, problem.message) == (line, "invalid JSON: `\\ud800` is half of a UTF-16 surrogate pair, not a character")
+
+
+def test_an_escaped_surrogate_pair_and_an_escaped_backslash_are_fine(tmp_path):
+    path = _runs_with_ids(tmp_path, 1)
+    path.write_text(path.read_text().replace('"instruction": "', '"instruction": "\\ud83d\\udcb3 \\\\ud800 ', 1))
+    ((_, text),) = derive_scenarios(path)
+    (tmp_path / "t.yml").write_text(text)
+    assert load_scenario(tmp_path / "t.yml", environ={}).simulation_context.startswith("\U0001f4b3 \\ud800 ")

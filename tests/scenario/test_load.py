@@ -495,3 +495,83 @@ def test_load_error_carries_structured_problems(tmp_path):
         "line": 4,
         "column": 14,
     }
+
+
+# --- scalars a tag cannot read, YAML versions, lone surrogates (never a traceback) -----------
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("!!int abc", "'abc', tagged `!!int`, is not an integer"),
+        ("!!int ''", "'', tagged `!!int`, is not an integer"),
+        ("!!float x1", "'x1', tagged `!!float`, is not a number"),
+        ("!!float ''", "'', tagged `!!float`, is not a number"),
+        ("!!bool perhaps", "'perhaps', tagged `!!bool`, is not true or false"),
+        ("9" * 4301, "an integer of 4,301 digits is too long: at most 4,300 digits are read"),
+        ("-" + "1_0" * 2200, "an integer of 4,400 digits is too long: at most 4,300 digits are read"),
+    ],
+)
+def test_a_scalar_its_tag_cannot_read_is_an_error_at_its_place(tmp_path, value, message):
+    assert error(tmp_path, with_fields(f"max_turns: {value}\n")) == f"s.yml:4:14: {message}"
+
+
+def test_the_longest_integer_python_reads_is_still_read(tmp_path):
+    assert error(tmp_path, with_fields(f"max_turns: {'9' * 4300}\n")).startswith("s.yml:4:14: `max_turns` in `scenario` must be an integer from 1 to 1000")
+
+
+@pytest.mark.parametrize("version", ["1.3", "2.0", "1.0"])
+def test_a_yaml_version_that_cannot_be_read_is_refused_at_the_directive(tmp_path, version):
+    expected = f"s.yml:1:1: invalid YAML: unsupported YAML version {version} in the `%YAML` directive: YAML 1.1 and 1.2 are read"
+    assert error(tmp_path, f"%YAML {version}\n---\n" + MINIMAL) == expected
+
+
+def test_the_yaml_version_directive_1_2_is_read(tmp_path):
+    assert load(tmp_path, "%YAML 1.2\n---\n" + MINIMAL).name == "Replace a card"
+
+
+@pytest.mark.parametrize(
+    ("line", "where", "escape"),
+    [
+        ('  name: "\\ud800"\n', "2:9", "\\ud800"),
+        ('  name: "ok \\U0000dc00"\n', "2:9", "\\udc00"),
+        ('  "\\ud800": 1\n', "2:3", "\\ud800"),
+        ('  name: "\\udc00\\ud83d"\n', "2:9", "\\udc00"),  # a low half before a high half is no pair
+    ],
+)
+def test_a_lone_surrogate_is_an_error_at_its_scalar(tmp_path, line, where, escape):
+    text = "scenario:\n" + line + "  simulation_context: c\n"
+    expected = f"s.yml:{where}: `{escape}` is half of a UTF-16 surrogate pair, not a character: write the character itself"
+    assert error(tmp_path, text).splitlines()[0] == expected
+
+
+def test_an_escaped_surrogate_pair_is_the_character_it_encodes(tmp_path):
+    scenario = load(tmp_path, 'scenario:\n  name: "card \\ud83d\\udcb3"\n  simulation_context: c\n')
+    assert scenario.name == "card \U0001f4b3"
+
+
+def test_messages_about_a_key_with_a_lone_surrogate_stay_printable(tmp_path):
+    text = error(tmp_path, 'scenario:\n  "\\ud800": 1\n  "\\ud800": 2\n')
+    assert text.splitlines()[-1] == "s.yml:3:3: duplicate key `\\ud800` (first defined at line 2)"
+    text.encode("utf-8")  # no lone surrogate reaches a message
+
+
+def test_an_environment_variable_that_is_not_utf8_is_an_error(tmp_path):
+    undecodable = b"card \xff".decode("utf-8", "surrogateescape")  # how Python reads such bytes from the environment
+    text = "scenario:\n  name: ${WHO}\n  simulation_context: c\n"
+    assert error(tmp_path, text, {"WHO": undecodable}) == (
+        "s.yml:2:9: environment variable `WHO` holds bytes that are not UTF-8 text (used as `${WHO}`)"
+    )
+
+
+@pytest.mark.parametrize(("prefix", "digit", "count", "about"), [("0x", "f", 5000, "6,021"), ("0o", "7", 6000, "5,419"), ("0b", "1", 20000, "6,021")])
+def test_an_integer_in_another_base_past_the_digit_limit_is_refused(tmp_path, prefix, digit, count, about):
+    """Python reads hex, octal and binary of any length, but could print no message naming such a number."""
+    text = with_fields(f"max_turns: {prefix}{digit * count}\n")
+    assert error(tmp_path, text) == f"s.yml:4:14: an integer of about {about} digits is too long: at most 4,300 digits are read"
+
+
+def test_a_long_integer_in_a_message_is_cut(tmp_path):
+    message = error(tmp_path, with_fields(f"max_turns: 0x{'f' * 3000}\n"))
+    assert message.startswith("s.yml:4:14: `max_turns` in `scenario` must be an integer from 1 to 1000, got 22905932")
+    assert message.endswith("…") and len(message) < 200

@@ -98,12 +98,13 @@ STEP_ERRORS = [
     (
         "- type: no_tool_called\n  toolSlugs: [refund, hangup]\n",
         "t.yml:2:23: item 2 of `toolSlugs` in `no_tool_called` in step 1 of `goals.sop` names the framework tool `hangup`: "
-        "the tool log leaves framework tools out, so it could never match",
+        "the tool log leaves framework tools out, so it could never match (an agent that owns a tool of this name sets `framework_tools`)",
     ),
     (
         "- type: confirmation_requested\n  beforeToolSlug: hangup\n  pattern: ok\n",
         "t.yml:2:19: `beforeToolSlug` in `confirmation_requested` in step 1 of `goals.sop` names the framework tool "
-        "`hangup`: the tool log leaves framework tools out, so it could never match",
+        "`hangup`: the tool log leaves framework tools out, so it could never match"
+        " (an agent that owns a tool of this name sets `framework_tools`)",
     ),
     (
         "- type: no_tool_called\n  toolSlugs: ['a|b', 7]\n",
@@ -123,7 +124,7 @@ STEP_ERRORS = [
     (
         "- type: tool_sequence\n  sequence: ['a|activate']\n  contiguous: false\n",
         "t.yml:2:14: item 1 of `sequence` in `tool_sequence` in step 1 of `goals.sop` names the framework tool `activate`: "
-        "the tool log leaves framework tools out, so it could never match",
+        "the tool log leaves framework tools out, so it could never match (an agent that owns a tool of this name sets `framework_tools`)",
     ),
     ("- type: tool_sequence\n  sequence: [a, b]\n", "t.yml:1:3: `tool_sequence` in step 1 of `goals.sop` is missing required field `contiguous`"),
     (
@@ -397,3 +398,8 @@ def test_goals_sop_errors_in_a_scenario(tmp_path):
     with pytest.raises(LoadError) as info:
         load_scenario(path)
     assert str(info.value) == f"{path}:7:16: unknown evaluator type `tool_calld` (did you mean `tool_called`?)"
+
+
+def test_a_number_too_large_for_a_float_is_a_load_error_not_an_overflow():
+    text = f"- id: a\n  weight: 0x{'f' * 300}\n  evaluator: {{type: tool_called, toolSlug: x}}\n"
+    assert steps_error(text) == "t.yml:2:11: `weight` in step 1 of `goals.sop` must be a number, got an integer too large for one"

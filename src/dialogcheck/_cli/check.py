@@ -65,11 +65,11 @@ def _write_reports(results, loaded, subject, junit_path, html_path, output_forma
         fail_with_load_error(LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path or html_path)), output_format)
 
 
-def _load_subject(scenario_path: str | None, sop_path: str | None):
+def _load_subject(scenario_path: str | None, sop_path: str | None, config: ProjectConfig | None):
     if scenario_path is not None:
         from ..scenario.load import load_scenario
 
-        return load_scenario(scenario_path)
+        return load_scenario(scenario_path, framework_tools=config.framework_tools) if config else load_scenario(scenario_path)
     from ..sop.load import load_sop
 
     return load_sop(sop_path)
@@ -192,8 +192,8 @@ def check(
     from ..engines.chunks import input_files
 
     try:
-        subject = _load_subject(scenario_path, sop_path)
         config = _config(scenario_path or sop_path, config_path)
+        subject = _load_subject(scenario_path, sop_path, config)
         files = None if engine == "ray" else input_files(conversations, with_parquet=not input_format)
         if files == []:
             raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(conversations))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from ..definitions import Definition, definition_files, load_definition
+from ..definitions import Definition, ProjectSettings, find_definitions, load_definition
 from ..errors import LoadError
 from .env_options import env_options
 from .output import (
@@ -37,23 +37,50 @@ def _summary(definition: Definition) -> str:
     return f"config: simulation {model(value.simulation)}, evaluation {model(value.evaluation)}{agent}"
 
 
+#: Skipped files a text output names before it says "and N more".
+SHOWN_SKIPPED = 5
+
+
+def _names(paths: list) -> str:
+    shown = ", ".join(str(path) for path in paths[:SHOWN_SKIPPED])
+    return shown + (f" and {len(paths) - SHOWN_SKIPPED} more" if len(paths) > SHOWN_SKIPPED else "")
+
+
+def _skipped_line(skipped: list) -> str:
+    """Which YAML files were not read, so a file whose top-level key is wrong is never passed over unseen."""
+    plural = "s" if len(skipped) != 1 else ""
+    return f"skipped {len(skipped)} YAML file{plural} without a top-level `scenario:` or `sop:` key: {_names(skipped)}\n"
+
+
+def _no_definitions(skipped: list) -> str:
+    plural = "s" if len(skipped) != 1 else ""
+    return f"no scenario, SOP or config files found: {len(skipped)} YAML file{plural} without a top-level `scenario:` or `sop:` key ({_names(skipped)})"
+
+
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @FORMAT_OPTION
 @env_options
 def validate(paths: tuple[str, ...], output_format: str) -> None:
-    """Load and check scenario, SOP and config files (files or folders)."""
+    """Load and check scenario, SOP and config files (files or folders).
+
+    A folder is searched for dialogcheck's files: a project's eval/conftest.yml, eval/scenarios/ and sops/;
+    in another folder, the YAML files whose top-level key is `scenario` or `sop` (the others are skipped).
+    """
     try:
-        files = definition_files(paths)
+        found = find_definitions(paths)
     except LoadError as err:
         fail_with_load_error(err, output_format)
+    files = found.files
     if not files:
-        fail_with_load_error(LoadError.one("no YAML files found", " ".join(paths)), output_format)
+        what = "no YAML files found" if not found.skipped else _no_definitions(found.skipped)
+        fail_with_load_error(LoadError.one(what, " ".join(paths)), output_format)
     entries, problems = [], []
     text = StyledText()
+    settings = ProjectSettings()
     for path in files:
         try:
-            definition = load_definition(path)
+            definition = load_definition(path, settings)
         except LoadError as err:
             from ..report.text import render_load_error
 
@@ -65,11 +92,15 @@ def validate(paths: tuple[str, ...], output_format: str) -> None:
         text.append("ok    ", style="bold green")
         text.append(f"{path}  {_summary(definition)}\n")
     bad = sum(not e["ok"] for e in entries)
+    if found.skipped:
+        text.append(_skipped_line(found.skipped))
     text.append(f"{len(files)} files, {len(files) - bad} valid, {bad} with problems\n", style="bold")
     if output_format == "json":
         from ..report.json import dumps
 
         document = {"files": entries, "valid": not problems}
+        if found.skipped:
+            document["skipped"] = [str(path) for path in found.skipped]
         if problems:
             document["error"] = problems[0].to_dict()
         print_json(dumps(document))

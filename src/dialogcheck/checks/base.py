@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import field
 from enum import Enum
 from functools import cached_property
 from typing import Any, ClassVar
 
 import msgspec
 
-from ..events.model import Conversation, Event
+from ..events.model import FRAMEWORK_TOOLS, Conversation, Event
 from ..events.values import show
 
 
@@ -70,6 +71,15 @@ class Check(ABC):
 
     def result(self, passed: bool, detail: str, evidence: Sequence[int] = ()) -> CheckResult:
         return CheckResult(self, _PASS if passed else _FAIL, detail, tuple(evidence))
+
+
+def framework_tools_field() -> Any:
+    """The `framework_tools` field of a check that reads the tool log (`Conversation.tool_log`).
+
+    The loader sets it from the definition's setting (eval/conftest.yml for a scenario, `sop.framework_tools`
+    for an SOP file), so the list reaches the check with its definition; the default is SPEC's list.
+    """
+    return field(default=FRAMEWORK_TOOLS, repr=False)
 
 
 def at(event: Event) -> str:

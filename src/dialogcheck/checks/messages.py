@@ -13,7 +13,7 @@ from functools import cached_property
 from ..events.model import BotMessage, Button, Conversation, Event
 from ..events.values import show
 from .base import Check, CheckResult, EventCheck, at
-from .patterns import search
+from .patterns import one_budget, search
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,8 @@ class BotUttered(EventCheck):
         name = f" {event.utter_name}" if event.utter_name else ""
         return f"bot message{name} {show(event.text, 50)}"
 
+    evaluate = one_budget(EventCheck.evaluate)
+
 
 @dataclass(frozen=True)
 class BotDidNotUtter(Check):
@@ -129,6 +131,7 @@ class BotDidNotUtter(Check):
         """The `bot_uttered` this check negates, built once per check rather than once per conversation."""
         return BotUttered(self.match)
 
+    @one_budget
     def evaluate(self, conversation: Conversation) -> CheckResult:
         uttered = self._uttered
         found = uttered.first_match(conversation)

@@ -1,52 +1,207 @@
-"""Regular expressions from user files, with a time limit.
+"""Regular expressions from user files: bounded when compiled, and one time budget per check.
 
 Patterns in `text_matches`, `matches` and `pattern` come from files a
-pipeline did not write; one with catastrophic backtracking (`(a|aa)+$`) must
-not hang a batch. They are compiled and run by the `regex` engine (with the
-syntax and meaning of Python's `re`, which is its default V0 mode) and every
-search has a time limit: past it the check is an `error` that names the
-pattern, never a hang and never a silent pass or fail.
+pipeline did not write. They are compiled and run by the `regex` engine (with
+the syntax and meaning of Python's `re`, its default V0 mode), with two bounds:
+
+- compiling: the engine copies a repeated part once per repeat
+  (`a{1000000000}` asks for gigabytes) and parses nesting by recursion, so a
+  pattern's length, its repeat counts, its nesting and its size once repeats
+  are copied are checked first, on the engine's own parse of it (which copies
+  nothing): past a limit it is a load error naming the limit;
+- searching: all the searches one check makes on one conversation share one
+  wall-clock budget, `CHECK_BUDGET`; a catastrophic pattern (`(a|aa)+$`) makes
+  that check an `error` naming the pattern, never a hang, never a silent pass
+  or fail, however many messages the conversation holds.
+
+The engine measures its own time limit in CPU time of the whole process, so
+each search is given what is left of the check's wall-clock budget: a search
+never starts after the deadline, and the searches of one check together use
+at most the budget in CPU time.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from contextvars import ContextVar
+from functools import lru_cache, wraps
+from time import monotonic
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import regex
 
-#: Seconds one search of one message may take.
-SEARCH_TIMEOUT = 1.0
+#: Characters a pattern may hold: a long alternation of phrases fits; a generated monster does not.
+MAX_PATTERN_CHARS = 1_000
+#: Largest count in `{m}`, `{m,}`, `{m,n}` (Python's `re` takes up to 4,294,967,295).
+MAX_REPEAT = 1_000
+#: Groups, repeats and lookarounds inside one another.
+MAX_NESTING = 50
+#: Parts of the parsed pattern once each repeated part is copied as many times as it must match at least: what
+#: compiling costs in memory (up to about 300 bytes a part: `x{10000}` takes 3 MB, `x{1000000}` 270 MB).
+MAX_PARTS = 10_000
+#: Wall-clock seconds all the searches of one check on one conversation may take together.
+CHECK_BUDGET = 1.0
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class PatternTimeout(Exception):
-    """A search ran past its time limit."""
+    """The searches of one check ran past its time budget."""
 
 
 class PatternError(ValueError):
     """The pattern does not compile; the message says why."""
 
 
-@lru_cache(maxsize=1024)
-def compile_pattern(pattern: str) -> regex.Pattern:
-    import regex  # here, not at the top: a file without patterns never pays for the engine
+class PatternTooLarge(PatternError):
+    """The pattern compiles to more than a limit allows; the message names the limit."""
+
+
+# --- compiling, bounded ------------------------------------------------------------------------
+
+
+def _parse(pattern: str) -> Any:
+    """The `regex` engine's own parse tree of `pattern`, as `regex.compile` builds it before compiling (it copies nothing).
+
+    Its own parser, so flags, verbose mode, sets and comments mean exactly what they will mean when compiled.
+    A global flag written mid-pattern makes the engine parse again with it from the start; so does this.
+    """
+    from regex import _regex_core as core
+
+    global_flags = 0
+    while True:
+        source = core.Source(pattern)
+        info = core.Info(global_flags, source.char_type, {})
+        info.guess_encoding = core.UNICODE
+        source.ignore_space = bool(info.flags & core.VERBOSE)
+        try:
+            return core._parse_pattern(source, info)
+        except core._UnscopedFlagSet:
+            global_flags = info.global_flags
+
+
+def _children(node: Any) -> list[Any]:
+    """The parts a parsed node holds, whatever the attribute the engine keeps them in."""
+    from regex._regex_core import RegexBase
+
+    found = []
+    for value in vars(node).values():
+        if isinstance(value, RegexBase):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(item for item in value if isinstance(item, RegexBase))
+    return found
+
+
+def _measure(node: Any, depth: int) -> int:
+    """The node's size once repeats are copied; raises `PatternTooLarge` past a count or the nesting limit."""
+    from regex._regex_core import Branch, Sequence
+
+    children = _children(node)
+    if children and not isinstance(node, (Sequence, Branch)):  # the parser's glue is no nesting the user wrote
+        depth += 1
+        if depth > MAX_NESTING:
+            raise PatternTooLarge(f"groups, repeats and lookarounds nest more than {MAX_NESTING} levels deep (the limit)")
+    inner = sum(_measure(child, depth) for child in children)
+    if hasattr(node, "min_count"):  # a repeat: `*`, `+`, `?`, `{m,n}`
+        for count in (node.min_count, node.max_count):
+            if count is not None and count > MAX_REPEAT:
+                raise PatternTooLarge(f"a repeat count of {count:,} is more than the limit of {MAX_REPEAT:,}")
+        inner *= max(node.min_count, 1)
+    return 1 + inner
+
+
+def check_bounds(pattern: str) -> None:
+    """Raise `PatternTooLarge` when compiling `pattern` would pass a limit; invalid patterns are left to the compiler."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise PatternTooLarge(f"the pattern is {len(pattern):,} characters long, more than the limit of {MAX_PATTERN_CHARS:,}")
+    import regex
 
     try:
+        tree = _parse(pattern)
+    except (regex.error, ValueError):  # ValueError: flags that exclude each other, `(?a)(?u)`
+        return  # `regex.compile` reports it in its own words
+    except RecursionError:
+        raise PatternTooLarge(f"groups nest more than {MAX_NESTING} levels deep (the limit)") from None
+    parts = _measure(tree, 0)
+    if parts > MAX_PARTS:
+        raise PatternTooLarge(
+            f"its repeats copy it to {parts:,} parts, more than the limit of {MAX_PARTS:,} (counts of nested repeats multiply)"
+        )
+
+
+@lru_cache(maxsize=128)
+def compile_pattern(pattern: str) -> regex.Pattern:
+    """The compiled pattern, within the limits above; raises `PatternError` (a `PatternTooLarge` past a limit)."""
+    import regex  # here, not at the top: a file without patterns never pays for the engine
+
+    check_bounds(pattern)
+    try:
         return regex.compile(pattern)
-    except regex.error as err:
+    except (regex.error, ValueError) as err:  # ValueError: flags that exclude each other, `(?V0V1)`
         raise PatternError(str(err)) from None
 
 
-def search(pattern: str, text: str, timeout: float | None = None) -> bool:
-    """`re.search(pattern, text) is not None`, within `timeout` seconds (default SEARCH_TIMEOUT)."""
+# --- searching, within one budget per check -------------------------------------------------------
+
+
+class _Budget:
+    """The deadline the searches of one check share; set by the first search."""
+
+    __slots__ = ("deadline", "searches")
+
+    def __init__(self) -> None:
+        self.deadline: float | None = None
+        self.searches = 0
+
+
+_BUDGET: ContextVar[_Budget | None] = ContextVar("dialogcheck_search_budget", default=None)
+
+
+def one_budget(evaluate: F) -> F:
+    """Decorate a check's `evaluate`: every search it makes, however many messages it reads, shares one `CHECK_BUDGET`.
+
+    The budget is scoped to the call, not kept on the check (checks are frozen and shared by every conversation).
+    """
+
+    @wraps(evaluate)
+    def evaluate_within_budget(self: Any, conversation: Any) -> Any:
+        if _BUDGET.get() is not None:  # called from inside another check's evaluation: its budget holds
+            return evaluate(self, conversation)
+        token = _BUDGET.set(_Budget())
+        try:
+            return evaluate(self, conversation)
+        finally:
+            _BUDGET.reset(token)
+
+    return evaluate_within_budget  # type: ignore[return-value]
+
+
+def search(pattern: str, text: str) -> bool:
+    """`re.search(pattern, text) is not None`, within what is left of the current check's budget.
+
+    Outside a check's evaluation (a direct call) the search has a budget of its own.
+    """
+    budget = _BUDGET.get() or _Budget()
+    now = monotonic()
+    if budget.deadline is None:
+        budget.deadline = now + CHECK_BUDGET
+    budget.searches += 1
+    left = budget.deadline - now
+    if left <= 0:
+        raise _out_of_time(pattern, text, budget)
     try:
         # Positional (string, pos, endpos, concurrent, partial, timeout): `timeout=` as a keyword costs
         # more than the search of a short message. test_patterns pins the order.
-        return compile_pattern(pattern).search(text, None, None, None, False, SEARCH_TIMEOUT if timeout is None else timeout) is not None
+        return compile_pattern(pattern).search(text, None, None, None, False, left) is not None
     except TimeoutError:
-        limit = SEARCH_TIMEOUT if timeout is None else timeout
-        raise PatternTimeout(
-            f"the pattern /{pattern}/ took longer than {limit:g} s on a {len(text):,}-character text "
-            "(it backtracks catastrophically: simplify it)"
-        ) from None
+        raise _out_of_time(pattern, text, budget) from None
+
+
+def _out_of_time(pattern: str, text: str, budget: _Budget) -> PatternTimeout:
+    searches = f"{budget.searches:,} searches" if budget.searches != 1 else "1 search"
+    return PatternTimeout(
+        f"the pattern /{pattern}/ ran out of the check's {CHECK_BUDGET:g} s for searching ({searches},"
+        f" the last on a {len(text):,}-character text): it backtracks catastrophically: simplify it"
+    )

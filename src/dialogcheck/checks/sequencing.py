@@ -12,6 +12,7 @@ from functools import cached_property
 
 from ..events.model import Conversation, Event
 from .base import Check, CheckResult, EventCheck, at
+from .patterns import one_budget
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class Sequencing(Check):
     def label(self) -> str:
         return "sequencing " + " → ".join(step.label for step in self.steps)
 
+    @one_budget
     def evaluate(self, conversation: Conversation) -> CheckResult:
         matched: list[Event] = []
         after = -1

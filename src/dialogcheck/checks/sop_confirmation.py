@@ -16,8 +16,8 @@ from operator import attrgetter
 
 from ..events.model import BotMessage, Conversation, ToolRun
 from ..events.values import show
-from .base import Check, CheckResult, Outcome, at
-from .patterns import search
+from .base import Check, CheckResult, Outcome, at, framework_tools_field
+from .patterns import one_budget, search
 from .sop_tools import SHOWN_CALLS, calls_of, slug_name
 
 DEFAULT_WINDOW = 4
@@ -36,6 +36,7 @@ class ConfirmationRequested(Check):
     pattern: str
     catalog_slug: str | None = None
     within_last_n_turns: int = DEFAULT_WINDOW
+    framework_tools: frozenset[str] = framework_tools_field()
 
     @cached_property
     def label(self) -> str:
@@ -52,9 +53,10 @@ class ConfirmationRequested(Check):
         first = max(0, call.turn - (self.within_last_n_turns - 1))
         return f"turn {call.turn}" if first == call.turn else f"turns {first}-{call.turn}"
 
+    @one_budget
     def evaluate(self, conversation: Conversation) -> CheckResult:
         name = slug_name(self.before_tool_slug, self.catalog_slug)
-        calls = calls_of(conversation, self.before_tool_slug, self.catalog_slug)
+        calls = calls_of(conversation.tool_log(self.framework_tools), self.before_tool_slug, self.catalog_slug)
         if not calls:
             return CheckResult(self, Outcome.SKIP, f"{name} was never called, so no confirmation was needed")
         confirmed: list[tuple[ToolRun, BotMessage]] = []

@@ -16,8 +16,8 @@ import orjson
 
 from ..events.model import Conversation, ToolRun
 from ..events.values import is_number, json_equal, show
-from .base import Check, CheckResult, at
-from .patterns import search
+from .base import Check, CheckResult, at, framework_tools_field
+from .patterns import one_budget, search
 from .sop_tools import SHOWN_CALLS, calls_of, describe_log, slug_name
 
 INPUT_OPS = ("exists", "equals", "matches", "gt", "lt")
@@ -162,6 +162,7 @@ class _FieldsCheck(Check):
     tool_slug: str
     assertions: tuple[FieldAssertion, ...]
     catalog_slug: str | None = None
+    framework_tools: frozenset[str] = framework_tools_field()
 
     ops: ClassVar[tuple[str, ...]]
     noun: ClassVar[str]
@@ -177,11 +178,13 @@ class _FieldsCheck(Check):
         root = self.subject(run)
         return [text for a in self.assertions if (text := a.failure(root, self.noun)) is not None]
 
+    @one_budget
     def evaluate(self, conversation: Conversation) -> CheckResult:
         name = slug_name(self.tool_slug, self.catalog_slug)
-        calls = calls_of(conversation, self.tool_slug, self.catalog_slug)
+        log = conversation.tool_log(self.framework_tools)
+        calls = calls_of(log, self.tool_slug, self.catalog_slug)
         if not calls:
-            return self.result(False, f"{name} was never called, so its {self.noun} cannot be checked; {describe_log(conversation)}")
+            return self.result(False, f"{name} was never called, so its {self.noun} cannot be checked; {describe_log(log)}")
         misses: list[tuple[ToolRun, list[str]]] = []
         for run in calls:
             failed = self.failures(run)

@@ -1,8 +1,9 @@
 """SOP tool-log evaluators: `tool_called`, `tool_sequence`, `no_tool_called`.
 
-They read only the tool log (counted runs, framework tools left out) and
-share one name resolution, so `catalogSlug` means the same in every SOP
-evaluator (SPEC sections 3 and 10, "Catalog").
+They read only the tool log (counted runs: framework tools left out, by the
+list the SOP was loaded with) and share one name resolution, so
+`catalogSlug` means the same in every SOP evaluator (SPEC sections 3 and 10,
+"Catalog").
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ..events.model import Conversation, ToolRun
-from .base import Check, CheckResult, at
+from .base import Check, CheckResult, at, framework_tools_field
 
 #: How many calls an explanation lists before it says "and N more".
 SHOWN_CALLS = 8
@@ -32,9 +33,9 @@ def resolves(run: ToolRun, tool_slug: str, catalog_slug: str | None = None) -> b
     return False
 
 
-def calls_of(conversation: Conversation, tool_slug: str, catalog_slug: str | None = None) -> list[ToolRun]:
-    """The tool-log calls of one tool, in order."""
-    return [run for run in conversation.counted_tool_runs if resolves(run, tool_slug, catalog_slug)]
+def calls_of(log: Sequence[ToolRun], tool_slug: str, catalog_slug: str | None = None) -> list[ToolRun]:
+    """The calls of one tool in a tool log, in order."""
+    return [run for run in log if resolves(run, tool_slug, catalog_slug)]
 
 
 def slug_name(tool_slug: str, catalog_slug: str | None) -> str:
@@ -53,9 +54,8 @@ def listing(runs: Sequence[ToolRun], limit: int = SHOWN_CALLS) -> str:
     return shown + (f" and {len(runs) - limit} more" if len(runs) > limit else "")
 
 
-def describe_log(conversation: Conversation) -> str:
+def describe_log(log: Sequence[ToolRun]) -> str:
     """What the tool log held, for a failure: every call looked at."""
-    log = conversation.counted_tool_runs
     if not log:
         return "the tool log is empty (no counted tool calls)"
     return f"tool log ({len(log)} call{'s' if len(log) != 1 else ''}): {listing(log)}"
@@ -69,16 +69,18 @@ class ToolCalled(Check):
 
     tool_slug: str
     catalog_slug: str | None = None
+    framework_tools: frozenset[str] = framework_tools_field()
 
     @cached_property
     def label(self) -> str:
         return f"tool_called {self.tool_slug}"
 
     def evaluate(self, conversation: Conversation) -> CheckResult:
-        calls = calls_of(conversation, self.tool_slug, self.catalog_slug)
+        log = conversation.tool_log(self.framework_tools)
+        calls = calls_of(log, self.tool_slug, self.catalog_slug)
         name = slug_name(self.tool_slug, self.catalog_slug)
         if not calls:
-            return self.result(False, f"{name} was never called; {describe_log(conversation)}")
+            return self.result(False, f"{name} was never called; {describe_log(log)}")
         more = f" ({len(calls)} calls: {listing(calls)})" if len(calls) > 1 else ""
         return self.result(True, f"{name} called at {at(calls[0])}{more}", [run.index for run in calls])
 
@@ -97,6 +99,7 @@ class ToolSequence(Check):
     sequence: tuple[str, ...]
     contiguous: bool
     catalog_slug: str | None = None
+    framework_tools: frozenset[str] = framework_tools_field()
 
     @cached_property
     def label(self) -> str:
@@ -114,13 +117,13 @@ class ToolSequence(Check):
         return any(resolves(run, slug, self.catalog_slug) for slug in slugs)
 
     def evaluate(self, conversation: Conversation) -> CheckResult:
-        log = conversation.counted_tool_runs
-        return self._contiguous(conversation, log) if self.contiguous else self._gapped(conversation, log)
+        log = conversation.tool_log(self.framework_tools)
+        return self._contiguous(log) if self.contiguous else self._gapped(log)
 
     def _chain(self, matched: Sequence[ToolRun]) -> str:
         return ", ".join(call_name(run) for run in matched)
 
-    def _gapped(self, conversation: Conversation, log: Sequence[ToolRun]) -> CheckResult:
+    def _gapped(self, log: Sequence[ToolRun]) -> CheckResult:
         # Earliest match each time: if any in-order choice exists, this finds one.
         matched: list[ToolRun] = []
         start = 0
@@ -129,13 +132,13 @@ class ToolSequence(Check):
             if found is None:
                 after = f" after {call_name(matched[-1])}" if matched else ""
                 so_far = f"matched {self._chain(matched)}; " if matched else ""
-                detail = f"{so_far}no call of `{element}`{after}; {describe_log(conversation)}"
+                detail = f"{so_far}no call of `{element}`{after}; {describe_log(log)}"
                 return self.result(False, detail, [run.index for run in matched])
             matched.append(log[found])
             start = found + 1
         return self.result(True, f"in order: {self._chain(matched)}", [run.index for run in matched])
 
-    def _contiguous(self, conversation: Conversation, log: Sequence[ToolRun]) -> CheckResult:
+    def _contiguous(self, log: Sequence[ToolRun]) -> CheckResult:
         best: list[ToolRun] = []
         best_next: ToolRun | None = None
         for start in range(len(log)):
@@ -153,11 +156,11 @@ class ToolSequence(Check):
                 best = matched
                 best_next = log[start + run_length] if start + run_length < len(log) else None
         if not best:
-            detail = f"no call of `{self.sequence[0]}`; {describe_log(conversation)}"
+            detail = f"no call of `{self.sequence[0]}`; {describe_log(log)}"
             return self.result(False, detail, [])
         wanted = f"`{self.sequence[len(best)]}`"
         instead = f"then {call_name(best_next)} instead of {wanted}" if best_next else f"then the log ended before {wanted}"
-        detail = f"longest consecutive run: {self._chain(best)}, {instead}; {describe_log(conversation)}"
+        detail = f"longest consecutive run: {self._chain(best)}, {instead}; {describe_log(log)}"
         return self.result(False, detail, [run.index for run in best])
 
 
@@ -169,13 +172,14 @@ class NoToolCalled(Check):
 
     tool_slugs: tuple[str, ...]
     catalog_slug: str | None = None
+    framework_tools: frozenset[str] = framework_tools_field()
 
     @cached_property
     def label(self) -> str:
         return "no_tool_called " + ", ".join(self.tool_slugs)
 
     def evaluate(self, conversation: Conversation) -> CheckResult:
-        log = conversation.counted_tool_runs
+        log = conversation.tool_log(self.framework_tools)
         hits = [run for run in log if any(resolves(run, slug, self.catalog_slug) for slug in self.tool_slugs)]
         names = ", ".join(slug_name(slug, self.catalog_slug) for slug in self.tool_slugs)
         if hits:

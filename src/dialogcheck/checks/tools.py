@@ -9,7 +9,7 @@ from typing import Any
 
 from ..events.model import Conversation, Event, Record, ToolRun
 from ..events.values import json_equal, show
-from .base import Check, CheckResult, EventCheck, at, was
+from .base import Check, CheckResult, EventCheck, at, framework_tools_field, was
 
 #: Stands for an argument the run did not have, in `ToolExecuted._differences`.
 _MISSING = object()
@@ -175,6 +175,7 @@ class ToolsWithinOneTurn(Check):
     calls: tuple[ToolExecuted, ...]
     allow_extra_calls: bool
     ordered: bool = False
+    framework_tools: frozenset[str] = framework_tools_field()
 
     @cached_property
     def label(self) -> str:
@@ -192,7 +193,7 @@ class ToolsWithinOneTurn(Check):
 
     def evaluate(self, conversation: Conversation) -> CheckResult:
         by_turn: dict[int, list[ToolRun]] = {}
-        for run in conversation.counted_tool_runs:
+        for run in conversation.tool_log(self.framework_tools):
             by_turn.setdefault(run.turn, []).append(run)
         if not by_turn:
             return self.result(False, "no counted tool run was recorded in any turn")

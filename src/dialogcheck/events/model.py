@@ -20,7 +20,8 @@ from typing import Any, ClassVar, Literal
 import msgspec
 import orjson
 
-#: Mantle's lifecycle tools: recorded as `tool_executed`, never counted as tool runs.
+#: Mantle's lifecycle tools: recorded as `tool_executed`, never counted as tool runs. The default of the
+#: `framework_tools` setting (eval/conftest.yml, SOP files), for agents that own a tool of such a name.
 FRAMEWORK_TOOLS: frozenset[str] = frozenset(
     {
         "activate",
@@ -269,8 +270,24 @@ class Conversation:
 
     @_cached
     def counted_tool_runs(self) -> Sequence[ToolRun]:
-        """The tool log: `tool_executed` events that are not framework tools."""
-        return [run for run in self.tool_runs if run.counted]
+        """The tool log under the default framework-tool list (`FRAMEWORK_TOOLS`)."""
+        return self.tool_log(FRAMEWORK_TOOLS)
+
+    @_cached
+    def _tool_logs(self) -> dict[frozenset[str], Sequence[ToolRun]]:
+        return {}
+
+    def tool_log(self, framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> Sequence[ToolRun]:
+        """The tool log: `tool_executed` events whose tool is not in `framework_tools`, in order.
+
+        Each check passes the list its definition was loaded with; the log is built once per list and
+        conversation, so the checks of one scenario share it.
+        """
+        logs = self._tool_logs
+        log = logs.get(framework_tools)
+        if log is None:
+            log = logs[framework_tools] = [run for run in self.tool_runs if run.tool_name not in framework_tools]
+        return log
 
     @_cached
     def bot_messages(self) -> Sequence[BotMessage]:

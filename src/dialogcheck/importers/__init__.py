@@ -5,17 +5,23 @@ lazy (a JSONL of many conversations is converted one at a time), and every
 problem names the file, line and column of the source value. An imported
 conversation is read back through the native event reader before it is
 handed out, so `dialogcheck import` never writes what `check` would refuse.
+
+A file read as the wrong format fails on every item in the same way; when its
+first item looks like another format, that is said once instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
+from ..errors import LoadError
 from ..events.load import conversation_files
 from ..events.model import Conversation
 from . import openai_messages, rasa_proto, rasa_tracker, tau2, tau_bench
 from ._build import ImportedConversation
+from ._records import file_items
 
 Reader = Callable[[str | Path], Iterator[ImportedConversation]]
 
@@ -29,13 +35,77 @@ IMPORTERS: dict[str, Reader] = {
 }
 
 
+#: What each format's files hold, as a message names it.
+FORMAT_NAMES = {
+    "rasa-tracker": "native tracker events",
+    "rasa-proto": "Mantle ProtoJSON events",
+    "openai": "OpenAI chat messages",
+    "tau-bench": "tau-bench trajectories",
+    "tau2": "tau2-bench simulation results",
+}
+assert FORMAT_NAMES.keys() == IMPORTERS.keys()
+#: Keys of a tau2 simulation run that an OpenAI conversation object does not have.
+_TAU2_RUN_KEYS = {"termination_reason", "reward_info", "task_id", "trial"}
+#: Keys of a ProtoJSON event envelope that a native event does not have.
+_PROTO_KEYS = {"sequence", "event_id", "deployment_environment"}
+
+
+def guess_format(item: Any) -> str | None:
+    """The format one item of a file (its first is enough) is written in, or None when it looks like none of them."""
+    if isinstance(item, list):
+        first = item[0] if item else None
+        return guess_format(first) if isinstance(first, dict) and ("role" in first or "event" in first) else None
+    if not isinstance(item, dict):
+        return None
+    if "traj" in item:
+        return "tau-bench"
+    if "simulations" in item or ("messages" in item and _TAU2_RUN_KEYS & item.keys()):
+        return "tau2"
+    if "messages" in item or "role" in item:
+        return "openai"
+    if "event" in item:
+        return "rasa-tracker"
+    if _PROTO_KEYS & item.keys():
+        return "rasa-proto"
+    events = item.get("events")
+    first = next((event for event in events if isinstance(event, dict)), None) if isinstance(events, list) else None
+    return guess_format(first) if first is not None and ("event" in first or _PROTO_KEYS & first.keys()) else None
+
+
+def _other_format(path: str | Path, fmt: str) -> LoadError | None:
+    """One error naming the format the file is in, when its first item looks like another than `fmt` and reads as that.
+
+    Reading it as the guess is the proof: a file of `fmt` with a mistake in it keeps its own errors.
+    """
+    try:
+        first = next(iter(file_items(path)), None)
+        guess = guess_format(first.value) if first is not None else None
+        if guess is None or guess == fmt:
+            return None
+        next(iter(IMPORTERS[guess](path)))
+    except (LoadError, ValueError, StopIteration):
+        return None
+    message = f"this looks like {FORMAT_NAMES[guess]}, not {FORMAT_NAMES[fmt]} (`{fmt}`): the format is `{guess}`"
+    return LoadError([first.problem(message)])
+
+
+def _naming_the_format(conversations: Iterator[ImportedConversation], path: str | Path, fmt: str) -> Iterator[ImportedConversation]:
+    try:
+        yield from conversations
+    except LoadError as err:
+        raise _other_format(path, fmt) or err from None
+
+
 def import_file(path: str | Path, fmt: str) -> Iterator[ImportedConversation]:
-    """Every conversation of one file in format `fmt`, converted lazily; bad input raises `LoadError`."""
+    """Every conversation of one file in format `fmt`, converted lazily; bad input raises `LoadError`.
+
+    When the file fails and its first item looks like another format, the one error says which.
+    """
     try:
         reader = IMPORTERS[fmt]
     except KeyError:
         raise ValueError(f"unknown import format {fmt!r}: expected one of {', '.join(IMPORTERS)}") from None
-    return reader(path)
+    return _naming_the_format(reader(path), path, fmt)
 
 
 def iter_imported_conversations(paths: Iterable[str | Path], fmt: str) -> Iterator[Conversation]:
@@ -45,4 +115,4 @@ def iter_imported_conversations(paths: Iterable[str | Path], fmt: str) -> Iterat
             yield imported.conversation
 
 
-__all__ = ["IMPORTERS", "ImportedConversation", "import_file", "iter_imported_conversations"]
+__all__ = ["FORMAT_NAMES", "IMPORTERS", "ImportedConversation", "guess_format", "import_file", "iter_imported_conversations"]

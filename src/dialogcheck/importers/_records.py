@@ -11,6 +11,7 @@ column of that value, not just at the item.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +26,8 @@ from ..events.parse import json_type
 
 JsonPath = tuple[str | int, ...]
 _DECODER = json.JSONDecoder()
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LOW_SURROGATE_ESCAPE = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
 class ItemProblem(ValueError):
@@ -99,8 +102,8 @@ class Item:
         return Problem(message, self.file, line, column)
 
 
-def jsonl_items(path: Path) -> Iterator[Item]:
-    """Each non-blank line of a JSONL file, parsed as it is read."""
+def jsonl_items(path: Path, list_key: str | None = None) -> Iterator[Item]:
+    """Each non-blank line of a JSONL file, parsed as it is read (with `list_key`, see `document_items`)."""
     file = str(path)
     index = 0
     with path.open("rb") as handle:
@@ -112,6 +115,13 @@ def jsonl_items(path: Path) -> Iterator[Item]:
                 value = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 raise json_load_error(json_error_at(text), file, text, lineno) from None
+            if list_key is not None and isinstance(value, dict) and isinstance(value.get(list_key), list):
+                # A whole document on one line (`json.dump` without indent): its list, as `document_items` reads it.
+                try:
+                    yield from _array_items(text, _step_into(text, _skip_ws(text, 0), list_key), file, False, lineno)  # type: ignore[arg-type]
+                except json.JSONDecodeError as err:
+                    raise json_load_error(err, file, text, lineno) from None
+                continue
             yield Item(value, file, text, 0, lineno, index)
             index += 1
 
@@ -122,16 +132,38 @@ def json_error_at(text: str) -> json.JSONDecodeError:
         json.loads(text)
     except json.JSONDecodeError as err:
         return err
-    return json.JSONDecodeError("unexpected content", text, 0)
+    return lone_surrogate_error(text) or json.JSONDecodeError("unexpected content", text, 0)
 
 
-def _array_items(text: str, i: int, file: str, top_level: bool = True) -> Iterator[Item]:
+def lone_surrogate_error(text: str) -> json.JSONDecodeError | None:
+    """The error for the first `\\ud800`-style escape in `text` that is not half of a surrogate pair, or None.
+
+    The standard library's decoder reads a lone surrogate into a string no UTF-8 output can hold (orjson
+    refuses it), so an imported conversation or a derived scenario holding one could never be written.
+    """
+    if "\\u" not in text:
+        return None
+    paired_until = -1
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        start = before = match.start()
+        while before and text[before - 1] == "\\":
+            before -= 1
+        if start < paired_until or (start - before) % 2:  # the low half of a pair, or an escaped backslash and text
+            continue
+        if int(match.group()[2:], 16) <= 0xDBFF and _LOW_SURROGATE_ESCAPE.match(text, match.end()):
+            paired_until = match.end() + 6
+            continue
+        return json.JSONDecodeError(f"`{match.group().lower()}` is half of a UTF-16 surrogate pair, not a character", text, start)
+    return None
+
+
+def _array_items(text: str, i: int, file: str, top_level: bool = True, first_line: int = 1) -> Iterator[Item]:
     """Each element of the JSON list starting at `i`, decoded one at a time."""
     i = _skip_ws(text, i + 1)
     index = 0
     while i < len(text) and text[i] != "]":
         value, end = _DECODER.raw_decode(text, i)
-        yield Item(value, file, text, i, 1, index)
+        yield Item(value, file, text, i, first_line, index)
         index += 1
         i = _skip_ws(text, end)
         if i < len(text) and text[i] == ",":
@@ -155,6 +187,9 @@ def document_items(path: Path, list_key: str | None = None) -> Iterator[Item]:
     text = decode_utf8(path.read_bytes(), file)
     start = _skip_ws(text, 0)
     try:
+        lone = lone_surrogate_error(text)
+        if lone is not None:
+            raise lone
         if text[start:start + 1] == "[":
             yield from _array_items(text, start, file)
             return
@@ -173,7 +208,7 @@ def file_items(path: str | Path, list_key: str | None = None) -> Iterator[Item]:
     path = Path(path)
     try:
         if looks_like_jsonl(path, objects_only=True):
-            yield from jsonl_items(path)
+            yield from jsonl_items(path, list_key)
         else:
             yield from document_items(path, list_key)
     except OSError as err:

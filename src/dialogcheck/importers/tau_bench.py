@@ -23,16 +23,37 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..events.parse import json_type
 from ._build import Draft, ImportedConversation, convert_items, expect
-from ._records import Item, file_items
+from ._records import Item, ItemProblem, file_items
 from .openai_messages import Dialect, convert_messages
 
 TAU_BENCH = Dialect(first_call_only=True, text_beside_calls_shown=False, error_prefix="Error")
 
 
+def task_id_of(entry: dict[str, Any]) -> int | str | None:
+    """The run's `task_id`: an integer or a plain string (it names conversations and derived scenario files), or None.
+
+    An object, a list, a number with a fraction, or a string holding a control character (a NUL, a line
+    break) is bad input at the id's place, never a name.
+    """
+    task_id = entry.get("task_id")
+    if task_id is None or (isinstance(task_id, int) and not isinstance(task_id, bool)):
+        return task_id
+    if not isinstance(task_id, str):
+        found = f"the number {task_id!r}" if isinstance(task_id, float) else json_type(task_id)
+        raise ItemProblem(f"`task_id` must be an integer or a string, got {found}", ("task_id",))
+    if not task_id.strip():
+        raise ItemProblem("`task_id` must not be empty", ("task_id",))
+    bad = next((char for char in task_id if ord(char) < 0x20 or ord(char) == 0x7F), None)
+    if bad is not None:
+        raise ItemProblem(f"`task_id` holds the control character {bad!r}: expected a plain name", ("task_id",))
+    return task_id
+
+
 def trajectory_id(entry: dict[str, Any], index: int) -> str:
     """`task-3-trial-1`, or the run's position in the file when the ids are missing."""
-    task_id, trial = entry.get("task_id"), entry.get("trial")
+    task_id, trial = task_id_of(entry), entry.get("trial")
     if task_id is None:
         return f"run-{index + 1}"
     return f"task-{task_id}-trial-{trial}" if trial is not None else f"task-{task_id}"

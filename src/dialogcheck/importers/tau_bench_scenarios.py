@@ -51,9 +51,11 @@ from typing import Any
 
 import orjson
 
+from .._paths import safe_file_name
 from ..errors import LoadError
 from ._build import expect
 from ._records import Item, ItemProblem, file_items
+from .tau_bench import task_id_of
 
 READ_TOOLS: dict[str, frozenset[str]] = {
     "airline": frozenset(
@@ -195,7 +197,8 @@ def _task(item: Item) -> tuple[Any, dict[str, Any], str]:
     outputs = expect(task.get("outputs", []), list, "info.task.outputs", (*where, "outputs"))
     for i, output in enumerate(outputs):
         expect(output, str, "output", (*where, "outputs", i))
-    task_id = entry.get("task_id", item.index)
+    task_id = task_id_of(entry)
+    task_id = item.index if task_id is None else task_id
     domain = domain_of({a["name"] for a in actions} | _called(entry))
     return task_id, {**task, "outputs": outputs}, domain
 
@@ -205,8 +208,13 @@ def derive_scenarios(path: str | Path) -> Iterator[tuple[str, str]]:
 
     The trials of a task normally embed the same task; when one embeds a
     different version, that version gets its own scenario, suffixed by a hash.
+    A slug is a safe file name (`safe_file_name`): a `task_id` such as
+    `../../x` names a file in the scenarios folder, never outside it. Two tasks
+    whose slugs would name the same file (`a/b` and `a_b~…`, or `T1` and `t1`
+    on a case-blind file system) are bad input, never one overwriting the other.
     """
     seen: dict[Any, set[bytes]] = {}
+    slugs: dict[str, tuple[Any, Item]] = {}  # case-folded slug -> the task that took it
     for item in file_items(path):
         try:
             task_id, task, domain = _task(item)
@@ -220,4 +228,20 @@ def derive_scenarios(path: str | Path) -> Iterator[tuple[str, str]]:
         if versions:
             slug += "-" + hashlib.sha256(digest).hexdigest()[:8]
         versions.add(digest)
+        slug = safe_file_name(slug)
+        _claim(slugs, slug, task_id, item)
         yield slug, scenario_yaml(task_id, task, domain)
+
+
+def _claim(slugs: dict[str, tuple[Any, Item]], slug: str, task_id: Any, item: Item) -> None:
+    """Take the file name `slug` for `task_id`, or raise `LoadError` when another task has it."""
+    taken = slugs.get(slug.casefold())
+    if taken is not None:
+        other, where = taken
+        line, _ = where.position(("task_id",))
+        message = (
+            f"task {task_id!r} and task {other!r} (line {line}) would both be written as the scenario file"
+            f" `{slug}.yml`: give them ids that differ in more than case or punctuation"
+        )
+        raise LoadError([item.problem(message, ("task_id",))])
+    slugs[slug.casefold()] = (task_id, item)

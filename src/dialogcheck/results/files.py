@@ -13,15 +13,14 @@ batch takes only a new or empty folder, and holds its lock while it runs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-import hashlib
 import os
-import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from .._paths import safe_file_name
 from .._redact import redact
 from .._shown import cut
 from ..report.data import conversation_dict
@@ -32,10 +31,6 @@ from .model import RunRecord, scenario_stats
 from .plan import Plan, read_plan
 
 PLAN = "plan.json"
-#: Longest folder name a slug keeps as it is (file systems allow 255 bytes; this leaves room to spare).
-MAX_SLUG_BYTES = 120
-#: Characters no slug folder may hold: path separators, NUL and control characters, and what Windows refuses.
-_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
 SUMMARY_JSON = "summary.json"
 SUMMARY_TXT = "summary.txt"
 
@@ -138,16 +133,9 @@ def slug_folder(slug: str) -> str:
     """The folder a scenario's runs go in: the slug itself when it is a plain name, else a safe name made from it.
 
     A slug comes from a file name or from library code, so it may be `..`, hold a `/`, a NUL or be
-    very long; none of these may place a file outside the results folder. The safe name keeps the
-    readable part and adds a hash of the whole slug, so two slugs never share a folder.
+    very long; none of these may place a file outside the results folder (`safe_file_name`).
     """
-    if not _UNSAFE.search(slug) and slug.strip(". ") and not slug.endswith((".", " ")) and len(slug.encode()) <= MAX_SLUG_BYTES:
-        return slug
-    readable = _UNSAFE.sub("_", slug).strip(". ")
-    while len(readable.encode()) > MAX_SLUG_BYTES - 20:
-        readable = readable[:-1]
-    digest = hashlib.sha256(slug.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"{readable.rstrip('. ')}~{digest}" if readable else f"slug~{digest}"
+    return safe_file_name(slug)
 
 
 def new_folder(parent: Path, name: str) -> Path:

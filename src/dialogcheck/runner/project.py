@@ -116,7 +116,7 @@ def _project(config: ProjectConfig, files: Sequence[Path]) -> Project:
     digests: dict[str, str] = {}
     for file in files:
         try:
-            scenario = load_scenario(file)
+            scenario = load_scenario(file, framework_tools=config.framework_tools)
             digests[scenario.path] = _digest(file)
         except LoadError as err:
             problems.extend(err.problems)

@@ -7,6 +7,7 @@ raw data and never re-validates.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from .._fields import Fields, Problems
 from .._yaml import Pos, YMap, YNode, YScalar, plain
@@ -22,11 +23,23 @@ from ..events.model import FRAMEWORK_TOOLS
 #: Keys allowed as `sequencing` steps (each matches one event).
 SEQUENCING_STEPS = (*(cls.key for cls in LIFECYCLE_CHECKS), "tool_executed", "memory_was_set", "memory_was_cleared", "bot_uttered")
 
-Parser = Callable[[YNode, Problems, Pos, str], "Check | None"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a parser needs besides its node: where the assertion sits, and its definition's settings."""
+
+    #: The key it is written inside (`sequencing`, `tools_within_one_turn`); "" directly under `goals.assertions`.
+    inside: str = ""
+    #: Tools never counted as runs: the project's `framework_tools` (eval/conftest.yml), SPEC's list by default.
+    framework_tools: frozenset[str] = FRAMEWORK_TOOLS
+
+
+Parser = Callable[[YNode, Problems, Pos, Context], "Check | None"]
 
 
 def _lifecycle(cls: type) -> Parser:
-    def parse(node: YNode, problems: Problems, pos: Pos, context: str) -> Check | None:
+    def parse(node: YNode, problems: Problems, pos: Pos, context: Context) -> Check | None:
         what = f"`{cls.key}`"
         mapping = problems.expect_map(node, what, pos)
         if mapping is None:
@@ -66,7 +79,7 @@ def _memory_name(name: str | None, problems: Problems, pos: Pos) -> str | None:
 def _memory(cls: type) -> Parser:
     takes_value = cls.key != "memory_was_cleared"
 
-    def parse(node: YNode, problems: Problems, pos: Pos, context: str) -> Check | None:
+    def parse(node: YNode, problems: Problems, pos: Pos, context: Context) -> Check | None:
         what = f"`{cls.key}`"
         seq = problems.expect_seq(node, f"{what} (a list of {{name, value}} entries)", pos)
         if seq is None:
@@ -98,7 +111,7 @@ def _memory(cls: type) -> Parser:
     return parse
 
 
-def _tool_executed(node: YNode, problems: Problems, pos: Pos, context: str) -> ToolExecuted | None:
+def _tool_executed(node: YNode, problems: Problems, pos: Pos, context: Context) -> ToolExecuted | None:
     what = "`tool_executed`"
     mapping = problems.expect_map(node, what, pos)
     if mapping is None:
@@ -118,8 +131,8 @@ def _tool_executed(node: YNode, problems: Problems, pos: Pos, context: str) -> T
     is_error = fields.boolean("is_error")
     times = None
     if fields.has("times"):
-        if context:
-            problems.add(f"`times` is not allowed inside `{context}`: each entry there matches one run", fields.pos("times"))
+        if context.inside:
+            problems.add(f"`times` is not allowed inside `{context.inside}`: each entry there matches one run", fields.pos("times"))
         else:
             times = fields.integer("times", minimum=0)
     if len(problems.items) > count or tool_name is None or source is None:
@@ -128,7 +141,7 @@ def _tool_executed(node: YNode, problems: Problems, pos: Pos, context: str) -> T
     return ToolExecuted(tool_name, source, mcp_server, skill_id, arguments, is_error, times)
 
 
-def _tools_within_one_turn(node: YNode, problems: Problems, pos: Pos, context: str) -> Check | None:
+def _tools_within_one_turn(node: YNode, problems: Problems, pos: Pos, context: Context) -> Check | None:
     what = "`tools_within_one_turn`"
     mapping = problems.expect_map(node, what, pos)
     if mapping is None:
@@ -147,11 +160,12 @@ def _tools_within_one_turn(node: YNode, problems: Problems, pos: Pos, context: s
         if key != "tool_executed":
             problems.add(f"each call of {what} is a `tool_executed` entry, got `{key}`{did_you_mean(key, ['tool_executed'])}", key_pos)
             continue
-        call = _tool_executed(value, problems, key_pos, "tools_within_one_turn")
-        if call is not None and call.tool_name in FRAMEWORK_TOOLS:
+        call = _tool_executed(value, problems, key_pos, replace(context, inside="tools_within_one_turn"))
+        if call is not None and call.tool_name in context.framework_tools:
             name_node = value.values["tool_name"] if isinstance(value, YMap) else value
             problems.add(
-                f"`{call.tool_name}` is a framework tool: it is never counted, so {what} could never match it",
+                f"`{call.tool_name}` is a framework tool: it is never counted, so {what} could never match it"
+                " (an agent that owns a tool of this name sets `framework_tools` in eval/conftest.yml)",
                 name_node.pos,
             )
             continue
@@ -159,7 +173,7 @@ def _tools_within_one_turn(node: YNode, problems: Problems, pos: Pos, context: s
             calls.append(call)
     if len(problems.items) > count or allow_extra is None:
         return None
-    return ToolsWithinOneTurn(tuple(calls), allow_extra, bool(ordered))
+    return ToolsWithinOneTurn(tuple(calls), allow_extra, bool(ordered), context.framework_tools)
 
 
 def _message_match(node: YNode, problems: Problems, pos: Pos, key: str) -> MessageMatch | None:
@@ -193,18 +207,18 @@ def _message_match(node: YNode, problems: Problems, pos: Pos, key: str) -> Messa
     return MessageMatch(utter_name, text_matches, buttons)
 
 
-def _bot_uttered(node, problems, pos, context):
+def _bot_uttered(node: YNode, problems: Problems, pos: Pos, context: Context) -> Check | None:
     match = _message_match(node, problems, pos, "bot_uttered")
     return BotUttered(match) if match else None
 
 
-def _bot_did_not_utter(node, problems, pos, context):
+def _bot_did_not_utter(node: YNode, problems: Problems, pos: Pos, context: Context) -> Check | None:
     match = _message_match(node, problems, pos, "bot_did_not_utter")
     return BotDidNotUtter(match) if match else None
 
 
 def _memory_step(cls: type) -> Parser:
-    def parse(node: YNode, problems: Problems, pos: Pos, context: str) -> Check | None:
+    def parse(node: YNode, problems: Problems, pos: Pos, context: Context) -> Check | None:
         key = cls.key
         if isinstance(node, YScalar) and isinstance(node.value, str) and node.value.strip():
             name = _memory_name(node.value, problems, node.pos)
@@ -225,7 +239,7 @@ _NOT_IN_SEQUENCING = {
 }
 
 
-def _sequencing(node: YNode, problems: Problems, pos: Pos, context: str) -> Check | None:
+def _sequencing(node: YNode, problems: Problems, pos: Pos, context: Context) -> Check | None:
     what = "`sequencing`"
     seq = problems.expect_seq(node, f"{what} (a list of steps)", pos)
     if seq is None:
@@ -243,7 +257,7 @@ def _sequencing(node: YNode, problems: Problems, pos: Pos, context: str) -> Chec
         if key not in SEQUENCING_STEPS:
             problems.add(f"unknown sequencing step `{key}`{did_you_mean(key, SEQUENCING_STEPS)}", key_pos)
             continue
-        step = _STEP_PARSERS[key](value, problems, key_pos, "sequencing")
+        step = _STEP_PARSERS[key](value, problems, key_pos, replace(context, inside="sequencing"))
         if step is not None:
             steps.append(step)  # type: ignore[arg-type]
     if len(problems.items) > count:
@@ -271,7 +285,7 @@ _STEP_PARSERS: dict[str, Parser] = {
 }
 
 
-def parse_assertion(node: YNode, problems: Problems, index: int) -> Check | None:
+def parse_assertion(node: YNode, problems: Problems, index: int, framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> Check | None:
     entry = problems.single_key(node, f"assertion {index}", node.pos)
     if entry is None:
         return None
@@ -280,15 +294,16 @@ def parse_assertion(node: YNode, problems: Problems, index: int) -> Check | None
     if parser is None:
         problems.add(f"unknown assertion `{key}`{did_you_mean(key, PARSERS)}", key_pos)
         return None
-    return parser(value, problems, key_pos, "")
+    return parser(value, problems, key_pos, Context(framework_tools=framework_tools))
 
 
-def parse_assertions(node: YNode, problems: Problems, pos: Pos) -> tuple[Check, ...]:
+def parse_assertions(node: YNode, problems: Problems, pos: Pos, framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> tuple[Check, ...]:
+    """`goals.assertions`; `framework_tools` is the project's setting (which tools are never counted runs)."""
     seq = problems.expect_seq(node, "`goals.assertions`", pos)
     if seq is None:
         return ()
-    checks = (parse_assertion(item, problems, i + 1) for i, item in enumerate(seq.items))
+    checks = (parse_assertion(item, problems, i + 1, framework_tools) for i, item in enumerate(seq.items))
     return tuple(check for check in checks if check is not None)
 
 
-__all__ = ["PARSERS", "SEQUENCING_STEPS", "parse_assertion", "parse_assertions"]
+__all__ = ["PARSERS", "SEQUENCING_STEPS", "Context", "parse_assertion", "parse_assertions"]

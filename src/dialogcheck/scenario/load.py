@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from .._fields import Fields, Problems, file_body, load_definition_file
 from .._yaml import YMap, YScalar, plain
+from ..events.model import FRAMEWORK_TOOLS
 from .assertions import parse_assertions
 from .model import DEFAULT_MAX_TURNS, SCENARIO_TYPES, Goals, Scenario
 
@@ -13,7 +15,7 @@ SCENARIO_FIELDS = ("name", "type", "simulation_context", "setup", "goals", "max_
 GOALS_FIELDS = ("criteria", "assertions", "sop")
 
 
-def _goals(fields: Fields, problems: Problems) -> Goals:
+def _goals(fields: Fields, problems: Problems, framework_tools: frozenset[str]) -> Goals:
     node = fields.get("goals")
     if node is None or (hasattr(node, "value") and node.value is None):
         return Goals()
@@ -23,7 +25,7 @@ def _goals(fields: Fields, problems: Problems) -> Goals:
     goals = Fields(mapping, problems, "`goals`", GOALS_FIELDS)
     criteria = goals.strings("criteria") or ()
     assertions_node = goals.get("assertions")
-    assertions = parse_assertions(assertions_node, problems, goals.pos("assertions")) if assertions_node else ()
+    assertions = parse_assertions(assertions_node, problems, goals.pos("assertions"), framework_tools) if assertions_node else ()
     sop = None
     if goals.has("sop"):
         from ..sop.load import parse_steps
@@ -37,7 +39,7 @@ def _goals(fields: Fields, problems: Problems) -> Goals:
                 node.pos,
             )
         else:
-            sop = parse_steps(node, problems, goals.pos("sop"), "`goals.sop`")
+            sop = parse_steps(node, problems, goals.pos("sop"), "`goals.sop`", framework_tools)
     return Goals(criteria, assertions, sop)
 
 
@@ -50,7 +52,10 @@ def _setup(fields: Fields, problems: Problems) -> dict:
     return plain(slots) if slots is not None else {}
 
 
-def parse_scenario(root: YMap | None, problems: Problems, path: str) -> Scenario | None:
+def parse_scenario(
+    root: YMap | None, problems: Problems, path: str, framework_tools: frozenset[str] = FRAMEWORK_TOOLS
+) -> Scenario | None:
+    """A scenario file's tree; `framework_tools` is its project's setting (eval/conftest.yml), SPEC's list by default."""
     body = file_body(root, problems, "scenario", "a scenario")
     if body is None:
         return None
@@ -62,7 +67,7 @@ def parse_scenario(root: YMap | None, problems: Problems, path: str) -> Scenario
     script = fields.strings("script")
     tags = fields.strings("tags") or ()
     initial_slots = _setup(fields, problems)
-    goals = _goals(fields, problems)
+    goals = _goals(fields, problems, framework_tools)
     if problems or name is None or context is None:
         return None
     return Scenario(
@@ -76,9 +81,17 @@ def parse_scenario(root: YMap | None, problems: Problems, path: str) -> Scenario
         max_turns=max_turns if max_turns is not None else DEFAULT_MAX_TURNS,
         script=script,
         tags=tags,
+        framework_tools=framework_tools,
     )
 
 
-def load_scenario(path: str | Path, environ: dict[str, str] | None = None) -> Scenario:
-    """Read and validate one scenario file; raises `LoadError` listing every problem."""
-    return load_definition_file(path, parse_scenario, "a scenario", environ)
+def load_scenario(
+    path: str | Path, environ: dict[str, str] | None = None, framework_tools: frozenset[str] = FRAMEWORK_TOOLS
+) -> Scenario:
+    """Read and validate one scenario file; raises `LoadError` listing every problem.
+
+    `framework_tools` is the project's setting (`ProjectConfig.framework_tools`): which tool names are never
+    counted runs, for `tools_within_one_turn` and `goals.sop`.
+    """
+    parse = partial(parse_scenario, framework_tools=frozenset(framework_tools))
+    return load_definition_file(path, parse, "a scenario", environ)

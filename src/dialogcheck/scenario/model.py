@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks import Check
+from ..events.model import FRAMEWORK_TOOLS
 
 SCENARIO_TYPES = ("happy_path", "sad_path", "edge_case", "ambiguity", "out_of_scope", "escalation", "adversarial")
 DEFAULT_MAX_TURNS = 30
@@ -35,3 +36,5 @@ class Scenario:
     max_turns: int = DEFAULT_MAX_TURNS
     script: tuple[str, ...] | None = None
     tags: tuple[str, ...] = ()
+    #: Tool names never counted as tool runs, as the project's eval/conftest.yml set them when it was loaded.
+    framework_tools: frozenset[str] = field(default=FRAMEWORK_TOOLS, repr=False)

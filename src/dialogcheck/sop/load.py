@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
-from .._fields import Fields, Problems, file_body, load_definition_file
+from .._fields import Fields, Problems, file_body, framework_tools_setting, load_definition_file
 from .._yaml import Pos, YMap, YNode, YScalar, describe
 from ..checks.base import Check
 from ..checks.sop import SOP_EVALUATORS
@@ -31,7 +31,7 @@ from ..events.model import FRAMEWORK_TOOLS
 from .model import Sop, Step, StepSet
 
 STEP_FIELDS = ("id", "label", "required", "weight", "evaluator")
-SOP_FIELDS = ("id", "name", "steps", "threshold")
+SOP_FIELDS = ("id", "name", "steps", "threshold", "framework_tools")
 EVALUATOR_FIELDS: dict[str, tuple[str, ...]] = {
     "tool_called": ("toolSlug", "catalogSlug"),
     "tool_sequence": ("sequence", "contiguous", "catalogSlug"),
@@ -43,28 +43,32 @@ EVALUATOR_FIELDS: dict[str, tuple[str, ...]] = {
 }
 assert EVALUATOR_FIELDS.keys() == SOP_EVALUATORS.keys()
 
-Parser = Callable[[Fields, Problems, str], "Check | None"]
+#: An evaluator's parser: its fields, the file's problems, how to name it, and the tools never counted as runs.
+Parser = Callable[[Fields, Problems, str, frozenset[str]], "Check | None"]
 
 
-def _slug_problem(slug: str, subject: str, *, sequence: bool = False) -> str | None:
+def _slug_problem(slug: str, subject: str, framework_tools: frozenset[str], *, sequence: bool = False) -> str | None:
     """Why `slug` could never match a call, or None; `subject` says where it was written."""
     if "|" in slug and not sequence:
         return f"{subject} holds `|`: `a|b` alternatives exist only in `tool_sequence`"
-    if slug in FRAMEWORK_TOOLS:
-        return f"{subject} names the framework tool `{slug}`: the tool log leaves framework tools out, so it could never match"
+    if slug in framework_tools:
+        return (
+            f"{subject} names the framework tool `{slug}`: the tool log leaves framework tools out, so it could never match"
+            " (an agent that owns a tool of this name sets `framework_tools`)"
+        )
     return None
 
 
-def _slug(fields: Fields, key: str, required: bool = False) -> str | None:
+def _slug(fields: Fields, key: str, framework_tools: frozenset[str], required: bool = False) -> str | None:
     slug = fields.string(key, required)
-    message = _slug_problem(slug, f"`{key}` in {fields.what}") if slug is not None else None
+    message = _slug_problem(slug, f"`{key}` in {fields.what}", framework_tools) if slug is not None else None
     if message:
         fields.problems.add(message, fields.node.values[key].pos)
         return None
     return slug
 
 
-def _slugs(fields: Fields, key: str, *, sequence: bool = False) -> tuple[str, ...] | None:
+def _slugs(fields: Fields, key: str, framework_tools: frozenset[str], *, sequence: bool = False) -> tuple[str, ...] | None:
     """A non-empty list of slugs; in a sequence each may be `a|b` alternatives."""
     seq = fields.seq(key, required=True)
     if seq is None:
@@ -79,43 +83,43 @@ def _slugs(fields: Fields, key: str, *, sequence: bool = False) -> tuple[str, ..
         if "" in parts:
             fields.problems.add(f"{item_what} has an empty alternative in {item.value!r}", item.pos)
             continue
-        for message in filter(None, (_slug_problem(part, item_what, sequence=sequence) for part in parts)):
+        for message in filter(None, (_slug_problem(part, item_what, framework_tools, sequence=sequence) for part in parts)):
             fields.problems.add(message, item.pos)
     if len(fields.problems.items) > count:
         return None
     return tuple(item.value for item in seq.items)  # type: ignore[union-attr]
 
 
-def _tool_called(fields: Fields, problems: Problems, what: str) -> Check | None:
-    slug, catalog = _slug(fields, "toolSlug", required=True), fields.string("catalogSlug")
-    return ToolCalled(slug, catalog) if slug is not None else None
+def _tool_called(fields: Fields, problems: Problems, what: str, framework_tools: frozenset[str]) -> Check | None:
+    slug, catalog = _slug(fields, "toolSlug", framework_tools, required=True), fields.string("catalogSlug")
+    return ToolCalled(slug, catalog, framework_tools) if slug is not None else None
 
 
-def _tool_sequence(fields: Fields, problems: Problems, what: str) -> Check | None:
-    sequence = _slugs(fields, "sequence", sequence=True)
+def _tool_sequence(fields: Fields, problems: Problems, what: str, framework_tools: frozenset[str]) -> Check | None:
+    sequence = _slugs(fields, "sequence", framework_tools, sequence=True)
     contiguous = fields.boolean("contiguous", required=True)
     catalog = fields.string("catalogSlug")
     if sequence is None or contiguous is None:
         return None
-    return ToolSequence(sequence, contiguous, catalog)
+    return ToolSequence(sequence, contiguous, catalog, framework_tools)
 
 
-def _no_tool_called(fields: Fields, problems: Problems, what: str) -> Check | None:
-    slugs, catalog = _slugs(fields, "toolSlugs"), fields.string("catalogSlug")
-    return NoToolCalled(slugs, catalog) if slugs is not None else None
+def _no_tool_called(fields: Fields, problems: Problems, what: str, framework_tools: frozenset[str]) -> Check | None:
+    slugs, catalog = _slugs(fields, "toolSlugs", framework_tools), fields.string("catalogSlug")
+    return NoToolCalled(slugs, catalog, framework_tools) if slugs is not None else None
 
 
-def _confirmation(fields: Fields, problems: Problems, what: str) -> Check | None:
-    slug = _slug(fields, "beforeToolSlug", required=True)
+def _confirmation(fields: Fields, problems: Problems, what: str, framework_tools: frozenset[str]) -> Check | None:
+    slug = _slug(fields, "beforeToolSlug", framework_tools, required=True)
     catalog = fields.string("catalogSlug")
     pattern = fields.regex("pattern", required=True)
     window = fields.integer("withinLastNTurns", minimum=1)
     if slug is None or pattern is None or (fields.has("withinLastNTurns") and window is None):
         return None
-    return ConfirmationRequested(slug, pattern, catalog, DEFAULT_WINDOW if window is None else window)
+    return ConfirmationRequested(slug, pattern, catalog, DEFAULT_WINDOW if window is None else window, framework_tools)
 
 
-def _llm_judge(fields: Fields, problems: Problems, what: str) -> Check | None:
+def _llm_judge(fields: Fields, problems: Problems, what: str, framework_tools: frozenset[str]) -> Check | None:
     count = len(problems.items)
     criterion = fields.string("criterion", required=True)
     rubric, model = fields.string("rubric"), fields.string("model")
@@ -185,9 +189,9 @@ def _op_argument(op: str, fields: Fields, what: str) -> dict | None:
 
 
 def _field_check(cls: type) -> Parser:
-    def parse(fields: Fields, problems: Problems, what: str) -> Check | None:
+    def parse(fields: Fields, problems: Problems, what: str, framework_tools: frozenset[str]) -> Check | None:
         count = len(problems.items)
-        slug, catalog = _slug(fields, "toolSlug", required=True), fields.string("catalogSlug")
+        slug, catalog = _slug(fields, "toolSlug", framework_tools, required=True), fields.string("catalogSlug")
         mapping = fields.mapping("assertions", required=True)
         assertions = []
         if mapping is not None and not mapping.values:
@@ -201,7 +205,7 @@ def _field_check(cls: type) -> Parser:
                 assertions.append(assertion)
         if slug is None or mapping is None or len(problems.items) > count:
             return None
-        return cls(slug, tuple(assertions), catalog)
+        return cls(slug, tuple(assertions), catalog, framework_tools)
 
     return parse
 
@@ -218,7 +222,15 @@ PARSERS: dict[str, Parser] = {
 assert PARSERS.keys() == SOP_EVALUATORS.keys()
 
 
-def parse_evaluator(node: YNode | None, problems: Problems, pos: Pos, what: str, *, ignore: tuple[str, ...] = ()) -> Check | None:
+def parse_evaluator(
+    node: YNode | None,
+    problems: Problems,
+    pos: Pos,
+    what: str,
+    *,
+    ignore: tuple[str, ...] = (),
+    framework_tools: frozenset[str] = FRAMEWORK_TOOLS,
+) -> Check | None:
     """An evaluator mapping `{type: ..., ...}`; `ignore` names keys another reader handles."""
     mapping = problems.expect_map(node, what, pos)
     if mapping is None:
@@ -237,7 +249,7 @@ def parse_evaluator(node: YNode | None, problems: Problems, pos: Pos, what: str,
         return None
     evaluator_what = f"`{kind}` in {what}"
     fields = Fields(mapping, problems, evaluator_what, ("type", *EVALUATOR_FIELDS[kind], *ignore))
-    return PARSERS[kind](fields, problems, evaluator_what)
+    return PARSERS[kind](fields, problems, evaluator_what, framework_tools)
 
 
 def _weight(fields: Fields) -> float | None:
@@ -248,20 +260,22 @@ def _weight(fields: Fields) -> float | None:
     return weight
 
 
-def _step(node: YNode, problems: Problems, number: int, what: str) -> tuple[Step | None, Pos | None]:
+def _step(node: YNode, problems: Problems, number: int, what: str, framework_tools: frozenset[str]) -> tuple[Step | None, Pos | None]:
     """One step and the position of its `id` (None when the id is positional)."""
     step_what = f"step {number} of {what}"
     mapping = problems.expect_map(node, step_what, node.pos)
     if mapping is None:
         return None, None
     if "evaluator" not in mapping.values:
-        return _inline_step(mapping, problems, number, step_what)
+        return _inline_step(mapping, problems, number, step_what, framework_tools)
     fields = Fields(mapping, problems, step_what, STEP_FIELDS)
     step_id = fields.string("id")
     label = fields.string("label")
     required = fields.boolean("required")
     weight = _weight(fields)
-    evaluator = parse_evaluator(fields.get("evaluator"), problems, fields.pos("evaluator"), f"the evaluator of {step_what}")
+    evaluator = parse_evaluator(
+        fields.get("evaluator"), problems, fields.pos("evaluator"), f"the evaluator of {step_what}", framework_tools=framework_tools
+    )
     if evaluator is None or (fields.has("id") and step_id is None):
         return None, None
     step = Step(
@@ -274,7 +288,9 @@ def _step(node: YNode, problems: Problems, number: int, what: str) -> tuple[Step
     return step, (fields.node.values["id"].pos if step_id is not None else None)
 
 
-def _inline_step(mapping: YMap, problems: Problems, number: int, step_what: str) -> tuple[Step | None, None]:
+def _inline_step(
+    mapping: YMap, problems: Problems, number: int, step_what: str, framework_tools: frozenset[str]
+) -> tuple[Step | None, None]:
     """A step written as the evaluator mapping itself: its id is its position."""
     if "type" not in mapping.values:
         problems.add(f"{step_what} must have an `evaluator` (a step) or a `type` (an evaluator itself)", mapping.pos)
@@ -285,14 +301,19 @@ def _inline_step(mapping: YMap, problems: Problems, number: int, step_what: str)
             f"`{key}` in {step_what} belongs to a step: write the step as `{{{key}: ..., evaluator: {{type: ...}}}}` to set it",
             mapping.keys[key],
         )
-    evaluator = parse_evaluator(mapping, problems, mapping.pos, step_what, ignore=inline)
+    evaluator = parse_evaluator(mapping, problems, mapping.pos, step_what, ignore=inline, framework_tools=framework_tools)
     if inline or evaluator is None:
         return None, None
     return Step(f"step-{number}", None, True, 1.0, evaluator), None
 
 
-def parse_steps(node: YNode | None, problems: Problems, pos: Pos, what: str) -> StepSet | None:
-    """A list of steps (`goals.sop`, `sop.steps`); None when any problem was found."""
+def parse_steps(
+    node: YNode | None, problems: Problems, pos: Pos, what: str, framework_tools: frozenset[str] = FRAMEWORK_TOOLS
+) -> StepSet | None:
+    """A list of steps (`goals.sop`, `sop.steps`); None when any problem was found.
+
+    `framework_tools`: the tools the evaluators leave out of the tool log (the definition's setting).
+    """
     seq = problems.expect_seq(node, f"{what} (a list of steps)", pos)
     if seq is None:
         return None
@@ -300,7 +321,7 @@ def parse_steps(node: YNode | None, problems: Problems, pos: Pos, what: str) -> 
     steps: list[Step] = []
     seen: dict[str, tuple[int, Pos]] = {}
     for number, item in enumerate(seq.items, 1):
-        step, id_pos = _step(item, problems, number, what)
+        step, id_pos = _step(item, problems, number, what, framework_tools)
         if step is None:
             continue
         if step.id in seen:
@@ -326,11 +347,12 @@ def parse_sop(root: YNode | None, problems: Problems, path: str) -> Sop | None:
     sop_id = fields.string("id", required=True)
     name = fields.string("name", required=True)
     threshold = fields.number("threshold", minimum=0, maximum=1)
+    framework_tools = framework_tools_setting(fields)
     steps_node = fields.get("steps", required=True)
-    steps = parse_steps(steps_node, problems, fields.pos("steps"), "`sop.steps`") if steps_node is not None else None
+    steps = parse_steps(steps_node, problems, fields.pos("steps"), "`sop.steps`", framework_tools) if steps_node is not None else None
     if problems or sop_id is None or name is None or steps is None:
         return None
-    return Sop(sop_id, name, StepSet(steps.steps, threshold), path)
+    return Sop(sop_id, name, StepSet(steps.steps, threshold), path, framework_tools)
 
 
 def load_sop(path: str | Path, environ: dict[str, str] | None = None) -> Sop:

@@ -15,7 +15,7 @@ from ..checks.base import Check, CheckResult, Outcome
 from ..checks.judged import Judgement, JudgeRequest, unjudged
 from ..checks.patterns import PatternTimeout
 from ..checks.sop_judge import LlmJudge
-from ..events.model import Conversation
+from ..events.model import FRAMEWORK_TOOLS, Conversation
 
 
 @dataclass(frozen=True)
@@ -148,6 +148,8 @@ class Sop:
     name: str
     steps: StepSet
     path: str = "<memory>"
+    #: Tool names its evaluators leave out of the tool log (`sop.framework_tools`; SPEC's list by default).
+    framework_tools: frozenset[str] = FRAMEWORK_TOOLS
 
     def evaluate(
         self, conversation: Conversation, judged: Mapping[str, Judgement] | None = None, no_judge: bool = False

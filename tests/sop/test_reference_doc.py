@@ -1,0 +1,137 @@
+"""docs/sop-reference.md stays true: every example loads, and every type, field and op the loader takes is documented.
+
+The tables are compared with the loader's own lists both ways, so a field added to the loader without a
+line in the reference (or documented but not read) fails here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from dialogcheck import load_scenario, load_sop
+from dialogcheck.checks import patterns
+from dialogcheck.checks.sop import SOP_EVALUATORS
+from dialogcheck.checks.sop_confirmation import DEFAULT_WINDOW
+from dialogcheck.config import load_config
+from dialogcheck.events.model import FRAMEWORK_TOOLS
+from dialogcheck.sop.load import EVALUATOR_FIELDS, SOP_FIELDS, STEP_FIELDS
+from tests.conftest import EXAMPLE, REPO
+from tests.sop.conftest import steps_from_yaml
+
+DOC = REPO / "docs" / "sop-reference.md"
+TEXT = DOC.read_text(encoding="utf-8")
+YAML_BLOCKS = re.findall(r"^```yaml\n(.*?)^```", TEXT, re.S | re.M)
+
+
+def _section(title: str) -> str:
+    """The text under the heading `title`, up to the next heading of its level or above."""
+    match = re.search(rf"^(#+) {re.escape(title)}$", TEXT, re.M)
+    assert match is not None, f"no section {title!r} in {DOC.name}"
+    body = TEXT[match.end() :]
+    end = re.search(rf"^#{{1,{len(match.group(1))}}} ", body, re.M)
+    return body[: end.start()] if end else body
+
+
+def _tables(section: str) -> list[list[str]]:
+    """The names in the first column of each table of a section (the header and rule rows left out)."""
+    tables, rows = [], []
+    for line in section.splitlines() + [""]:
+        if line.startswith("|"):
+            rows.append(line)
+        elif rows:
+            tables.append([re.match(r"\| `([^`]+)`", row).group(1) for row in rows[2:]])
+            rows = []
+    return tables
+
+
+def _kind(block: str) -> str:
+    value = YAML(typ="safe").load(block)
+    if isinstance(value, list):
+        return "steps"
+    return "sop" if "sop" in value else "scenario" if "scenario" in value else "config"
+
+
+def test_the_reference_has_examples_of_every_kind():
+    assert sorted({_kind(block) for block in YAML_BLOCKS}) == ["config", "scenario", "sop", "steps"]
+
+
+@pytest.mark.parametrize("number", range(len(YAML_BLOCKS)))
+def test_every_yaml_example_loads(tmp_path, number):
+    block = YAML_BLOCKS[number]
+    kind = _kind(block)
+    if kind == "steps":
+        assert steps_from_yaml(block).steps
+    elif kind == "config":
+        path = tmp_path / "eval" / "conftest.yml"
+        path.parent.mkdir()
+        path.write_text(block)
+        load_config(path)
+    else:
+        path = tmp_path / f"example_{number}.yml"
+        path.write_text(block)
+        (load_sop if kind == "sop" else load_scenario)(path, environ={})
+
+
+@pytest.mark.parametrize("kind", sorted(SOP_EVALUATORS))
+def test_every_evaluator_has_its_section_with_exactly_the_fields_the_loader_reads(kind):
+    section = _section(f"`{kind}`")
+    fields, *ops = _tables(section)
+    assert sorted(fields) == sorted(EVALUATOR_FIELDS[kind])
+    if hasattr(SOP_EVALUATORS[kind], "ops"):
+        (op_names,) = ops
+        assert op_names == list(SOP_EVALUATORS[kind].ops)
+    else:
+        assert ops == []
+    examples = re.findall(r"^```yaml\n(.*?)^```", section, re.S | re.M)
+    assert [type(step.evaluator) for block in examples for step in steps_from_yaml(block).steps] == [SOP_EVALUATORS[kind]]
+
+
+def test_the_seven_evaluators_are_all_there_is():
+    headings = re.findall(r"^### `([a-z_]+)`$", TEXT, re.M)
+    assert headings == list(SOP_EVALUATORS)
+
+
+def test_the_sop_file_and_step_fields_are_the_loaders():
+    (sop_fields,) = _tables(_section("An SOP file"))
+    assert sorted(sop_fields) == sorted(SOP_FIELDS)
+    (step_fields,) = _tables(_section("Steps"))
+    assert step_fields == list(STEP_FIELDS)
+
+
+def test_the_numbers_in_the_reference_are_the_codes():
+    listed = re.search(r"its skills: (.*?)\. They never", TEXT, re.S).group(1)
+    assert set(re.findall(r"`([a-z_]+)`", listed)) == FRAMEWORK_TOOLS
+    assert f"integer ≥ 1, default {DEFAULT_WINDOW}" in TEXT
+    limits = _section("Regular expressions")
+    for number in (patterns.MAX_PATTERN_CHARS, patterns.MAX_REPEAT, patterns.MAX_NESTING, patterns.MAX_PARTS):
+        assert f"{number:,}" in limits
+    assert patterns.CHECK_BUDGET == 1.0 and "share one\n  second" in limits
+
+
+def test_the_output_shown_is_what_the_command_prints():
+    """Lines ending in `…` are cut in the reference: the command's line starts with what is shown."""
+    block = re.search(r"^```text\n\$ (dialogcheck .*?)\n(.*?)^```", TEXT, re.S | re.M)
+    command, shown = block.group(1).split(), block.group(2).splitlines()
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
+    done = subprocess.run([str(Path(sys.executable).parent / "dialogcheck"), *command[1:]], cwd=EXAMPLE,
+                          capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 1  # "and it exits with code 1"
+    printed = done.stdout.splitlines()[: len(shown)]
+    assert len(printed) == len(shown)
+    for want, got in zip(shown, printed):
+        assert got.startswith(want.removesuffix(" …")) if want.endswith(" …") else got == want
+
+
+def test_the_readme_links_the_reference_where_it_speaks_of_sop_steps_and_framework_tools():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(docs/sop-reference\.md(#[a-z0-9-]+)?\)", readme)
+    assert len(links) >= 2
+    anchors = {"#" + re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-") for title in re.findall(r"^#+ (.*)$", TEXT, re.M)}
+    assert {link for link in links if link} <= anchors
