@@ -8,6 +8,7 @@ what comes back in input order.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from ..config import QUALITY_METRICS, ProjectConfig, find_config, load_config
 from ..errors import LoadError
 from ..importers import IMPORTERS
 from .env_options import env_options
-from .output import EXIT_ERRORED, FORMAT_OPTION, fail_with_load_error, print_text
+from .output import EXIT_BAD_INPUT, EXIT_ERRORED, FORMAT_OPTION, fail_with_load_error, print_text
 
 #: Inputs larger than this are judged as they are read instead of being read whole first.
 STREAM_ABOVE_BYTES = 64 * 2**20
@@ -51,7 +52,8 @@ def _judge_note(subject, judge, no_judge: bool) -> str | None:
     return f"{count} LLM-judged check{'s' if count != 1 else ''} per conversation {why}"
 
 
-def _write_reports(results, loaded, subject, junit_path, html_path, output_format) -> None:
+def _write_reports(results, loaded, subject, junit_path, html_path) -> None:
+    """--junit and --html; a report that cannot be written is a `LoadError` naming it."""
     from ..report.junit import render_junit_check
     from ..results.atomic import write_atomic
     from .report import check_html
@@ -62,7 +64,7 @@ def _write_reports(results, loaded, subject, junit_path, html_path, output_forma
         if html_path:
             write_atomic(html_path, check_html(results, loaded, subject))
     except OSError as err:
-        fail_with_load_error(LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path or html_path)), output_format)
+        raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path or html_path)) from None
 
 
 def _load_subject(scenario_path: str | None, sop_path: str | None):
@@ -220,7 +222,7 @@ def _check_locally(
     subject, files, input_format, judge, no_judge, metrics, jobs, stream, chunk_bytes,
     output_dir, shard_format, junit_path, html_path, output_format, given,
 ) -> None:
-    from ..engines.chunks import CHUNK_BYTES, ReadChunk, plan_local
+    from ..engines.chunks import CHUNK_BYTES, ReadChunk, is_stream, plan_local
     from ..engines.local import usable_cores
     from ..engines.work import CheckJob
     from .check_output import Tally
@@ -228,9 +230,15 @@ def _check_locally(
 
     size = sum(_size(f) for f in files)
     # Small inputs are read whole first, so bad input anywhere stops the check before anything is judged;
-    # big ones (or on request) stream, so memory stays flat.
+    # big ones (or on request) stream, so memory stays flat. A pipe's size is known once it is read: it is
+    # read ahead up to the same bound.
     stream = (stream or size > STREAM_ABOVE_BYTES) and not html_path
-    workers = 1 if size < IN_PROCESS_BELOW_BYTES or html_path else (jobs or usable_cores())
+    chunks = plan_local(files, input_format, chunk_bytes or CHUNK_BYTES)
+    size_known = not any(is_stream(f) for f in files)
+    if not stream:
+        chunks, held, complete = _read_ahead(chunks, None if html_path else STREAM_ABOVE_BYTES - size)
+        size, stream, size_known = size + held, not complete, True
+    workers = 1 if (size_known and size < IN_PROCESS_BELOW_BYTES) or html_path else (jobs or usable_cores())
     if output_dir or output_format == "json":
         how = "json"
     else:
@@ -238,25 +246,32 @@ def _check_locally(
     keep = bool(junit_path or html_path)
     join = None if (output_dir or keep or how == "rich") else ("\n" if how == "text" else ",\n")
     job = CheckJob(subject, no_judge=no_judge, render=how, keep_results=keep, join=join)
-    chunks = plan_local(files, input_format, chunk_bytes or CHUNK_BYTES)
     tally = Tally(kept=[] if job.keep_results else None)
+    writer = None
     try:
-        if not stream:
-            chunks = list(chunks)
-            if judge is not None or html_path:  # checked in this process: read once, all of it before any LLM call
-                chunks = [ReadChunk.of(chunk) for chunk in chunks]
+        if not stream and (judge is not None or html_path):  # checked in this process: read once, all of it before any LLM call
+            chunks = [ReadChunk.of(chunk) for chunk in chunks]
         if output_dir:
             try:
                 _to_shards(job, chunks, workers, output_dir, shard_format, tally, judge=judge, metrics=metrics)
             except OSError as err:  # a shard could not be written (the folder's place is a file, a full disk, ...)
                 _cannot_write_output(err, output_dir, output_format)
         else:
-            _to_stdout(job, chunks, workers, stream, output_format, tally, judge=judge, metrics=metrics)
+            from .check_output import JsonWriter, TextWriter
+
+            items = _in_order(job, chunks, workers, stream, judge=judge, metrics=metrics)
+            writer = JsonWriter(tally) if output_format == "json" else TextWriter(tally)
+            for item in items:
+                writer.add(item)
+        if tally.total == 0:
+            raise LoadError.one("no conversation files found (.json, .jsonl)", given)
+        if tally.kept is not None:
+            loaded = [c for chunk in chunks for c in chunk.read()] if html_path else None  # read chunks: no parsing again
+            _write_reports(tally.kept, loaded, subject, junit_path, html_path)
     except LoadError as err:  # bad input: before anything was written, or (streaming) where it stands
-        sys.stdout.flush()
-        fail_with_load_error(err, output_format)
-    if tally.total == 0:
-        fail_with_load_error(LoadError.one("no conversation files found (.json, .jsonl)", given), output_format)
+        _fail(err, writer, output_format)
+    if writer is not None:
+        writer.finish()
     if output_dir:
         _summary(tally, output_dir, len(tally.shards), output_format)
     if output_format != "json":
@@ -267,25 +282,39 @@ def _check_locally(
             text = StyledText()
             text.append(f"{note}\n", style="dim")
             print_text(text)
-    if tally.kept is not None:
-        loaded = [c for chunk in chunks for c in chunk.read()] if html_path else None  # read chunks: no parsing again
-        _write_reports(tally.kept, loaded, subject, junit_path, html_path, output_format)
     raise SystemExit(tally.exit_code())
 
 
-def _to_stdout(job, chunks, workers, stream, output_format, tally, *, judge, metrics) -> None:
-    """Results printed in input order; small inputs are checked whole before anything is printed."""
+def _read_ahead(chunks, room: int | None):
+    """Plan every chunk (reading piped inputs into memory), unless the pipes fill more than `room` bytes
+    first: then the rest is planned as it is checked. (chunks, bytes held, whether every chunk is planned)."""
+    from ..engines.chunks import held_bytes
+
+    taken, held = [], 0
+    for chunk in chunks:
+        taken.append(chunk)
+        held += held_bytes(chunk)
+        if room is not None and held > room:
+            return itertools.chain(taken, chunks), held, False
+    return taken, held, True
+
+
+def _fail(err: LoadError, writer, output_format: str) -> None:
+    """Bad input, exit 2: a JSON document already begun on stdout is closed with the error, so stdout always
+    holds exactly one document; otherwise the error is the whole output."""
+    sys.stdout.flush()
+    if writer is not None and output_format == "json" and writer.started:
+        writer.fail(err)
+        raise SystemExit(EXIT_BAD_INPUT)
+    fail_with_load_error(err, output_format)
+
+
+def _in_order(job, chunks, workers, stream, *, judge, metrics):
+    """Results to print, in input order; small inputs are checked whole before anything is printed."""
     from ..engines.local import results_in_order
-    from .check_output import JsonWriter, TextWriter
 
     items = results_in_order(job, chunks, workers, judge=judge, metrics=metrics)
-    if not stream:
-        items = list(items)
-    writer = JsonWriter(tally) if output_format == "json" else TextWriter(tally)
-    for item in items:
-        writer.add(item)
-    if tally.total:
-        writer.finish()
+    return items if stream else list(items)
 
 
 def _to_shards(job, chunks, workers, folder, fmt, tally, *, judge, metrics) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..checks.base import Outcome
 from ..engines.work import Checked, ChunkResult
+from ..errors import LoadError
 from .output import exit_code, print_json, print_text
 
 
@@ -129,6 +130,22 @@ class JsonWriter:
             self.tally.add_block(item)
         else:
             self.tally.add(item)
+
+    @property
+    def started(self) -> bool:
+        """Whether the document has begun: a conversation is written, or held to be written."""
+        return self.tally.total > 0
+
+    def fail(self, error: LoadError) -> None:
+        """End the document begun with the bad input met after it: `{"conversations": [...judged so far],
+        "error": {...}}`, so stdout still holds exactly one JSON document."""
+        import orjson
+
+        from ..report.json import render_load_error
+
+        tail = b'\n], "error": ' + orjson.dumps(orjson.loads(render_load_error(error))["error"]) + b"}\n"
+        _write_bytes(b'{"conversations": [\n' + self.first + tail if self.tally.total == 1 else tail)
+        sys.stdout.flush()
 
     def finish(self) -> None:
         if self.tally.total == 1:

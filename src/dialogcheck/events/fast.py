@@ -64,8 +64,8 @@ class TrackerDecoder:
         """The events and conversation id of one tracker line, or None to let the general loader read it."""
         try:
             tracker = self._decoder.decode(data)
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            return None
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+            return None  # nesting past msgspec's depth: orjson's limit and message apply, as on any other line
         if tracker.event is not msgspec.UNSET:
             return None
         events = self._finish(tracker.events)

@@ -7,12 +7,13 @@ conversation a line). Errors name the file, line and column.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -25,6 +26,10 @@ CONVERSATION_SUFFIXES = (".json", ".jsonl", ".ndjson")
 #: One decoder for every file read, so the event types it learns carry over.
 _TRACKERS = TrackerDecoder()
 _MAX_PROBLEMS = 50
+#: The most bytes one JSON record may take: a line of JSONL, or a JSON document read whole. Real tracker lines
+#: reach tens of MB; this is far past them, and a line with no end (`check /dev/zero`) stops here, not at
+#: the memory's end.
+MAX_RECORD_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,18 @@ def _array_offsets(text: str, i: int, decoder: json.JSONDecoder) -> list[int]:
 
 
 def event_offsets(text: str) -> list[int]:
-    """Where each event starts in a JSON list or tracker object (used only to report errors)."""
+    """Where each event starts in a JSON list or tracker object (used only to report errors).
+
+    The standard library's parser recurses; past its depth (orjson reads up to 1,024 levels) no offsets are
+    found, and an error points at the start of the document instead of at the event.
+    """
+    try:
+        return _event_offsets(text)
+    except RecursionError:
+        return []
+
+
+def _event_offsets(text: str) -> list[int]:
     decoder = json.JSONDecoder()
     i = _skip_ws(text, 0)
     if i < len(text) and text[i] == "[":
@@ -185,6 +201,9 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
     batch = 0
     seen = 0  # event objects read, failed ones included, so `event N` is the N-th object of the file
     for lineno, raw in lines:
+        if len(raw) > MAX_RECORD_BYTES:  # lines read from memory (a chunk, a download) were not bounded yet
+            problems.append(too_long(file, lineno).problems[0])
+            break
         if mode == "conversations":
             decoded = _TRACKERS.decode(raw)  # the hot path; None sends the line the general way below
             if decoded is not None:
@@ -228,6 +247,8 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
             if len(problems) >= _MAX_PROBLEMS:
                 break
     if problems:
+        if pending is not None:  # a conversation before the bad line is judged, as each one before it was
+            yield pending
         raise LoadError(problems)
     if pending is not None:
         yield pending if batch > 1 else replace(pending, source=file)
@@ -237,19 +258,68 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
         raise LoadError.one("the file holds no events: expected JSON or JSONL event objects", file)
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    with path.open("rb") as handle:
-        for lineno, raw in enumerate(handle, 1):
-            yield lineno, raw
+def too_long(file: str, line: int) -> LoadError:
+    """The error for a line (or a document read whole) past `MAX_RECORD_BYTES`."""
+    return LoadError.one(
+        f"line {line} is longer than {MAX_RECORD_BYTES // 2**20} MiB, the most one JSON record may be"
+        " (is this a conversation file?)",
+        file,
+        line,
+    )
+
+
+def bounded_lines(handle: BinaryIO, file: str, first_line: int = 1) -> Iterator[tuple[int, bytes]]:
+    """(number, bytes) of each line read from `handle`; a line past `MAX_RECORD_BYTES` is refused before it is held."""
+    lineno = first_line
+    while raw := handle.readline(MAX_RECORD_BYTES + 1):
+        if len(raw) > MAX_RECORD_BYTES:
+            raise too_long(file, lineno)
+        yield lineno, raw
+        lineno += 1
+
+
+def read_whole(handle: BinaryIO, file: str, held: bytes = b"") -> bytes:
+    """The rest of `handle` after `held` (what was read already), refused past `MAX_RECORD_BYTES` in all."""
+    data = held + handle.read(MAX_RECORD_BYTES + 1 - len(held))
+    if len(data) > MAX_RECORD_BYTES:
+        raise LoadError.one(
+            f"the file is larger than {MAX_RECORD_BYTES // 2**20} MiB, the most a JSON document read whole may be:"
+            " write it as JSONL, one conversation a line",
+            file,
+        )
+    return data
+
+
+def first_lines(lines: Iterator[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    """The lines up to and including the first non-blank one: what tells the container."""
+    head = []
+    for numbered in lines:
+        head.append(numbered)
+        if numbered[1].strip():
+            break
+    return head
+
+
+def read_conversations(handle: BinaryIO, file: str) -> Iterator[Conversation]:
+    """Every conversation of an open file, read once (a pipe gives its bytes once): the container is told
+    from the first non-blank line, which then goes on to the reader with the rest."""
+    lines = bounded_lines(handle, file)
+    head = first_lines(lines)
+    if lines_look_like_jsonl(raw for _, raw in head):
+        yield from _read_jsonl(itertools.chain(head, lines), file)
+    else:
+        yield from _read_document(read_whole(handle, file, b"".join(raw for _, raw in head)), file)
 
 
 def looks_like_jsonl(path: Path, *, objects_only: bool = False) -> bool:
     """JSONL when the first non-blank line is a complete JSON value (an object, with `objects_only`) on its own.
 
-    An empty file counts as JSONL, unless `objects_only` (importers want an object there).
+    An empty file counts as JSONL, unless `objects_only` (importers want an object there). A first line past
+    `MAX_RECORD_BYTES` is a `LoadError`.
     """
     with path.open("rb") as handle:
-        return lines_look_like_jsonl(handle, objects_only=objects_only)
+        head = first_lines(bounded_lines(handle, str(path)))
+    return lines_look_like_jsonl((raw for _, raw in head), objects_only=objects_only)
 
 
 def lines_look_like_jsonl(lines: Iterable[bytes], *, objects_only: bool = False) -> bool:
@@ -279,15 +349,16 @@ def _second_line_is_object(data: bytes) -> bool:
         return False
 
 
-def iter_conversation_file(path: str | Path) -> Iterator[Conversation]:
-    """Every conversation in one file, read lazily where the container allows."""
+def iter_conversation_file(path: str | Path, *, name: str | None = None) -> Iterator[Conversation]:
+    """Every conversation in one file, read lazily where the container allows (and once: a pipe can be given).
+
+    `name` is how errors and conversations call the file (default: its path).
+    """
     path = Path(path)
-    file = str(path)
+    file = str(path) if name is None else name
     try:
-        if looks_like_jsonl(path):
-            yield from _read_jsonl(_lines(path), file)
-        else:
-            yield from _read_document(path.read_bytes(), file)
+        with path.open("rb") as handle:
+            yield from read_conversations(handle, file)
     except OSError as err:
         raise LoadError.one(f"cannot read file: {err.strerror or err}", file) from None
 
