@@ -17,6 +17,7 @@ from typing import Any
 from .checks.base import CheckResult, Outcome
 from .checks.judged import Judgement, JudgeRequest, unjudged
 from .checks.patterns import PatternTimeout
+from .errors import Problem
 from .events.model import Conversation
 from .judge.base import Judge, judge_one
 from .scenario.model import Scenario
@@ -47,6 +48,8 @@ class ConversationResult:
     metrics: Mapping[str, Any] | None = None
     #: Token counts and cost of every judge call made for this conversation.
     usage: Any = None
+    #: Probable typos in the record's names, where they are (never part of the verdict).
+    warnings: tuple[Problem, ...] = ()
 
     @property
     def outcomes(self) -> list[Outcome]:
@@ -155,6 +158,7 @@ def evaluate(
         turn_count=conversation.turn_count,
         notes=("the scenario has no goals: it passes with zero checks",) if goals.empty else (),
         usage=_usage(judged),
+        warnings=conversation.warnings,
     )
 
 
@@ -176,6 +180,7 @@ def evaluate_sop(
         event_count=len(conversation),
         turn_count=conversation.turn_count,
         usage=_usage(judged),
+        warnings=conversation.warnings,
     )
 
 

@@ -137,6 +137,11 @@ def _output_folder(output_dir: str, output_format: str) -> None:
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
 @click.option("--input-format", type=click.Choice(list(IMPORTERS)), help="Read CONVERSATIONS in this format (as `dialogcheck import --from` does).")
 @click.option("--stream", is_flag=True, help="Judge conversations as they are read, whatever the input size (memory stays flat).")
+@click.option(
+    "--strict", is_flag=True,
+    help="A name in the logs one edit from a known one (an event type `tool_exectued`, a field `txt`) is bad "
+    "input (exit 2) instead of a warning.",
+)
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write an HTML report here.")
 @click.option("--jobs", type=click.IntRange(min=1), metavar="N", help=JOBS_HELP)
@@ -168,6 +173,7 @@ def check(
     junit_path: str | None,
     html_path: str | None,
     stream: bool,
+    strict: bool,
     jobs: int | None,
     engine: str,
     ray_address: str | None,
@@ -184,6 +190,10 @@ def check(
     the events as a JSON string or a list of structs; optional `id` and
     `source` columns). With --engine ray they may also be object-store URIs
     (s3://, gs://, ...).
+
+    An unknown event type or field one edit from a known one is probably a
+    typo: it is reported as a warning with its file, line and column (on
+    stderr, or under `warnings` in JSON), or as bad input with --strict.
 
     Exit code 0 when every conversation passed, 1 when a check failed, 2 for
     bad input, 3 when a check errored (for example, no judge configured).
@@ -207,19 +217,19 @@ def check(
         _output_folder(output_dir, output_format)
     chunk_bytes = int(chunk_mb * 2**20) if chunk_mb else None
     if engine == "ray":
-        _check_on_ray(subject, conversations, no_judge, jobs, ray_address, output_dir, shard_format, chunk_bytes, output_format)
+        _check_on_ray(subject, conversations, no_judge, strict, jobs, ray_address, output_dir, shard_format, chunk_bytes, output_format)
     judge = None
     if _wants_judge(subject, no_judge, metrics):
         judge = _make_judge(config, no_cache, cache_dir, scenario_path or sop_path, output_format)
     wanted = QUALITY_METRICS if metrics else (config.evaluation.metrics if config else ())
     _check_locally(
-        subject, files, input_format, judge, no_judge, wanted, jobs, stream, chunk_bytes,
+        subject, files, input_format, judge, no_judge, wanted, jobs, stream, strict, chunk_bytes,
         output_dir, shard_format, junit_path, html_path, output_format, " ".join(conversations),
     )
 
 
 def _check_locally(
-    subject, files, input_format, judge, no_judge, metrics, jobs, stream, chunk_bytes,
+    subject, files, input_format, judge, no_judge, metrics, jobs, stream, strict, chunk_bytes,
     output_dir, shard_format, junit_path, html_path, output_format, given,
 ) -> None:
     from ..engines.chunks import CHUNK_BYTES, ReadChunk, is_stream, plan_local
@@ -245,7 +255,7 @@ def _check_locally(
         how = "text" if _surely_not_terminal(sys.stdout) or not console().is_terminal else "rich"
     keep = bool(junit_path or html_path)
     join = None if (output_dir or keep or how == "rich") else ("\n" if how == "text" else ",\n")
-    job = CheckJob(subject, no_judge=no_judge, render=how, keep_results=keep, join=join)
+    job = CheckJob(subject, no_judge=no_judge, render=how, keep_results=keep, join=join, strict=strict)
     tally = Tally(kept=[] if job.keep_results else None)
     writer = None
     try:
@@ -274,6 +284,8 @@ def _check_locally(
         writer.finish()
     if output_dir:
         _summary(tally, output_dir, len(tally.shards), output_format)
+    elif output_format != "json":
+        tally.print_warnings()
     if output_format != "json":
         note = _judge_note(subject, judge, no_judge)
         if note:
@@ -345,13 +357,13 @@ def _size(path: Path) -> int:
         return 0  # reported when the file is read
 
 
-def _check_on_ray(subject, conversations, no_judge, jobs, address, output_dir, shard_format, chunk_bytes, output_format):
+def _check_on_ray(subject, conversations, no_judge, strict, jobs, address, output_dir, shard_format, chunk_bytes, output_format):
     from ..engines.local import usable_cores
     from ..engines.ray_engine import CHUNK_BYTES, EngineError, RayUnavailable, run_ray
     from ..engines.work import CheckJob
     from .check_output import Tally
 
-    job = CheckJob(subject, no_judge=no_judge, render="json")
+    job = CheckJob(subject, no_judge=no_judge, render="json", strict=strict)
     try:
         outcome = run_ray(
             job, conversations, output_dir, shard_format, address=address, cpus=jobs or usable_cores(), chunk_bytes=chunk_bytes or CHUNK_BYTES
@@ -364,6 +376,7 @@ def _check_on_ray(subject, conversations, no_judge, jobs, address, output_dir, s
         click.echo(f"error: {err}", err=True)
         raise SystemExit(EXIT_ERRORED) from None
     tally = Tally(counts=outcome.counts, any_error=outcome.any_error)
+    tally.warnings.add(outcome.warnings)
     if tally.total == 0:
         fail_with_load_error(LoadError.one("no conversations found", " ".join(conversations)), output_format)
     _summary(tally, output_dir, len(outcome.shards), output_format)

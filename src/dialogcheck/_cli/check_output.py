@@ -8,13 +8,14 @@ conversations, the tally. `--jobs 1` and `--jobs N` write the same bytes.
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..checks.base import Outcome
 from ..engines.work import Checked, ChunkResult
-from ..errors import LoadError
+from ..errors import LoadError, Problem
 from .output import exit_code, print_json, print_text
 
 
@@ -27,6 +28,45 @@ def _write_bytes(data: bytes) -> None:
         sys.stdout.write(data.decode("utf-8"))
 
 
+class WarningLog:
+    """Probable typos met in the input, each kind once a file: where it was first met, and how often.
+
+    A log that misspells a name does so on every line; one warning a file says it as well, and stays
+    small however long the log is.
+    """
+
+    def __init__(self) -> None:
+        self.first: dict[tuple[str, str], Problem] = {}
+        self.count: dict[tuple[str, str], int] = {}
+
+    def add(self, warnings: Iterable[Problem]) -> None:
+        for problem in warnings:
+            key = (problem.file, _EVENT_INDEX.sub("", problem.message, count=1))
+            if key not in self.first:
+                self.first[key] = problem
+                self.count[key] = 0
+            self.count[key] += 1
+
+    def __bool__(self) -> bool:
+        return bool(self.first)
+
+    def as_json(self) -> list[dict[str, object]]:
+        return [problem.to_dict() | {"count": self.count[key]} for key, problem in self.first.items()]
+
+    def as_text(self) -> str:
+        lines = []
+        for key, problem in self.first.items():
+            more = self.count[key] - 1
+            again = f" ({more} more like it in this file)" if more else ""
+            lines.append(f"{problem.file}:{problem.line}:{problem.column}: warning: {problem.message}{again}\n")
+        return "".join(lines)
+
+
+#: The `event N: ` (or `row R: event N: `) a warning's message starts with: the same typo in another event
+#: is the same warning.
+_EVENT_INDEX = re.compile(r"^(row \d+: )?event \d+: ")
+
+
 @dataclass
 class Tally:
     """What the exit code and the summary need, counted as results pass (flat however many there are)."""
@@ -35,6 +75,7 @@ class Tally:
     any_error: bool = False
     kept: list | None = None  # full results, for --junit and --html
     shards: list[str] = field(default_factory=list)  # written to --output
+    warnings: WarningLog = field(default_factory=WarningLog)
 
     @property
     def total(self) -> int:
@@ -43,6 +84,8 @@ class Tally:
     def add(self, item: Checked) -> None:
         self.counts[item.verdict] += 1
         self.any_error = self.any_error or item.errored
+        if item.warnings:
+            self.warnings.add(item.warnings)
         if self.kept is not None:
             self.kept.append(item.result)
 
@@ -50,6 +93,8 @@ class Tally:
         for outcome, n in block.counts.items():
             self.counts[outcome] += n
         self.any_error = self.any_error or block.errored
+        if block.warnings:
+            self.warnings.add(block.warnings)
 
     def verdicts(self) -> VerdictCounts:
         return VerdictCounts(self.counts)
@@ -57,10 +102,21 @@ class Tally:
     def exit_code(self) -> int:
         return exit_code([o for o, n in self.counts.items() if n], self.any_error)
 
-    def summary(self) -> dict[str, int]:
+    def summary(self) -> dict[str, object]:
+        """The counts, and the probable typos met (only when there are some, so a clean batch's is unchanged)."""
         from ..report.data import tally
 
-        return tally(self.verdicts())
+        document: dict[str, object] = tally(self.verdicts())
+        if self.warnings:
+            document["warnings"] = self.warnings.as_json()
+        return document
+
+    def print_warnings(self) -> None:
+        """The probable typos on stderr (text output), after the results."""
+        if self.warnings:
+            sys.stdout.flush()
+            sys.stderr.write(self.warnings.as_text())
+            sys.stderr.flush()
 
 
 class VerdictCounts:
@@ -143,9 +199,17 @@ class JsonWriter:
 
         from ..report.json import render_load_error
 
-        tail = b'\n], "error": ' + orjson.dumps(orjson.loads(render_load_error(error))["error"]) + b"}\n"
+        tail = b'\n], "error": ' + orjson.dumps(orjson.loads(render_load_error(error))["error"]) + self._warnings() + b"}\n"
         _write_bytes(b'{"conversations": [\n' + self.first + tail if self.tally.total == 1 else tail)
         sys.stdout.flush()
+
+    def _warnings(self) -> bytes:
+        """`, "warnings": [...]` closing the document when typos were met; nothing otherwise."""
+        if not self.tally.warnings:
+            return b""
+        import orjson
+
+        return b', "warnings": ' + orjson.dumps(self.tally.warnings.as_json())
 
     def finish(self) -> None:
         if self.tally.total == 1:
@@ -153,11 +217,14 @@ class JsonWriter:
 
             from ..report.json import dumps
 
-            print_json(dumps(orjson.loads(self.first)))  # the one-conversation document, indented
+            document = orjson.loads(self.first)
+            if self.tally.warnings:
+                document["warnings"] = self.tally.warnings.as_json()
+            print_json(dumps(document))  # the one-conversation document, indented
         elif self.tally.total > 1:
             from ..report.json import tally_json
 
-            print_json('\n], "summary": ' + tally_json(self.tally.verdicts()) + "}\n")
+            print_json('\n], "summary": ' + tally_json(self.tally.verdicts()) + self._warnings().decode() + "}\n")
         sys.stdout.flush()
 
 
@@ -177,3 +244,4 @@ def print_summary(tally: Tally, folder: str, shards: int, output_format: str) ->
             f"results: {shards} shard{'s' if shards != 1 else ''} in {folder}\n"
         )
         sys.stdout.flush()
+        tally.print_warnings()

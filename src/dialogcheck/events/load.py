@@ -21,6 +21,7 @@ from ..errors import LoadError, Problem, decode_utf8
 from .fast import TrackerDecoder
 from .model import Conversation
 from .parse import EventFieldError, EventReader, json_type
+from .typos import NameWarning
 
 CONVERSATION_SUFFIXES = (".json", ".jsonl", ".ndjson")
 #: One decoder for every file read, so the event types it learns carry over.
@@ -118,16 +119,34 @@ def _field_problem(
     err: EventFieldError, file: str, located: _Located, start: int | None, end: int | None, label: str
 ) -> Problem:
     """Point at the field inside the event when it can be found, else at the event."""
+    return Problem(f"{label}: {err}", file, *_name_position(err.field, located, start, end))
+
+
+def _name_position(name: str, located: _Located, start: int | None, end: int | None) -> tuple[int, int]:
+    """Line and column of `"name"` inside the event text starting at `start`, else of the event itself."""
     if start is None:
-        line, column = located.first_line, 1
-    else:
-        found = located.text.find(f'"{err.field}"', start, end)
-        line, column = located.position(found if found >= 0 else start)
-    return Problem(f"{label}: {err}", file, line, column)
+        return located.first_line, 1
+    found = located.text.find(f'"{name}"', start, len(located.text) if end is None else end)
+    return located.position(found if found >= 0 else start)
+
+
+def _warnings_at(
+    warnings: Iterable[NameWarning], file: str, located: _Located, offsets: list[int] | None = None
+) -> tuple[Problem, ...]:
+    """Each probable typo at the name in its event (`offsets`: where each event starts, found when needed)."""
+    found = []
+    for warning in warnings:
+        if offsets is None:
+            offsets = event_offsets(located.text)
+        i = warning.index
+        start = offsets[i] if i < len(offsets) else None
+        end = offsets[i + 1] if i + 1 < len(offsets) else None
+        found.append(Problem(warning.message, file, *_name_position(warning.name, located, start, end)))
+    return tuple(found)
 
 
 def _events_to_conversation(
-    objects: list[Any], file: str, located: _Located, source: str, conversation_id: str | None, offsets=None
+    objects: list[Any], file: str, located: _Located, source: str, conversation_id: str | None, offsets=None, **fields: Any
 ) -> Conversation:
     reader = EventReader()
     problems: list[Problem] = []
@@ -144,7 +163,8 @@ def _events_to_conversation(
                 break
     if problems:
         raise LoadError(problems)
-    return Conversation(tuple(reader.events), source, conversation_id, objects)
+    warnings = _warnings_at(reader.warnings, file, located, offsets) if reader.warnings else ()
+    return Conversation(tuple(reader.events), source, conversation_id, objects, warnings=warnings, **fields)
 
 
 def _tracker_id(obj: Mapping[str, Any]) -> str | None:
@@ -160,7 +180,13 @@ def _tracker(obj: dict, file: str, located: _Located, source: str) -> Conversati
     if not isinstance(events, list):
         line, column = located.position(max(located.text.find('"events"'), 0))
         raise LoadError.one(f"`events` must be a list of event objects, got {json_type(events)}", file, line, column)
-    return _events_to_conversation(events, file, located, source, _tracker_id(obj))
+    scenario = obj.get("scenario")
+    if scenario is not None and not isinstance(scenario, str):
+        line, column = located.position(max(located.text.find('"scenario"'), 0))
+        raise LoadError.one(f"`scenario` must be a string (the slug of a scenario), got {json_type(scenario)}", file, line, column)
+    return _events_to_conversation(
+        events, file, located, source, _tracker_id(obj), scenario=scenario, line=located.first_line
+    )
 
 
 def _is_tracker(obj: Any) -> bool:
@@ -198,6 +224,7 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
     problems: list[Problem] = []
     pending: Conversation | None = None
     recorded: list[Any] = []  # the event objects of a one-event-a-line file
+    warnings: list[Problem] = []  # their probable typos, each placed as its line is read
     batch = 0
     seen = 0  # event objects read, failed ones included, so `event N` is the N-th object of the file
     for lineno, raw in lines:
@@ -209,8 +236,9 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
             if decoded is not None:
                 if pending is not None:
                     yield pending
-                events, cid = decoded
-                pending = Conversation(events, f"{file}#{cid or lineno}", cid, raw)
+                cid = decoded.conversation_id
+                warnings = _warnings_at(decoded.warnings, file, _Located(raw, lineno)) if decoded.warnings else ()
+                pending = Conversation(decoded.events, f"{file}#{cid or lineno}", cid, raw, decoded.scenario, warnings, lineno)
                 batch += 1
                 continue
         located = _Located(raw, lineno)
@@ -235,7 +263,7 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
                 yield pending
             cid = _tracker_id(obj)
             pending = _tracker(obj, file, located, f"{file}#{cid or lineno}")
-            _TRACKERS.learn(pending.events)
+            _TRACKERS.learn(pending.events, pending.recorded)
             batch += 1
             continue
         seen += 1
@@ -246,6 +274,8 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
             problems.append(_field_problem(err, file, located, 0, None, f"event {seen - 1}"))
             if len(problems) >= _MAX_PROBLEMS:
                 break
+        for warning in reader.warnings[len(warnings) :]:  # this line's typos, placed in this line
+            warnings.append(Problem(warning.message, file, *_name_position(warning.name, located, 0, None)))
     if problems:
         if pending is not None:  # a conversation before the bad line is judged, as each one before it was
             yield pending
@@ -253,7 +283,7 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
     if pending is not None:
         yield pending if batch > 1 else replace(pending, source=file)
     if mode == "events":
-        yield Conversation(tuple(reader.events), file, None, recorded)
+        yield Conversation(tuple(reader.events), file, None, recorded, warnings=tuple(warnings))
     elif mode is None:
         raise LoadError.one("the file holds no events: expected JSON or JSONL event objects", file)
 
