@@ -44,7 +44,7 @@ def read(path, fast: bool):
     decoder, load._TRACKERS = load._TRACKERS, (TrackerDecoder() if fast else _Off())
     try:
         return [
-            (c.source, c.conversation_id, c.events, list(c.raw_events), c.scenario, c.line, [str(w) for w in c.warnings])
+            (c.source, c.conversation_id, c.events, list(c.raw_events), c.scenario, c.place, [str(w) for w in c.warnings])
             for c in load.iter_conversation_file(path)
         ]
     except LoadError as err:

@@ -41,15 +41,23 @@ def _config(subject_path: str, config_path: str | None) -> ProjectConfig | None:
     return load_config(path) if path is not None else None
 
 
-def _judge_note(subject, judge, no_judge: bool) -> str | None:
-    """Say which checks were not judged, and why, so a skipped check is never mistaken for a pass."""
+def _judged(subject) -> int:
+    """How many LLM-judged checks the scenario or SOP holds (of all the scenarios, for several)."""
     from ..evaluate import judge_requests
 
-    count = len(judge_requests(subject))
+    several = getattr(subject, "scenarios", None)
+    return sum(len(judge_requests(s)) for s in several.values()) if several is not None else len(judge_requests(subject))
+
+
+def _judge_note(subject, judge, no_judge: bool) -> str | None:
+    """Say which checks were not judged, and why, so a skipped check is never mistaken for a pass."""
+    count = _judged(subject)
     if not count or (judge is not None and not no_judge):
         return None
     why = "skipped (--no-judge)" if no_judge else "not judged: no judge configured (evaluation.llm in eval/conftest.yml)"
-    return f"{count} LLM-judged check{'s' if count != 1 else ''} per conversation {why}"
+    several = getattr(subject, "scenarios", None)
+    per = f"in {len(several)} scenarios" if several is not None else "per conversation"
+    return f"{count} LLM-judged check{'s' if count != 1 else ''} {per} {why}"
 
 
 def _write_reports(results, loaded, subject, junit_path, html_path) -> None:
@@ -67,20 +75,41 @@ def _write_reports(results, loaded, subject, junit_path, html_path) -> None:
         raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path or html_path)) from None
 
 
-def _load_subject(scenario_path: str | None, sop_path: str | None):
-    if scenario_path is not None:
-        from ..scenario.load import load_scenario
+def _load_subject(scenario_paths: tuple[str, ...], sop_path: str | None, pair: str | None):
+    """The SOP, the one scenario, or (several scenarios, or --pair) a `ScenarioSet`; every problem of every file at once."""
+    if sop_path is not None:
+        from ..sop.load import load_sop
 
-        return load_scenario(scenario_path)
-    from ..sop.load import load_sop
+        return load_sop(sop_path)
+    from ..scenario.load import load_scenario
 
-    return load_sop(sop_path)
+    from ..pairing import ScenarioSet, compile_pair
+    from ..runner.project import scenario_files
+
+    files = list(dict.fromkeys(f for given in scenario_paths for f in scenario_files(Path(given))))
+    if len(files) == 1 and pair is None:
+        return load_scenario(files[0])  # one scenario: every conversation against it, as it always was
+    pattern = None
+    if pair is not None:
+        try:
+            pattern = compile_pair(pair)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param_hint="'--pair'") from None
+    scenarios, problems = [], []
+    for path in files:
+        try:
+            scenarios.append(load_scenario(path))
+        except LoadError as err:
+            problems.extend(err.problems)
+    if problems:
+        raise LoadError(problems)
+    if not scenarios:
+        raise LoadError.one("no scenario files found (.yml, .yaml)", " ".join(scenario_paths))
+    return ScenarioSet.of(scenarios, pattern)
 
 
 def _wants_judge(subject, no_judge: bool, metrics: bool) -> bool:
-    from ..evaluate import judge_requests
-
-    return bool(not no_judge and judge_requests(subject)) or metrics
+    return bool(not no_judge and _judged(subject)) or metrics
 
 
 def _make_judge(config, no_cache: bool, cache_dir: str | None, where: str, output_format: str):
@@ -128,8 +157,19 @@ def _output_folder(output_dir: str, output_format: str) -> None:
 
 
 @click.command()
-@click.option("--scenario", "scenario_path", type=click.Path(), help="Scenario file whose goals judge the conversations.")
-@click.option("--sop", "sop_path", type=click.Path(), help="SOP file to apply to each conversation.")
+@click.option(
+    "--scenario", "scenario_paths", type=click.Path(), multiple=True,
+    help="Scenario file whose goals judge the conversations. Repeat it, or give a folder (or project) of scenarios, "
+    "to judge each conversation against its own: the one its tracker object names (`\"scenario\": SLUG`), or the "
+    "one --pair finds.",
+)
+@click.option("--sop", "sop_paths", type=click.Path(), multiple=True, help="SOP file to apply to each conversation (one).")
+@click.option(
+    "--pair", metavar="REGEX",
+    help="With several scenarios: pair a conversation with the scenario whose slug gives the key its id gives, the "
+    "key being what REGEX's one group captures (--pair 'task-(\\d+)' pairs task-7-trial-2 with tau-bench-task-7, "
+    "not with tau-bench-task-17). A conversation that pairs with none is bad input.",
+)
 @click.option("--config", "config_path", type=click.Path(), help="eval/conftest.yml to take the judge from (default: the project's).")
 @click.option("--no-judge", is_flag=True, help="Skip LLM-judged checks (criteria, llm_judge) instead of reporting them as errors.")
 @click.option("--metrics", is_flag=True, help="Also score the quality metrics (never part of the verdict).")
@@ -162,8 +202,9 @@ def _output_folder(output_dir: str, output_format: str) -> None:
 @click.argument("conversations", nargs=-1, required=True, type=click.Path())
 @env_options
 def check(
-    scenario_path: str | None,
-    sop_path: str | None,
+    scenario_paths: tuple[str, ...],
+    sop_paths: tuple[str, ...],
+    pair: str | None,
     config_path: str | None,
     no_judge: bool,
     metrics: bool,
@@ -198,14 +239,20 @@ def check(
     Exit code 0 when every conversation passed, 1 when a check failed, 2 for
     bad input, 3 when a check errored (for example, no judge configured).
     """
-    if (scenario_path is None) == (sop_path is None):
+    if bool(scenario_paths) == bool(sop_paths):
         raise click.UsageError("give exactly one of --scenario or --sop")
+    if len(sop_paths) > 1:
+        raise click.UsageError("give --sop once: an SOP applies to every conversation (several scenarios may be given with --scenario)")
+    if pair is not None and sop_paths:
+        raise click.UsageError("--pair pairs conversations with scenarios: it does not go with --sop")
+    sop_path = sop_paths[0] if sop_paths else None
+    where = scenario_paths[0] if scenario_paths else sop_path
     _check_options(engine, output_dir, shard_format, input_format, junit_path, html_path)
     from ..engines.chunks import input_files
 
     try:
-        subject = _load_subject(scenario_path, sop_path)
-        config = _config(scenario_path or sop_path, config_path)
+        subject = _load_subject(scenario_paths, sop_path, pair)
+        config = _config(where, config_path)
         files = None if engine == "ray" else input_files(conversations, with_parquet=not input_format)
         if files == []:
             raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(conversations))
@@ -220,7 +267,7 @@ def check(
         _check_on_ray(subject, conversations, no_judge, strict, jobs, ray_address, output_dir, shard_format, chunk_bytes, output_format)
     judge = None
     if _wants_judge(subject, no_judge, metrics):
-        judge = _make_judge(config, no_cache, cache_dir, scenario_path or sop_path, output_format)
+        judge = _make_judge(config, no_cache, cache_dir, where, output_format)
     wanted = QUALITY_METRICS if metrics else (config.evaluation.metrics if config else ())
     _check_locally(
         subject, files, input_format, judge, no_judge, wanted, jobs, stream, strict, chunk_bytes,

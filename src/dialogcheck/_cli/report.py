@@ -53,7 +53,7 @@ def write_reports(
 
 def check_html(results, conversations, subject) -> str:
     """`check --html`: each checked conversation drawn as an entry of its scenario or SOP."""
-    slug = getattr(subject, "slug", None) or getattr(subject, "id", None) or "conversations"
+    several = getattr(subject, "scenarios", None)  # a ScenarioSet: each conversation's own scenario
     runs, events = [], {}
     for number, (result, conversation) in enumerate(zip(results, conversations), 1):
         said = [
@@ -61,7 +61,9 @@ def check_html(results, conversations, subject) -> str:
             for e in conversation.events
             if e.kind in ("user", "bot") and e.text
         ]
-        scenario = {"slug": slug, "name": result.subject, "type": getattr(subject, "type", None), "tags": list(getattr(subject, "tags", ()))}
+        one = several[result.scenario] if several is not None else subject
+        slug = getattr(one, "slug", None) or getattr(one, "id", None) or "conversations"
+        scenario = {"slug": slug, "name": result.subject, "type": getattr(one, "type", None), "tags": list(getattr(one, "tags", ()))}
         runs.append({**conversation_dict(result), "scenario": scenario, "run": number, "source": result.source, "error": None, "transcript": said})
         events[(slug, number)] = [dict(e) for e in conversation.raw_events]
     summary = summary_document(runs, {})

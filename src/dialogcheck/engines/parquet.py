@@ -116,8 +116,8 @@ def _conversation(events: Any, row: int, file: str, source: str, cid: str | None
     except EventFieldError as err:
         raise LoadError.one(f"{where}: event {getattr(err, 'index', 0)}: {err}", file, row) from None
     if not conversation.warnings:
-        return replace(conversation, line=row)
-    return replace(conversation, line=row, warnings=tuple(Problem(f"{where}: {w.message}", file, row) for w in conversation.warnings))
+        return replace(conversation, place=(file, row))
+    return replace(conversation, place=(file, row), warnings=tuple(Problem(f"{where}: {w.message}", file, row) for w in conversation.warnings))
 
 
 def row_groups(file: str, path: str) -> Iterator[RowGroup]:

@@ -185,7 +185,7 @@ def _tracker(obj: dict, file: str, located: _Located, source: str) -> Conversati
         line, column = located.position(max(located.text.find('"scenario"'), 0))
         raise LoadError.one(f"`scenario` must be a string (the slug of a scenario), got {json_type(scenario)}", file, line, column)
     return _events_to_conversation(
-        events, file, located, source, _tracker_id(obj), scenario=scenario, line=located.first_line
+        events, file, located, source, _tracker_id(obj), scenario=scenario, place=(file, located.first_line)
     )
 
 
@@ -204,11 +204,11 @@ def _read_document(data: bytes, file: str) -> Iterator[Conversation]:
             return
         raise _json_error(err, file, located) from None
     if isinstance(doc, list):
-        yield _events_to_conversation(doc, file, located, file, None)
+        yield _events_to_conversation(doc, file, located, file, None, place=(file, 1))
     elif _is_tracker(doc):
         yield _tracker(doc, file, located, file)
     elif isinstance(doc, dict):
-        yield _events_to_conversation([doc], file, located, file, None, offsets=[0])
+        yield _events_to_conversation([doc], file, located, file, None, offsets=[0], place=(file, 1))
     else:
         raise LoadError.one(f"expected a list of events or an object with `events`, got {json_type(doc)}", file)
 
@@ -238,7 +238,7 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
                     yield pending
                 cid = decoded.conversation_id
                 warnings = _warnings_at(decoded.warnings, file, _Located(raw, lineno)) if decoded.warnings else ()
-                pending = Conversation(decoded.events, f"{file}#{cid or lineno}", cid, raw, decoded.scenario, warnings, lineno)
+                pending = Conversation(decoded.events, f"{file}#{cid or lineno}", cid, raw, decoded.scenario, warnings, (file, lineno))
                 batch += 1
                 continue
         located = _Located(raw, lineno)
@@ -283,7 +283,7 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
     if pending is not None:
         yield pending if batch > 1 else replace(pending, source=file)
     if mode == "events":
-        yield Conversation(tuple(reader.events), file, None, recorded, warnings=tuple(warnings))
+        yield Conversation(tuple(reader.events), file, None, recorded, warnings=tuple(warnings), place=(file, 1))
     elif mode is None:
         raise LoadError.one("the file holds no events: expected JSON or JSONL event objects", file)
 

@@ -246,8 +246,8 @@ class Conversation:
     scenario: str | None = None
     #: Probable typos in the record's names (`typos.py`), each at its file, line and column.
     warnings: tuple[Problem, ...] = field(default=(), repr=False, compare=False)
-    #: The line of its file where the record starts, for what is said about it as a whole.
-    line: int = field(default=1, compare=False)
+    #: The file and line where the record starts, for what is said about it as a whole (None: built in code).
+    place: tuple[str, int] | None = field(default=None, compare=False)
 
     @_cached
     def raw_events(self) -> Sequence[Mapping[str, Any]]:

@@ -140,13 +140,16 @@ def render_junit_check(results: Sequence[ConversationResult], subject: Any = Non
     """
     root = ET.Element("testsuites", name="dialogcheck check")
     grouped: dict[str, list[dict[str, Any]]] = {}
-    for result in results:
-        grouped.setdefault(result.subject, []).append(conversation_dict(result, with_source=True))
-    kind = "sop" if subject is not None and not hasattr(subject, "goals") else "scenario"
-    for name, cases in grouped.items():
-        tags = tuple(getattr(subject, "tags", ()) or ())
-        props = _properties(kind, name, getattr(subject, "type", None), tags, getattr(subject, "path", None))
-        key = getattr(subject, "slug", None) or getattr(subject, "id", None) or name
+    for result in results:  # with several scenarios, a suite each (by slug: two may share a name)
+        grouped.setdefault(result.scenario or result.subject, []).append(conversation_dict(result, with_source=True))
+    several = getattr(subject, "scenarios", None)  # a ScenarioSet: each suite's scenario by slug
+    kind = "sop" if subject is not None and not hasattr(subject, "goals") and several is None else "scenario"
+    for group, cases in grouped.items():
+        one = several[group] if several is not None else subject
+        name = getattr(one, "name", group) if several is not None else group
+        tags = tuple(getattr(one, "tags", ()) or ())
+        props = _properties(kind, name, getattr(one, "type", None), tags, getattr(one, "path", None))
+        key = getattr(one, "slug", None) or getattr(one, "id", None) or name
         suite = _suite(root, key, cases, props)
         for case in cases:
             label = case["source"] + (f" ({case['conversation_id']})" if case.get("conversation_id") else "")

@@ -101,7 +101,7 @@ def _metrics_line(metrics) -> str:
 def render_conversation(result: ConversationResult) -> Text:
     text = _Styled()
     text.add(f"{result.source}", "bold")
-    text.add(f"  {result.subject}\n", "cyan")
+    text.add(f"  {result.subject}" + (f" ({result.scenario})" if result.scenario is not None else "") + "\n", "cyan")
     outcomes: list[Outcome] = []
     for r in result.assertions:
         _line(text, r.outcome, r.check.label, r.detail)
