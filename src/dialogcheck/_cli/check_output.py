@@ -54,12 +54,16 @@ class WarningLog:
         return [problem.to_dict() | {"count": self.count[key]} for key, problem in self.first.items()]
 
     def as_text(self) -> str:
-        lines = []
-        for key, problem in self.first.items():
-            more = self.count[key] - 1
-            again = f" ({more} more like it in this file)" if more else ""
-            lines.append(f"{problem.file}:{problem.line}:{problem.column}: warning: {problem.message}{again}\n")
-        return "".join(lines)
+        return warnings_text(self.as_json())
+
+
+def warnings_text(warnings: Iterable[dict]) -> str:
+    """Warnings as `as_json` gives them (and summary.json holds them), a `file:line:col: warning: ...` line each."""
+    lines = []
+    for w in warnings:
+        again = f" ({w['count'] - 1} more like it in this file)" if w["count"] > 1 else ""
+        lines.append(f"{w['file']}:{w['line']}:{w['column']}: warning: {w['message']}{again}\n")
+    return "".join(lines)
 
 
 #: The `event N: ` (or `row R: event N: `) a warning's message starts with: the same typo in another event
@@ -238,10 +242,14 @@ def print_summary(tally: Tally, folder: str, shards: int, output_format: str) ->
     if output_format == "json":
         print_json(document)
     else:
-        s = tally.summary()
-        sys.stdout.write(
-            f"{s['conversations']} conversations: {s['passed']} passed, {s['failed']} failed, {s['errored']} errored\n"
-            f"results: {shards} shard{'s' if shards != 1 else ''} in {folder}\n"
-        )
+        sys.stdout.write(summary_text(tally.summary(), shards, folder))
         sys.stdout.flush()
         tally.print_warnings()
+
+
+def summary_text(summary: dict, shards: int, folder: str) -> str:
+    """The text form of an output folder's summary, as `check --output` and `report` print it."""
+    return (
+        f"{summary['conversations']} conversations: {summary['passed']} passed, {summary['failed']} failed, {summary['errored']} errored\n"
+        f"results: {shards} shard{'s' if shards != 1 else ''} in {folder}\n"
+    )

@@ -18,16 +18,18 @@ import atexit
 import io
 import itertools
 import os
+import re
 import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
 import orjson
 
+from .._paths import files_in
 from ..errors import LoadError, Problem
 from ..events.load import (
     MAX_RECORD_BYTES,
@@ -52,6 +54,9 @@ PARQUET_SUFFIXES = (".parquet",)
 _OPENING_LINE = b'{"events": []}\n'
 #: How CONVERSATIONS names standard input, and how errors and conversation names call it.
 STDIN, STDIN_NAME = "-", "<stdin>"
+#: What `dialogcheck run` writes (results/files.py): `plan.json` on top, each run's events in `<slug>/run_N.events.jsonl`.
+RUN_PLAN = "plan.json"
+RUN_EVENTS = re.compile(r"run_(\d+)\.events\.jsonl")
 
 
 def _cannot_read(err: OSError, file: str) -> LoadError:
@@ -127,12 +132,20 @@ def held_bytes(chunk) -> int:
 
 @dataclass(frozen=True)
 class WholeFile:
-    """A file read whole by the native reader: a JSON document, a JSONL of events, or a small JSONL."""
+    """A file read whole by the native reader: a JSON document, a JSONL of events, or a small JSONL.
+
+    `scenario` names the scenario of conversations that name none (a run's events, by the folder `run` wrote them to).
+    """
 
     file: str
     path: str
+    scenario: str | None = None
 
     def read(self) -> Iterator[Conversation]:
+        for conversation in self._conversations():
+            yield conversation if self.scenario is None or conversation.scenario else replace(conversation, scenario=self.scenario)
+
+    def _conversations(self) -> Iterator[Conversation]:
         if not is_uri(self.path):
             yield from iter_conversation_file(self.path, name=self.file)
             return
@@ -174,8 +187,6 @@ class ImportedFile:
 
 
 def _renamed(conversation: Conversation, path: str, file: str) -> Conversation:
-    from dataclasses import replace
-
     return replace(conversation, source=file + conversation.source[len(path):]) if conversation.source.startswith(path) else conversation
 
 
@@ -275,12 +286,32 @@ def input_files(paths: Iterable[str], *, with_parquet: bool) -> list[Path]:
                 raise LoadError.one("standard input is given twice: it can be read once only", STDIN_NAME)
             found.append(Path(STDIN))
             continue
-        native = conversation_files([raw])
         path = Path(raw)
+        runs = run_events(path)
+        if runs is not None:
+            found.extend(runs)
+            continue
+        native = conversation_files([raw])
         if with_parquet and path.is_dir():
             native = sorted(native + [p for p in path.rglob("*") if p.is_file() and p.suffix in PARQUET_SUFFIXES])
         found.extend(native)
     return found
+
+
+def run_events(folder: Path) -> list[Path] | None:
+    """The recorded events of every run in a results folder of `dialogcheck run` (by scenario, then run
+    number), not its other files; None when `folder` is not one."""
+    if not (folder / RUN_PLAN).is_file():
+        return None
+    found = [p for p in files_in(folder, (".jsonl",)) if p.parent.parent == folder and RUN_EVENTS.fullmatch(p.name)]
+    return sorted(found, key=lambda p: (p.parent.name, int(RUN_EVENTS.fullmatch(p.name)[1])))
+
+
+def run_scenario(path: Path) -> str | None:
+    """The slug a run's events file is filed under in a results folder (the folder `run` named after it)."""
+    if RUN_EVENTS.fullmatch(path.name) and (path.parent.parent / RUN_PLAN).is_file():
+        return path.parent.name
+    return None
 
 
 def plan_local(files: Iterable[Path], input_format: str | None, chunk_bytes: int = CHUNK_BYTES):
@@ -309,7 +340,7 @@ def _plan_file(path: Path, file: str, input_format: str | None, chunk_bytes: int
             split = file_size(file) > chunk_bytes and holds_conversation_lines(file)
         except OSError as err:
             raise _cannot_read(err, file) from None
-        yield from local_line_ranges(file, file, chunk_bytes) if split else [WholeFile(file, file)]
+        yield from local_line_ranges(file, file, chunk_bytes) if split else [WholeFile(file, file, run_scenario(path))]
 
 
 def _plan_stream(path: Path, file: str, input_format: str | None, chunk_bytes: int):

@@ -138,10 +138,16 @@ def render_junit_check(results: Sequence[ConversationResult], subject: Any = Non
 
     `subject` (the Scenario or SOP checked against) adds its type, tags and path as properties.
     """
+    # with several scenarios, a suite each (by slug: two may share a name)
+    return render_junit_rows([(result.scenario or result.subject, conversation_dict(result, with_source=True)) for result in results], subject)
+
+
+def render_junit_rows(rows: Sequence[tuple[str, Mapping[str, Any]]], subject: Any = None) -> str:
+    """`render_junit_check` from each conversation's JSON (as `check --output` shards hold it) and its suite."""
     root = ET.Element("testsuites", name="dialogcheck check")
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for result in results:  # with several scenarios, a suite each (by slug: two may share a name)
-        grouped.setdefault(result.scenario or result.subject, []).append(conversation_dict(result, with_source=True))
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for group, row in rows:
+        grouped.setdefault(group, []).append(row)
     several = getattr(subject, "scenarios", None)  # a ScenarioSet: each suite's scenario by slug
     kind = "sop" if subject is not None and not hasattr(subject, "goals") and several is None else "scenario"
     for group, cases in grouped.items():
