@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
-from dialogcheck.events import load
+from dialogcheck.events import bounds
 from tests.engines.batches import SCENARIO, example_events, tracker_lines
 from tests.reliability.figures import measure, record
 
@@ -155,10 +155,7 @@ def test_an_endless_line_is_refused_at_the_bound_not_at_the_memory_end(tmp_path)
 @pytest.fixture
 def small_bound(monkeypatch):
     """The bound lowered to 64 KiB, so files past it are small enough to make here."""
-    monkeypatch.setattr(load, "MAX_RECORD_BYTES", 1 << 16)
-    from dialogcheck.engines import chunks
-
-    monkeypatch.setattr(chunks, "MAX_RECORD_BYTES", 1 << 16)
+    monkeypatch.setattr(bounds, "MAX_RECORD_BYTES", 1 << 16)
     return 1 << 16
 
 

@@ -17,6 +17,7 @@ import click
 from ..config import QUALITY_METRICS, ProjectConfig, find_config, load_config
 from ..errors import LoadError
 from ..importers import IMPORTERS
+from .check_subject import judge_note, load_subject, wants_judge
 from .env_options import env_options
 from .output import EXIT_BAD_INPUT, EXIT_ERRORED, FORMAT_OPTION, fail_with_load_error, print_text
 
@@ -41,25 +42,6 @@ def _config(subject_path: str, config_path: str | None) -> ProjectConfig | None:
     return load_config(path) if path is not None else None
 
 
-def _judged(subject) -> int:
-    """How many LLM-judged checks the scenario or SOP holds (of all the scenarios, for several)."""
-    from ..evaluate import judge_requests
-
-    several = getattr(subject, "scenarios", None)
-    return sum(len(judge_requests(s)) for s in several.values()) if several is not None else len(judge_requests(subject))
-
-
-def _judge_note(subject, judge, no_judge: bool) -> str | None:
-    """Say which checks were not judged, and why, so a skipped check is never mistaken for a pass."""
-    count = _judged(subject)
-    if not count or (judge is not None and not no_judge):
-        return None
-    why = "skipped (--no-judge)" if no_judge else "not judged: no judge configured (evaluation.llm in eval/conftest.yml)"
-    several = getattr(subject, "scenarios", None)
-    per = f"in {len(several)} scenarios" if several is not None else "per conversation"
-    return f"{count} LLM-judged check{'s' if count != 1 else ''} {per} {why}"
-
-
 def _write_reports(results, loaded, subject, junit_path, html_path) -> None:
     """--junit and --html; a report that cannot be written is a `LoadError` naming it."""
     from ..report.junit import render_junit_check
@@ -73,43 +55,6 @@ def _write_reports(results, loaded, subject, junit_path, html_path) -> None:
             write_atomic(html_path, check_html(results, loaded, subject))
     except OSError as err:
         raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path or html_path)) from None
-
-
-def _load_subject(scenario_paths: tuple[str, ...], sop_path: str | None, pair: str | None):
-    """The SOP, the one scenario, or (several scenarios, or --pair) a `ScenarioSet`; every problem of every file at once."""
-    if sop_path is not None:
-        from ..sop.load import load_sop
-
-        return load_sop(sop_path)
-    from ..scenario.load import load_scenario
-
-    from ..pairing import ScenarioSet, compile_pair
-    from ..runner.project import scenario_files
-
-    files = list(dict.fromkeys(f for given in scenario_paths for f in scenario_files(Path(given))))
-    if len(files) == 1 and pair is None:
-        return load_scenario(files[0])  # one scenario: every conversation against it, as it always was
-    pattern = None
-    if pair is not None:
-        try:
-            pattern = compile_pair(pair)
-        except ValueError as err:
-            raise click.BadParameter(str(err), param_hint="'--pair'") from None
-    scenarios, problems = [], []
-    for path in files:
-        try:
-            scenarios.append(load_scenario(path))
-        except LoadError as err:
-            problems.extend(err.problems)
-    if problems:
-        raise LoadError(problems)
-    if not scenarios:
-        raise LoadError.one("no scenario files found (.yml, .yaml)", " ".join(scenario_paths))
-    return ScenarioSet.of(scenarios, pattern)
-
-
-def _wants_judge(subject, no_judge: bool, metrics: bool) -> bool:
-    return bool(not no_judge and _judged(subject)) or metrics
 
 
 def _make_judge(config, no_cache: bool, cache_dir: str | None, where: str, output_format: str):
@@ -248,17 +193,20 @@ def check(
     sop_path = sop_paths[0] if sop_paths else None
     where = scenario_paths[0] if scenario_paths else sop_path
     _check_options(engine, output_dir, shard_format, input_format, junit_path, html_path)
-    from ..engines.chunks import input_files
+    from ..engines.chunks import input_files, is_stream
+
+    if engine == "ray" and any(is_stream(Path(c)) for c in conversations if "://" not in c):
+        raise click.UsageError("--engine ray reads files and object-store URIs, which its tasks open themselves: save a pipe's input to a file first")
 
     try:
-        subject = _load_subject(scenario_paths, sop_path, pair)
+        subject = load_subject(scenario_paths, sop_path, pair)
         config = _config(where, config_path)
         files = None if engine == "ray" else input_files(conversations, with_parquet=not input_format)
         if files == []:
             raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(conversations))
     except LoadError as err:
         fail_with_load_error(err, output_format)
-    if engine == "ray" and (metrics or (_wants_judge(subject, no_judge, False) and config is not None and config.evaluation.llm is not None)):
+    if engine == "ray" and (metrics or (wants_judge(subject, no_judge, False) and config is not None and config.evaluation.llm is not None)):
         raise click.UsageError("--engine ray runs the deterministic checks: add --no-judge to skip LLM-judged ones, or use --engine local")
     if output_dir:
         _output_folder(output_dir, output_format)
@@ -266,7 +214,7 @@ def check(
     if engine == "ray":
         _check_on_ray(subject, conversations, no_judge, strict, jobs, ray_address, output_dir, shard_format, chunk_bytes, output_format)
     judge = None
-    if _wants_judge(subject, no_judge, metrics):
+    if wants_judge(subject, no_judge, metrics):
         judge = _make_judge(config, no_cache, cache_dir, where, output_format)
     wanted = QUALITY_METRICS if metrics else (config.evaluation.metrics if config else ())
     _check_locally(
@@ -334,7 +282,7 @@ def _check_locally(
     elif output_format != "json":
         tally.print_warnings()
     if output_format != "json":
-        note = _judge_note(subject, judge, no_judge)
+        note = judge_note(subject, judge, no_judge)
         if note:
             from .output import StyledText
 

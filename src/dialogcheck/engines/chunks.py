@@ -31,18 +31,8 @@ import orjson
 
 from .._paths import files_in
 from ..errors import LoadError, Problem
-from ..events.load import (
-    MAX_RECORD_BYTES,
-    _is_tracker,
-    _read_jsonl,
-    bounded_lines,
-    conversation_files,
-    first_lines,
-    iter_conversation_file,
-    lines_look_like_jsonl,
-    read_conversations,
-    read_whole,
-)
+from ..events import bounds
+from ..events.load import _is_tracker, _read_jsonl, conversation_files, iter_conversation_file, lines_look_like_jsonl, read_conversations
 from ..events.model import Conversation
 from .storage import file_size, is_uri, open_binary, read_through_line_end
 
@@ -89,9 +79,9 @@ class LineRange:
                 return b""
             handle.seek(begin)
             data = handle.read(self.end - begin)
-            if data and not data.endswith(b"\n"):  # the last line, to its end; past MAX_RECORD_BYTES the reader refuses it
+            if data and not data.endswith(b"\n"):  # the last line, to its end; past the bound the reader refuses it
                 started = len(data) - data.rfind(b"\n") - 1
-                data += read_through_line_end(handle, max(MAX_RECORD_BYTES + 1 - started, 0))
+                data += read_through_line_end(handle, max(bounds.MAX_RECORD_BYTES + 1 - started, 0))
             return data
 
     def read(self) -> Iterator[Conversation]:
@@ -232,7 +222,7 @@ def _is_tracker_line(line: bytes) -> bool:
 
 def _first_line(handle) -> bytes:
     while True:
-        line = read_through_line_end(handle, MAX_RECORD_BYTES + 1)
+        line = read_through_line_end(handle, bounds.MAX_RECORD_BYTES + 1)
         if not line or line.strip():
             return line
 
@@ -360,15 +350,15 @@ def _stream_chunks(handle: BinaryIO, file: str, input_format: str | None, chunk_
     if input_format:
         yield ImportedFile(file, input_format, _spool(handle))
         return
-    lines = bounded_lines(handle, file)
-    head = first_lines(lines)
+    lines = bounds.bounded_lines(handle, file)
+    head = bounds.first_lines(lines)
     first = head[-1][1] if head else b""
     if _is_tracker_line(first):
         yield from _line_blocks(itertools.chain(head, lines), file, chunk_bytes)
     elif lines_look_like_jsonl([first]):  # one conversation, one event a line
         yield HeldFile(file, b"".join(raw for _, raw in itertools.chain(head, lines)))
     else:
-        yield HeldFile(file, read_whole(handle, file, b"".join(raw for _, raw in head)))
+        yield HeldFile(file, bounds.read_whole(handle, file, b"".join(raw for _, raw in head)))
 
 
 def _line_blocks(lines: Iterable[tuple[int, bytes]], file: str, chunk_bytes: int) -> Iterator[LineBlock]:

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from ..errors import LoadError, Problem, decode_utf8
+from . import bounds
 from .fast import TrackerDecoder
 from .model import Conversation
 from .parse import EventFieldError, EventReader, json_type
@@ -27,10 +28,6 @@ CONVERSATION_SUFFIXES = (".json", ".jsonl", ".ndjson")
 #: One decoder for every file read, so the event types it learns carry over.
 _TRACKERS = TrackerDecoder()
 _MAX_PROBLEMS = 50
-#: The most bytes one JSON record may take: a line of JSONL, or a JSON document read whole. Real tracker lines
-#: reach tens of MB; this is far past them, and a line with no end (`check /dev/zero`) stops here, not at
-#: the memory's end.
-MAX_RECORD_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -228,8 +225,8 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
     batch = 0
     seen = 0  # event objects read, failed ones included, so `event N` is the N-th object of the file
     for lineno, raw in lines:
-        if len(raw) > MAX_RECORD_BYTES:  # lines read from memory (a chunk, a download) were not bounded yet
-            problems.append(too_long(file, lineno).problems[0])
+        if len(raw) > bounds.MAX_RECORD_BYTES:  # lines read from memory (a chunk, a download) were not bounded yet
+            problems.append(bounds.too_long(file, lineno).problems[0])
             break
         if mode == "conversations":
             decoded = _TRACKERS.decode(raw)  # the hot path; None sends the line the general way below
@@ -288,67 +285,25 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
         raise LoadError.one("the file holds no events: expected JSON or JSONL event objects", file)
 
 
-def too_long(file: str, line: int) -> LoadError:
-    """The error for a line (or a document read whole) past `MAX_RECORD_BYTES`."""
-    return LoadError.one(
-        f"line {line} is longer than {MAX_RECORD_BYTES // 2**20} MiB, the most one JSON record may be"
-        " (is this a conversation file?)",
-        file,
-        line,
-    )
-
-
-def bounded_lines(handle: BinaryIO, file: str, first_line: int = 1) -> Iterator[tuple[int, bytes]]:
-    """(number, bytes) of each line read from `handle`; a line past `MAX_RECORD_BYTES` is refused before it is held."""
-    lineno = first_line
-    while raw := handle.readline(MAX_RECORD_BYTES + 1):
-        if len(raw) > MAX_RECORD_BYTES:
-            raise too_long(file, lineno)
-        yield lineno, raw
-        lineno += 1
-
-
-def read_whole(handle: BinaryIO, file: str, held: bytes = b"") -> bytes:
-    """The rest of `handle` after `held` (what was read already), refused past `MAX_RECORD_BYTES` in all."""
-    data = held + handle.read(MAX_RECORD_BYTES + 1 - len(held))
-    if len(data) > MAX_RECORD_BYTES:
-        raise LoadError.one(
-            f"the file is larger than {MAX_RECORD_BYTES // 2**20} MiB, the most a JSON document read whole may be:"
-            " write it as JSONL, one conversation a line",
-            file,
-        )
-    return data
-
-
-def first_lines(lines: Iterator[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
-    """The lines up to and including the first non-blank one: what tells the container."""
-    head = []
-    for numbered in lines:
-        head.append(numbered)
-        if numbered[1].strip():
-            break
-    return head
-
-
 def read_conversations(handle: BinaryIO, file: str) -> Iterator[Conversation]:
     """Every conversation of an open file, read once (a pipe gives its bytes once): the container is told
     from the first non-blank line, which then goes on to the reader with the rest."""
-    lines = bounded_lines(handle, file)
-    head = first_lines(lines)
+    lines = bounds.bounded_lines(handle, file)
+    head = bounds.first_lines(lines)
     if lines_look_like_jsonl(raw for _, raw in head):
         yield from _read_jsonl(itertools.chain(head, lines), file)
     else:
-        yield from _read_document(read_whole(handle, file, b"".join(raw for _, raw in head)), file)
+        yield from _read_document(bounds.read_whole(handle, file, b"".join(raw for _, raw in head)), file)
 
 
 def looks_like_jsonl(path: Path, *, objects_only: bool = False) -> bool:
     """JSONL when the first non-blank line is a complete JSON value (an object, with `objects_only`) on its own.
 
     An empty file counts as JSONL, unless `objects_only` (importers want an object there). A first line past
-    `MAX_RECORD_BYTES` is a `LoadError`.
+    `bounds.MAX_RECORD_BYTES` is a `LoadError`.
     """
     with path.open("rb") as handle:
-        head = first_lines(bounded_lines(handle, str(path)))
+        head = bounds.first_lines(bounds.bounded_lines(handle, str(path)))
     return lines_look_like_jsonl((raw for _, raw in head), objects_only=objects_only)
 
 
