@@ -19,7 +19,6 @@ from typing import Any
 from .evaluate import ConversationResult, evaluate, evaluate_pairs, evaluate_sop
 from .events.model import Conversation
 from .judge.base import Judge
-from .pairing import ScenarioSet
 from .scenario.model import Scenario
 
 DEFAULT_WINDOW = 64
@@ -36,21 +35,22 @@ def iter_results(
 ) -> Iterator[ConversationResult]:
     """One result per conversation, in order, for a scenario, an SOP, or a `ScenarioSet` (each conversation
     against its own scenario; the first that has none raises `LoadError` there, before it is judged)."""
-    pairs = subject.pairs(conversations) if isinstance(subject, ScenarioSet) else ((subject, c) for c in conversations)
+    several = hasattr(subject, "pairs")  # a pairing.ScenarioSet
+    pairs = subject.pairs(conversations) if several else ((subject, c) for c in conversations)
     if judge is None or no_judge:
-        check = evaluate if isinstance(subject, (Scenario, ScenarioSet)) else evaluate_sop
+        check = evaluate if several or isinstance(subject, Scenario) else evaluate_sop
         for scenario, conversation in pairs:
-            yield _paired(subject, scenario, check(scenario, conversation, no_judge=no_judge))
+            yield _paired(several, scenario, check(scenario, conversation, no_judge=no_judge))
         return
     loop = asyncio.new_event_loop()
     try:
         while window_pairs := list(islice(pairs, window)):
             results = loop.run_until_complete(evaluate_pairs(window_pairs, judge=judge, no_judge=no_judge, metrics=metrics, in_flight=window))
-            yield from (_paired(subject, scenario, result) for (scenario, _), result in zip(window_pairs, results))
+            yield from (_paired(several, scenario, result) for (scenario, _), result in zip(window_pairs, results))
     finally:
         loop.close()
 
 
-def _paired(subject: Any, scenario: Any, result: ConversationResult) -> ConversationResult:
+def _paired(several: bool, scenario: Any, result: ConversationResult) -> ConversationResult:
     """A result judged against one of several scenarios names it, so every output can say which."""
-    return replace(result, scenario=scenario.slug) if isinstance(subject, ScenarioSet) else result
+    return replace(result, scenario=scenario.slug) if several else result

@@ -175,7 +175,9 @@ def check(
     JSON, or Parquet with one conversation a row (an `events` column holding
     the events as a JSON string or a list of structs; optional `id` and
     `source` columns). With --engine ray they may also be object-store URIs
-    (s3://, gs://, ...).
+    (s3://, gs://, ...). `-` is standard input; a pipe or FIFO is read once.
+    A folder `dialogcheck run` wrote gives its runs' recorded events
+    (`SLUG/run_N.events.jsonl`), each filed under its scenario.
 
     An unknown event type or field one edit from a known one is probably a
     typo: it is reported as a warning with its file, line and column (on

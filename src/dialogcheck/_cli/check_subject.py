@@ -15,13 +15,16 @@ def load_subject(scenario_paths: tuple[str, ...], sop_path: str | None, pair: st
         from ..sop.load import load_sop
 
         return load_sop(sop_path)
+    from ..scenario.load import load_scenario
+
+    if len(scenario_paths) == 1 and pair is None and Path(scenario_paths[0]).is_file():
+        return load_scenario(scenario_paths[0])  # one scenario: every conversation against it, as it always was
     from ..pairing import ScenarioSet, compile_pair
     from ..runner.project import scenario_files
-    from ..scenario.load import load_scenario
 
     files = list(dict.fromkeys(f for given in scenario_paths for f in scenario_files(Path(given))))
     if len(files) == 1 and pair is None:
-        return load_scenario(files[0])  # one scenario: every conversation against it, as it always was
+        return load_scenario(files[0])  # a folder holding one scenario: the same
     pattern = None
     if pair is not None:
         try:

@@ -21,7 +21,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -378,6 +377,8 @@ def _line_blocks(lines: Iterable[tuple[int, bytes]], file: str, chunk_bytes: int
 
 def _spool(handle: BinaryIO) -> str:
     """A pipe's bytes copied to a temporary file, for an importer that reads its file more than once."""
+    import tempfile
+
     fd, name = tempfile.mkstemp(prefix="dialogcheck-input.", suffix=".tmp")
     atexit.register(_remove, name)  # should it never be read (bad input earlier stops the check)
     with os.fdopen(fd, "wb") as out:

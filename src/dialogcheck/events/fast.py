@@ -21,7 +21,6 @@ it is reported.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import attrgetter
 from typing import Any, Union
 
 import msgspec
@@ -54,7 +53,7 @@ class TrackerDecoder:
         self._learned_classes: frozenset[type[Event]] = frozenset()
         self._suspects: dict[type[Event], str] = {}  # learned types one edit from a known one -> that one
         self._extras: dict[str, list[str]] = {}  # known type -> harmless fields learned for it
-        self._canonical: dict[type[Event], tuple[type[Event], Any]] = {}  # the subclass taking extras -> its class
+        self._canonical: dict[type[Event], tuple[type[Event], Any]] = {}  # a subclass taking extras -> (its class, a copier)
         self._build()
 
     def _build(self) -> None:
@@ -64,7 +63,7 @@ class TrackerDecoder:
             extras = self._extras.get(kind)
             if extras:
                 wider = _taking(cls, extras)
-                self._canonical[wider] = (cls, attrgetter(*cls.__struct_fields__))
+                self._canonical[wider] = (cls, _copier(cls))
                 cls = wider
             known.append(cls)
         classes = (*known, *self._learned.values())
@@ -141,9 +140,9 @@ class TrackerDecoder:
         turn = 0
         for i, event in enumerate(events):
             cls = type(event)
-            if cls in canonical:  # read with a learned field: the record is the known type's own
-                cls, fields = canonical[cls]
-                event = events[i] = cls(**dict(zip(cls.__struct_fields__, fields(event))))
+            if canonical and cls in canonical:  # read with a learned field: the record is the known type's own
+                cls, copy = canonical[cls]
+                event = events[i] = copy(event)
             if cls is UserMessage:
                 text = event.text
                 if text is None:
@@ -167,6 +166,17 @@ class TrackerDecoder:
             force_setattr(event, "index", i)
             force_setattr(event, "turn", turn)
         return tuple(events)
+
+
+def _copier(cls: type[Event]) -> Any:
+    """A function making a `cls` of an instance of a subclass, its own fields copied.
+
+    Written out as `cls(type=e.type, index=e.index, ...)` once per class, as dataclasses write their
+    `__init__`: a user event of a Rasa tracker (which carries `parse_data`) is copied so, ten times cheaper
+    than through a dict of its fields, which made the copy most of what learning fields cost.
+    """
+    fields = ", ".join(f"{name}=e.{name}" for name in cls.__struct_fields__)
+    return eval(f"lambda e: cls({fields})", {"cls": cls})  # noqa: S307 - the field names are the class's own
 
 
 def _taking(cls: type[Event], extras: list[str]) -> type[Event]:

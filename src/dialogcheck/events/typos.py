@@ -8,9 +8,7 @@ distinct name is judged once and remembered, so a log that repeats a name costs 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .model import EVENT_CLASSES
+from .model import EVENT_CLASSES, Record
 
 #: The fields each known event type reads, as recorded (`event` itself included).
 KNOWN_FIELDS: dict[str, frozenset[str]] = {
@@ -64,8 +62,7 @@ def field_hint(kind: str, field: str) -> str | None:
     return _remember(key, _nearest(field, KNOWN_FIELDS[kind]))
 
 
-@dataclass(frozen=True)
-class NameWarning:
+class NameWarning(Record):
     """A name in event `index` that is probably a typo of `hint`: an event type, or a field of event type `kind`."""
 
     index: int
