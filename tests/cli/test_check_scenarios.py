@@ -217,3 +217,16 @@ def test_tau_bench_reproduces_from_the_command_line(tmp_path):
     recorded = {f"task-{r['task_id']}-trial-{r['trial']}": r["reward"] for r in json.loads((TAU_DATA / "tau_bench_airline_sample.json").read_text())}
     assert {cid: scenario for cid, (scenario, _) in judged.items()} == {cid: f"tau-bench-task-{cid.split('-')[1]}" for cid in recorded}
     assert {cid: verdict == "pass" for cid, (_, verdict) in judged.items()} == {cid: reward == 1.0 for cid, reward in recorded.items()}
+
+
+def test_missing_and_broken_scenarios_are_bad_input_naming_them(tmp_path, named):
+    broken = tmp_path / "broken.yml"
+    broken.write_text("scenario:\n  name: x\n")
+    done = check("--scenario", tmp_path / "missing", "--scenario", broken, "--scenario", CONFIRMS, named)
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [f"{tmp_path / 'missing'}:1:1: no such file or folder"]
+    done = check("--scenario", broken, "--scenario", CONFIRMS, "--scenario", tmp_path / "missing.yml", named)
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines()[0] == f"{tmp_path / 'missing.yml'}:1:1: no such file or folder"
+    again = check("--scenario", broken, "--scenario", CONFIRMS, named)
+    assert again.stderr.decode().splitlines() == [f"{broken}:2:3: `scenario` is missing required field `simulation_context`"]

@@ -17,31 +17,50 @@ def load_subject(scenario_paths: tuple[str, ...], sop_path: str | None, pair: st
         return load_sop(sop_path)
     from ..scenario.load import load_scenario
 
-    if len(scenario_paths) == 1 and pair is None and Path(scenario_paths[0]).is_file():
+    if len(scenario_paths) == 1 and pair is None and not Path(scenario_paths[0]).is_dir():
         return load_scenario(scenario_paths[0])  # one scenario: every conversation against it, as it always was
-    from ..pairing import ScenarioSet, compile_pair
-    from ..runner.project import scenario_files
+    from ..pairing import ScenarioSet
 
-    files = list(dict.fromkeys(f for given in scenario_paths for f in scenario_files(Path(given))))
+    files = _scenario_files(scenario_paths)
     if len(files) == 1 and pair is None:
         return load_scenario(files[0])  # a folder holding one scenario: the same
-    pattern = None
-    if pair is not None:
+    pattern = _pair_pattern(pair)
+    scenarios = _each(load_scenario, files)
+    if not scenarios:
+        raise LoadError.one("no scenario files found (.yml, .yaml)", " ".join(scenario_paths))
+    return ScenarioSet.of(scenarios, pattern)
+
+
+def _scenario_files(paths: tuple[str, ...]) -> list[Path]:
+    """The scenario files of files, folders and projects, each once, in the order given."""
+    from ..runner.project import scenario_files
+
+    found = _each(lambda given: scenario_files(Path(given)), paths)
+    return list(dict.fromkeys(f for files in found for f in files))
+
+
+def _each(load, items) -> list:
+    """`load` of every item, raising one `LoadError` with the problems of all of them."""
+    done, problems = [], []
+    for item in items:
         try:
-            pattern = compile_pair(pair)
-        except ValueError as err:
-            raise click.BadParameter(str(err), param_hint="'--pair'") from None
-    scenarios, problems = [], []
-    for path in files:
-        try:
-            scenarios.append(load_scenario(path))
+            done.append(load(item))
         except LoadError as err:
             problems.extend(err.problems)
     if problems:
         raise LoadError(problems)
-    if not scenarios:
-        raise LoadError.one("no scenario files found (.yml, .yaml)", " ".join(scenario_paths))
-    return ScenarioSet.of(scenarios, pattern)
+    return done
+
+
+def _pair_pattern(pair: str | None):
+    from ..pairing import compile_pair
+
+    if pair is None:
+        return None
+    try:
+        return compile_pair(pair)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="'--pair'") from None
 
 
 def judged_count(subject) -> int:
