@@ -119,3 +119,18 @@ def test_no_conversations_is_one_error_document(tmp_path):
     done = run("--stream", empty)
     assert done.returncode == 2
     assert one_document(done.stdout)["error"]["message"] == "no conversation files found (.json, .jsonl)"
+
+
+def test_an_input_over_the_streaming_bound_is_streamed_into_one_document(tmp_path, monkeypatch):
+    """Over 64 MB an input streams without --stream: the bound lowered here, so a small file is over it."""
+    from click.testing import CliRunner
+
+    from dialogcheck._cli import check
+    from dialogcheck._cli.main import cli
+
+    monkeypatch.setattr(check, "STREAM_ABOVE_BYTES", 10_000)
+    path = batch(tmp_path, "over.jsonl", {20: cut_short(20)}, count=30)
+    result = CliRunner().invoke(cli, ["check", "--no-judge", "--format", "json", "--scenario", str(SCENARIO), str(path)])
+    assert result.exit_code == 2
+    document = one_document(result.stdout)
+    assert len(document["conversations"]) == 20 and document["error"]["line"] == 21
