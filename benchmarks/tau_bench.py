@@ -1,7 +1,12 @@
 """Reproduce tau-bench's verdicts from its recorded runs, with goals derived from each task.
 
-The pipeline `dialogcheck import --from tau-bench FILE -o OUT --derive-scenarios DIR`
-followed by `dialogcheck check` takes, through the library:
+On the command line it is two commands (the second judges every run against its own task's scenario):
+
+    dialogcheck import --from tau-bench FILE -o runs.jsonl --derive-scenarios scenarios/
+    dialogcheck check --no-judge --scenario scenarios/ --pair 'task-(\d+)' runs.jsonl
+
+This script takes the same steps through the library, runs the `check` command on what they wrote,
+and holds the two to the same verdict for every run:
 
 1. convert every trajectory to native events (written to `OUT`, one conversation a line);
 2. derive one scenario per task from the task embedded in the runs (`info.task`);
@@ -16,13 +21,15 @@ the published leaderboard row. pass^k uses the unbiased estimator: for a task
 with n trials and c passes, C(c, k) / C(n, k), averaged over tasks.
 
 Run: .venv/bin/python benchmarks/tau_bench.py [--data FILE] [--out DIR]
-Exit code 1 when fewer than `--min-agreement` runs (default 195) agree.
+Exit code 1 when fewer than `--min-agreement` runs (default 195) agree, or when the command line and
+the library differ on a run.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -39,6 +46,8 @@ from dialogcheck.importers.tau_bench_scenarios import derive_scenarios
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1] / "shared" / "data" / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
 PUBLISHED = {1: 0.420, 2: 0.273, 3: 0.220, 4: 0.200}
+#: Pairs run `task-7-trial-2` with scenario `tau-bench-task-7` (the whole key: never with `tau-bench-task-17`).
+PAIR = r"task-(\d+)"
 
 
 def pass_hat_k(passes_by_task: Mapping[Any, list[bool]], k: int) -> float:
@@ -115,6 +124,24 @@ def judge_all(data: Path, conversations: Path, scenarios: Path) -> list[tuple[di
     return judged
 
 
+def command_line_verdicts(conversations: Path, scenarios: Path) -> dict[str, bool]:
+    """Every run's verdict from `dialogcheck check --scenario DIR --pair`, by conversation id (True: passed)."""
+    command = [str(Path(sys.executable).parent / "dialogcheck"), "check", "--no-judge", "--format", "json",
+               "--scenario", str(scenarios), "--pair", PAIR, str(conversations)]
+    done = subprocess.run(command, capture_output=True, check=False)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"`{' '.join(command)}` exited {done.returncode}: {done.stderr.decode()[-2000:]}")
+    return {c["conversation_id"]: c["verdict"] == "pass" for c in orjson.loads(done.stdout)["conversations"]}
+
+
+def same_on_the_command_line(judged: list[tuple[dict[str, Any], bool, Any]], verdicts: dict[str, bool]) -> bool:
+    """Print whether the command gave each run the verdict the library gave it."""
+    ours = {f"task-{run['task_id']}-trial-{run['trial']}": passed for run, passed, _ in judged}
+    same = sum(verdicts.get(cid) == passed for cid, passed in ours.items())
+    print(f"command line (dialogcheck check --scenario DIR --pair '{PAIR}'): the same verdict for {same}/{len(ours)} runs")
+    return same == len(ours) == len(verdicts)
+
+
 def report(judged: Iterable[tuple[dict[str, Any], bool, Any]], min_agreement: int) -> int:
     judged = list(judged)
     ours, theirs = defaultdict(list), defaultdict(list)
@@ -160,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-agreement", type=int, default=195, help="exit 1 below this many agreeing runs")
     args = parser.parse_args(argv)
     conversations, scenarios = run_pipeline(args.data, args.out)
-    return report(judge_all(args.data, conversations, scenarios), args.min_agreement)
+    judged = judge_all(args.data, conversations, scenarios)
+    status = report(judged, args.min_agreement)
+    return status if same_on_the_command_line(judged, command_line_verdicts(conversations, scenarios)) else 1
 
 
 if __name__ == "__main__":

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from itertools import islice
 from typing import Any
 
-from .evaluate import ConversationResult, evaluate, evaluate_batch, evaluate_sop
+from .evaluate import ConversationResult, evaluate, evaluate_pairs, evaluate_sop
 from .events.model import Conversation
 from .judge.base import Judge
 from .scenario.model import Scenario
@@ -32,18 +33,24 @@ def iter_results(
     metrics: tuple[str, ...] = (),
     window: int = DEFAULT_WINDOW,
 ) -> Iterator[ConversationResult]:
-    """One result per conversation, in order, for a scenario or an SOP."""
+    """One result per conversation, in order, for a scenario, an SOP, or a `ScenarioSet` (each conversation
+    against its own scenario; the first that has none raises `LoadError` there, before it is judged)."""
+    several = hasattr(subject, "pairs")  # a pairing.ScenarioSet
+    pairs = subject.pairs(conversations) if several else ((subject, c) for c in conversations)
     if judge is None or no_judge:
-        check = evaluate if isinstance(subject, Scenario) else evaluate_sop
-        for conversation in conversations:
-            yield check(subject, conversation, no_judge=no_judge)
+        check = evaluate if several or isinstance(subject, Scenario) else evaluate_sop
+        for scenario, conversation in pairs:
+            yield _paired(several, scenario, check(scenario, conversation, no_judge=no_judge))
         return
-    iterator = iter(conversations)
     loop = asyncio.new_event_loop()
     try:
-        while chunk := list(islice(iterator, window)):
-            yield from loop.run_until_complete(
-                evaluate_batch(subject, chunk, judge=judge, no_judge=no_judge, metrics=metrics, in_flight=window)
-            )
+        while window_pairs := list(islice(pairs, window)):
+            results = loop.run_until_complete(evaluate_pairs(window_pairs, judge=judge, no_judge=no_judge, metrics=metrics, in_flight=window))
+            yield from (_paired(several, scenario, result) for (scenario, _), result in zip(window_pairs, results))
     finally:
         loop.close()
+
+
+def _paired(several: bool, scenario: Any, result: ConversationResult) -> ConversationResult:
+    """A result judged against one of several scenarios names it, so every output can say which."""
+    return replace(result, scenario=scenario.slug) if several else result

@@ -17,6 +17,7 @@ from typing import Any
 from .checks.base import CheckResult, Outcome
 from .checks.judged import Judgement, JudgeRequest, unjudged
 from .checks.patterns import PatternTimeout
+from .errors import Problem
 from .events.model import Conversation
 from .judge.base import Judge, judge_one
 from .scenario.model import Scenario
@@ -47,6 +48,10 @@ class ConversationResult:
     metrics: Mapping[str, Any] | None = None
     #: Token counts and cost of every judge call made for this conversation.
     usage: Any = None
+    #: Probable typos in the record's names, where they are (never part of the verdict).
+    warnings: tuple[Problem, ...] = ()
+    #: The slug of the scenario the conversation was paired with, when a batch judges several (`pairing.py`).
+    scenario: str | None = None
 
     @property
     def outcomes(self) -> list[Outcome]:
@@ -155,6 +160,7 @@ def evaluate(
         turn_count=conversation.turn_count,
         notes=("the scenario has no goals: it passes with zero checks",) if goals.empty else (),
         usage=_usage(judged),
+        warnings=conversation.warnings,
     )
 
 
@@ -176,6 +182,7 @@ def evaluate_sop(
         event_count=len(conversation),
         turn_count=conversation.turn_count,
         usage=_usage(judged),
+        warnings=conversation.warnings,
     )
 
 
@@ -213,10 +220,22 @@ async def evaluate_batch(
     The judge's client bounds the LLM calls in flight; `in_flight` bounds how
     many conversations wait on it, so memory stays flat on big batches.
     """
+    return await evaluate_pairs([(subject, c) for c in conversations], judge=judge, no_judge=no_judge, metrics=metrics, in_flight=in_flight)
+
+
+async def evaluate_pairs(
+    pairs: Sequence[tuple[Any, Conversation]],
+    *,
+    judge: Judge | None = None,
+    no_judge: bool = False,
+    metrics: tuple[str, ...] = (),
+    in_flight: int = 16,
+) -> list[ConversationResult]:
+    """`evaluate_batch` where each conversation comes with its own scenario (or SOP)."""
     gate = asyncio.Semaphore(in_flight)
 
-    async def one(conversation: Conversation) -> ConversationResult:
+    async def one(subject: Any, conversation: Conversation) -> ConversationResult:
         async with gate:
             return await evaluate_async(subject, conversation, judge=judge, no_judge=no_judge, metrics=metrics)
 
-    return list(await asyncio.gather(*(one(c) for c in conversations)))
+    return list(await asyncio.gather(*(one(s, c) for s, c in pairs)))

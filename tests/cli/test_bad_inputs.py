@@ -210,6 +210,8 @@ EVENT_ERRORS: dict[str, str] = {
     "events_crlf.jsonl": "3:65: event 2: field `is_error` must be a boolean, got a string",
     "events_crlf_pretty.json": "5:5: event 1: field `skill_id` must be a string, got a number",
     "events_deep_nesting.json": "1:1026: invalid JSON: depth limit exceeded",
+    # A value nested past orjson's 1,024 levels on a later line of a JSONL of conversations (the fast decoder's path).
+    "events_deep_nesting_line2.jsonl": "2:1134: invalid JSON: depth limit exceeded",
     "events_truncated.json": "1:85: invalid JSON: unexpected end of data",
 }
 

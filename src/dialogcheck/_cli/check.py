@@ -8,6 +8,7 @@ what comes back in input order.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -15,9 +16,11 @@ import click
 
 from ..config import QUALITY_METRICS, ProjectConfig, find_config, load_config
 from ..errors import LoadError
+from ..events.model import FRAMEWORK_TOOLS
 from ..importers import IMPORTERS
+from .check_subject import judge_note, load_subject, wants_judge
 from .env_options import env_options
-from .output import EXIT_ERRORED, FORMAT_OPTION, fail_with_load_error, print_text
+from .output import EXIT_BAD_INPUT, EXIT_ERRORED, FORMAT_OPTION, fail_with_load_error, print_text
 
 #: Inputs larger than this are judged as they are read instead of being read whole first.
 STREAM_ABOVE_BYTES = 64 * 2**20
@@ -40,18 +43,8 @@ def _config(subject_path: str, config_path: str | None) -> ProjectConfig | None:
     return load_config(path) if path is not None else None
 
 
-def _judge_note(subject, judge, no_judge: bool) -> str | None:
-    """Say which checks were not judged, and why, so a skipped check is never mistaken for a pass."""
-    from ..evaluate import judge_requests
-
-    count = len(judge_requests(subject))
-    if not count or (judge is not None and not no_judge):
-        return None
-    why = "skipped (--no-judge)" if no_judge else "not judged: no judge configured (evaluation.llm in eval/conftest.yml)"
-    return f"{count} LLM-judged check{'s' if count != 1 else ''} per conversation {why}"
-
-
-def _write_reports(results, loaded, subject, junit_path, html_path, output_format) -> None:
+def _write_reports(results, loaded, subject, junit_path, html_path) -> None:
+    """--junit and --html; a report that cannot be written is a `LoadError` naming it."""
     from ..report.junit import render_junit_check
     from ..results.atomic import write_atomic
     from .report import check_html
@@ -62,23 +55,7 @@ def _write_reports(results, loaded, subject, junit_path, html_path, output_forma
         if html_path:
             write_atomic(html_path, check_html(results, loaded, subject))
     except OSError as err:
-        fail_with_load_error(LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path or html_path)), output_format)
-
-
-def _load_subject(scenario_path: str | None, sop_path: str | None, config: ProjectConfig | None):
-    if scenario_path is not None:
-        from ..scenario.load import load_scenario
-
-        return load_scenario(scenario_path, framework_tools=config.framework_tools) if config else load_scenario(scenario_path)
-    from ..sop.load import load_sop
-
-    return load_sop(sop_path)
-
-
-def _wants_judge(subject, no_judge: bool, metrics: bool) -> bool:
-    from ..evaluate import judge_requests
-
-    return bool(not no_judge and judge_requests(subject)) or metrics
+        raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path or html_path)) from None
 
 
 def _make_judge(config, no_cache: bool, cache_dir: str | None, where: str, output_format: str):
@@ -126,8 +103,19 @@ def _output_folder(output_dir: str, output_format: str) -> None:
 
 
 @click.command()
-@click.option("--scenario", "scenario_path", type=click.Path(), help="Scenario file whose goals judge the conversations.")
-@click.option("--sop", "sop_path", type=click.Path(), help="SOP file to apply to each conversation.")
+@click.option(
+    "--scenario", "scenario_paths", type=click.Path(), multiple=True,
+    help="Scenario file whose goals judge the conversations. Repeat it, or give a folder (or project) of scenarios, "
+    "to judge each conversation against its own: the one its tracker object names (`\"scenario\": SLUG`), or the "
+    "one --pair finds.",
+)
+@click.option("--sop", "sop_paths", type=click.Path(), multiple=True, help="SOP file to apply to each conversation (one).")
+@click.option(
+    "--pair", metavar="REGEX",
+    help="With several scenarios: pair a conversation with the scenario whose slug gives the key its id gives, the "
+    "key being what REGEX's one group captures (--pair 'task-(\\d+)' pairs task-7-trial-2 with tau-bench-task-7, "
+    "not with tau-bench-task-17). A conversation that pairs with none is bad input.",
+)
 @click.option("--config", "config_path", type=click.Path(), help="eval/conftest.yml to take the judge from (default: the project's).")
 @click.option("--no-judge", is_flag=True, help="Skip LLM-judged checks (criteria, llm_judge) instead of reporting them as errors.")
 @click.option("--metrics", is_flag=True, help="Also score the quality metrics (never part of the verdict).")
@@ -135,6 +123,11 @@ def _output_folder(output_dir: str, output_format: str) -> None:
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
 @click.option("--input-format", type=click.Choice(list(IMPORTERS)), help="Read CONVERSATIONS in this format (as `dialogcheck import --from` does).")
 @click.option("--stream", is_flag=True, help="Judge conversations as they are read, whatever the input size (memory stays flat).")
+@click.option(
+    "--strict", is_flag=True,
+    help="A name in the logs one edit from a known one (an event type `tool_exectued`, a field `txt`) is bad "
+    "input (exit 2) instead of a warning.",
+)
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write an HTML report here.")
 @click.option("--jobs", type=click.IntRange(min=1), metavar="N", help=JOBS_HELP)
@@ -155,8 +148,9 @@ def _output_folder(output_dir: str, output_format: str) -> None:
 @click.argument("conversations", nargs=-1, required=True, type=click.Path())
 @env_options
 def check(
-    scenario_path: str | None,
-    sop_path: str | None,
+    scenario_paths: tuple[str, ...],
+    sop_paths: tuple[str, ...],
+    pair: str | None,
     config_path: str | None,
     no_judge: bool,
     metrics: bool,
@@ -166,6 +160,7 @@ def check(
     junit_path: str | None,
     html_path: str | None,
     stream: bool,
+    strict: bool,
     jobs: int | None,
     engine: str,
     ray_address: str | None,
@@ -181,46 +176,61 @@ def check(
     JSON, or Parquet with one conversation a row (an `events` column holding
     the events as a JSON string or a list of structs; optional `id` and
     `source` columns). With --engine ray they may also be object-store URIs
-    (s3://, gs://, ...).
+    (s3://, gs://, ...). `-` is standard input; a pipe or FIFO is read once.
+    A folder `dialogcheck run` wrote gives its runs' recorded events
+    (`SLUG/run_N.events.jsonl`), each filed under its scenario.
+
+    An unknown event type or field one edit from a known one is probably a
+    typo: it is reported as a warning with its file, line and column (on
+    stderr, or under `warnings` in JSON), or as bad input with --strict.
 
     Exit code 0 when every conversation passed, 1 when a check failed, 2 for
     bad input, 3 when a check errored (for example, no judge configured).
     """
-    if (scenario_path is None) == (sop_path is None):
+    if bool(scenario_paths) == bool(sop_paths):
         raise click.UsageError("give exactly one of --scenario or --sop")
+    if len(sop_paths) > 1:
+        raise click.UsageError("give --sop once: an SOP applies to every conversation (several scenarios may be given with --scenario)")
+    if pair is not None and sop_paths:
+        raise click.UsageError("--pair pairs conversations with scenarios: it does not go with --sop")
+    sop_path = sop_paths[0] if sop_paths else None
+    where = scenario_paths[0] if scenario_paths else sop_path
     _check_options(engine, output_dir, shard_format, input_format, junit_path, html_path)
-    from ..engines.chunks import input_files
+    from ..engines.chunks import input_files, is_stream
+
+    if engine == "ray" and any(is_stream(Path(c)) for c in conversations if "://" not in c):
+        raise click.UsageError("--engine ray reads files and object-store URIs, which its tasks open themselves: save a pipe's input to a file first")
 
     try:
-        config = _config(scenario_path or sop_path, config_path)
-        subject = _load_subject(scenario_path, sop_path, config)
+        config = _config(where, config_path)
+        subject = load_subject(scenario_paths, sop_path, pair, config.framework_tools if config else FRAMEWORK_TOOLS)
         files = None if engine == "ray" else input_files(conversations, with_parquet=not input_format)
         if files == []:
             raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(conversations))
     except LoadError as err:
         fail_with_load_error(err, output_format)
-    if engine == "ray" and (metrics or (_wants_judge(subject, no_judge, False) and config is not None and config.evaluation.llm is not None)):
+    if engine == "ray" and (metrics or (wants_judge(subject, no_judge, False) and config is not None and config.evaluation.llm is not None)):
         raise click.UsageError("--engine ray runs the deterministic checks: add --no-judge to skip LLM-judged ones, or use --engine local")
     if output_dir:
         _output_folder(output_dir, output_format)
     chunk_bytes = int(chunk_mb * 2**20) if chunk_mb else None
     if engine == "ray":
-        _check_on_ray(subject, conversations, no_judge, jobs, ray_address, output_dir, shard_format, chunk_bytes, output_format)
+        _check_on_ray(subject, conversations, no_judge, strict, jobs, ray_address, output_dir, shard_format, chunk_bytes, output_format)
     judge = None
-    if _wants_judge(subject, no_judge, metrics):
-        judge = _make_judge(config, no_cache, cache_dir, scenario_path or sop_path, output_format)
+    if wants_judge(subject, no_judge, metrics):
+        judge = _make_judge(config, no_cache, cache_dir, where, output_format)
     wanted = QUALITY_METRICS if metrics else (config.evaluation.metrics if config else ())
     _check_locally(
-        subject, files, input_format, judge, no_judge, wanted, jobs, stream, chunk_bytes,
+        subject, files, input_format, judge, no_judge, wanted, jobs, stream, strict, chunk_bytes,
         output_dir, shard_format, junit_path, html_path, output_format, " ".join(conversations),
     )
 
 
 def _check_locally(
-    subject, files, input_format, judge, no_judge, metrics, jobs, stream, chunk_bytes,
+    subject, files, input_format, judge, no_judge, metrics, jobs, stream, strict, chunk_bytes,
     output_dir, shard_format, junit_path, html_path, output_format, given,
 ) -> None:
-    from ..engines.chunks import CHUNK_BYTES, ReadChunk, plan_local
+    from ..engines.chunks import CHUNK_BYTES, ReadChunk, is_stream, plan_local
     from ..engines.local import usable_cores
     from ..engines.work import CheckJob
     from .check_output import Tally
@@ -228,64 +238,93 @@ def _check_locally(
 
     size = sum(_size(f) for f in files)
     # Small inputs are read whole first, so bad input anywhere stops the check before anything is judged;
-    # big ones (or on request) stream, so memory stays flat.
+    # big ones (or on request) stream, so memory stays flat. A pipe's size is known once it is read: it is
+    # read ahead up to the same bound.
     stream = (stream or size > STREAM_ABOVE_BYTES) and not html_path
-    workers = 1 if size < IN_PROCESS_BELOW_BYTES or html_path else (jobs or usable_cores())
+    chunks = plan_local(files, input_format, chunk_bytes or CHUNK_BYTES)
+    size_known = not any(is_stream(f) for f in files)
+    if not stream:
+        chunks, held, complete = _read_ahead(chunks, None if html_path else STREAM_ABOVE_BYTES - size)
+        size, stream, size_known = size + held, not complete, True
+    workers = 1 if (size_known and size < IN_PROCESS_BELOW_BYTES) or html_path else (jobs or usable_cores())
     if output_dir or output_format == "json":
         how = "json"
     else:
         how = "text" if _surely_not_terminal(sys.stdout) or not console().is_terminal else "rich"
     keep = bool(junit_path or html_path)
     join = None if (output_dir or keep or how == "rich") else ("\n" if how == "text" else ",\n")
-    job = CheckJob(subject, no_judge=no_judge, render=how, keep_results=keep, join=join)
-    chunks = plan_local(files, input_format, chunk_bytes or CHUNK_BYTES)
+    job = CheckJob(subject, no_judge=no_judge, render=how, keep_results=keep, join=join, strict=strict)
     tally = Tally(kept=[] if job.keep_results else None)
+    writer = None
     try:
-        if not stream:
-            chunks = list(chunks)
-            if judge is not None or html_path:  # checked in this process: read once, all of it before any LLM call
-                chunks = [ReadChunk.of(chunk) for chunk in chunks]
+        if not stream and (judge is not None or html_path):  # checked in this process: read once, all of it before any LLM call
+            chunks = [ReadChunk.of(chunk) for chunk in chunks]
         if output_dir:
             try:
                 _to_shards(job, chunks, workers, output_dir, shard_format, tally, judge=judge, metrics=metrics)
             except OSError as err:  # a shard could not be written (the folder's place is a file, a full disk, ...)
                 _cannot_write_output(err, output_dir, output_format)
         else:
-            _to_stdout(job, chunks, workers, stream, output_format, tally, judge=judge, metrics=metrics)
+            from .check_output import JsonWriter, TextWriter
+
+            items = _in_order(job, chunks, workers, stream, judge=judge, metrics=metrics)
+            writer = JsonWriter(tally) if output_format == "json" else TextWriter(tally)
+            for item in items:
+                writer.add(item)
+        if tally.total == 0:
+            raise LoadError.one("no conversation files found (.json, .jsonl)", given)
+        if tally.kept is not None:
+            loaded = [c for chunk in chunks for c in chunk.read()] if html_path else None  # read chunks: no parsing again
+            _write_reports(tally.kept, loaded, subject, junit_path, html_path)
     except LoadError as err:  # bad input: before anything was written, or (streaming) where it stands
-        sys.stdout.flush()
-        fail_with_load_error(err, output_format)
-    if tally.total == 0:
-        fail_with_load_error(LoadError.one("no conversation files found (.json, .jsonl)", given), output_format)
+        _fail(err, writer, output_format)
+    if writer is not None:
+        writer.finish()
     if output_dir:
         _summary(tally, output_dir, len(tally.shards), output_format)
+    elif output_format != "json":
+        tally.print_warnings()
     if output_format != "json":
-        note = _judge_note(subject, judge, no_judge)
+        note = judge_note(subject, judge, no_judge)
         if note:
             from .output import StyledText
 
             text = StyledText()
             text.append(f"{note}\n", style="dim")
             print_text(text)
-    if tally.kept is not None:
-        loaded = [c for chunk in chunks for c in chunk.read()] if html_path else None  # read chunks: no parsing again
-        _write_reports(tally.kept, loaded, subject, junit_path, html_path, output_format)
     raise SystemExit(tally.exit_code())
 
 
-def _to_stdout(job, chunks, workers, stream, output_format, tally, *, judge, metrics) -> None:
-    """Results printed in input order; small inputs are checked whole before anything is printed."""
+def _read_ahead(chunks, room: int | None):
+    """Plan every chunk (reading piped inputs into memory), unless the pipes fill more than `room` bytes
+    first: then the rest is planned as it is checked. (chunks, bytes held, whether every chunk is planned)."""
+    from ..engines.chunks import held_bytes
+
+    taken, held = [], 0
+    for chunk in chunks:
+        taken.append(chunk)
+        held += held_bytes(chunk)
+        if room is not None and held > room:
+            return itertools.chain(taken, chunks), held, False
+    return taken, held, True
+
+
+def _fail(err: LoadError, writer, output_format: str) -> None:
+    """Bad input, exit 2: a JSON document already begun on stdout is closed with the error, so stdout always
+    holds exactly one document; otherwise the error is the whole output."""
+    sys.stdout.flush()
+    if writer is not None and output_format == "json" and writer.started:
+        writer.fail(err)
+        raise SystemExit(EXIT_BAD_INPUT)
+    fail_with_load_error(err, output_format)
+
+
+def _in_order(job, chunks, workers, stream, *, judge, metrics):
+    """Results to print, in input order; small inputs are checked whole before anything is printed."""
     from ..engines.local import results_in_order
-    from .check_output import JsonWriter, TextWriter
 
     items = results_in_order(job, chunks, workers, judge=judge, metrics=metrics)
-    if not stream:
-        items = list(items)
-    writer = JsonWriter(tally) if output_format == "json" else TextWriter(tally)
-    for item in items:
-        writer.add(item)
-    if tally.total:
-        writer.finish()
+    return items if stream else list(items)
 
 
 def _to_shards(job, chunks, workers, folder, fmt, tally, *, judge, metrics) -> None:
@@ -316,13 +355,13 @@ def _size(path: Path) -> int:
         return 0  # reported when the file is read
 
 
-def _check_on_ray(subject, conversations, no_judge, jobs, address, output_dir, shard_format, chunk_bytes, output_format):
+def _check_on_ray(subject, conversations, no_judge, strict, jobs, address, output_dir, shard_format, chunk_bytes, output_format):
     from ..engines.local import usable_cores
     from ..engines.ray_engine import CHUNK_BYTES, EngineError, RayUnavailable, run_ray
     from ..engines.work import CheckJob
     from .check_output import Tally
 
-    job = CheckJob(subject, no_judge=no_judge, render="json")
+    job = CheckJob(subject, no_judge=no_judge, render="json", strict=strict)
     try:
         outcome = run_ray(
             job, conversations, output_dir, shard_format, address=address, cpus=jobs or usable_cores(), chunk_bytes=chunk_bytes or CHUNK_BYTES
@@ -335,6 +374,7 @@ def _check_on_ray(subject, conversations, no_judge, jobs, address, output_dir, s
         click.echo(f"error: {err}", err=True)
         raise SystemExit(EXIT_ERRORED) from None
     tally = Tally(counts=outcome.counts, any_error=outcome.any_error)
+    tally.warnings.add(outcome.warnings)
     if tally.total == 0:
         fail_with_load_error(LoadError.one("no conversations found", " ".join(conversations)), output_format)
     _summary(tally, output_dir, len(outcome.shards), output_format)

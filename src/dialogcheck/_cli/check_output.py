@@ -8,12 +8,14 @@ conversations, the tally. `--jobs 1` and `--jobs N` write the same bytes.
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..checks.base import Outcome
 from ..engines.work import Checked, ChunkResult
+from ..errors import LoadError, Problem
 from .output import exit_code, print_json, print_text
 
 
@@ -26,6 +28,49 @@ def _write_bytes(data: bytes) -> None:
         sys.stdout.write(data.decode("utf-8"))
 
 
+class WarningLog:
+    """Probable typos met in the input, each kind once a file: where it was first met, and how often.
+
+    A log that misspells a name does so on every line; one warning a file says it as well, and stays
+    small however long the log is.
+    """
+
+    def __init__(self) -> None:
+        self.first: dict[tuple[str, str], Problem] = {}
+        self.count: dict[tuple[str, str], int] = {}
+
+    def add(self, warnings: Iterable[Problem]) -> None:
+        for problem in warnings:
+            key = (problem.file, _EVENT_INDEX.sub("", problem.message, count=1))
+            if key not in self.first:
+                self.first[key] = problem
+                self.count[key] = 0
+            self.count[key] += 1
+
+    def __bool__(self) -> bool:
+        return bool(self.first)
+
+    def as_json(self) -> list[dict[str, object]]:
+        return [problem.to_dict() | {"count": self.count[key]} for key, problem in self.first.items()]
+
+    def as_text(self) -> str:
+        return warnings_text(self.as_json())
+
+
+def warnings_text(warnings: Iterable[dict]) -> str:
+    """Warnings as `as_json` gives them (and summary.json holds them), a `file:line:col: warning: ...` line each."""
+    lines = []
+    for w in warnings:
+        again = f" ({w['count'] - 1} more like it in this file)" if w["count"] > 1 else ""
+        lines.append(f"{w['file']}:{w['line']}:{w['column']}: warning: {w['message']}{again}\n")
+    return "".join(lines)
+
+
+#: The `event N: ` (or `row R: event N: `) a warning's message starts with: the same typo in another event
+#: is the same warning.
+_EVENT_INDEX = re.compile(r"^(row \d+: )?event \d+: ")
+
+
 @dataclass
 class Tally:
     """What the exit code and the summary need, counted as results pass (flat however many there are)."""
@@ -34,6 +79,7 @@ class Tally:
     any_error: bool = False
     kept: list | None = None  # full results, for --junit and --html
     shards: list[str] = field(default_factory=list)  # written to --output
+    warnings: WarningLog = field(default_factory=WarningLog)
 
     @property
     def total(self) -> int:
@@ -42,6 +88,8 @@ class Tally:
     def add(self, item: Checked) -> None:
         self.counts[item.verdict] += 1
         self.any_error = self.any_error or item.errored
+        if item.warnings:
+            self.warnings.add(item.warnings)
         if self.kept is not None:
             self.kept.append(item.result)
 
@@ -49,6 +97,8 @@ class Tally:
         for outcome, n in block.counts.items():
             self.counts[outcome] += n
         self.any_error = self.any_error or block.errored
+        if block.warnings:
+            self.warnings.add(block.warnings)
 
     def verdicts(self) -> VerdictCounts:
         return VerdictCounts(self.counts)
@@ -56,10 +106,21 @@ class Tally:
     def exit_code(self) -> int:
         return exit_code([o for o, n in self.counts.items() if n], self.any_error)
 
-    def summary(self) -> dict[str, int]:
+    def summary(self) -> dict[str, object]:
+        """The counts, and the probable typos met (only when there are some, so a clean batch's is unchanged)."""
         from ..report.data import tally
 
-        return tally(self.verdicts())
+        document: dict[str, object] = tally(self.verdicts())
+        if self.warnings:
+            document["warnings"] = self.warnings.as_json()
+        return document
+
+    def print_warnings(self) -> None:
+        """The probable typos on stderr (text output), after the results."""
+        if self.warnings:
+            sys.stdout.flush()
+            sys.stderr.write(self.warnings.as_text())
+            sys.stderr.flush()
 
 
 class VerdictCounts:
@@ -130,17 +191,44 @@ class JsonWriter:
         else:
             self.tally.add(item)
 
+    @property
+    def started(self) -> bool:
+        """Whether the document has begun: a conversation is written, or held to be written."""
+        return self.tally.total > 0
+
+    def fail(self, error: LoadError) -> None:
+        """End the document begun with the bad input met after it: `{"conversations": [...judged so far],
+        "error": {...}}`, so stdout still holds exactly one JSON document."""
+        import orjson
+
+        from ..report.json import render_load_error
+
+        tail = b'\n], "error": ' + orjson.dumps(orjson.loads(render_load_error(error))["error"]) + self._warnings() + b"}\n"
+        _write_bytes(b'{"conversations": [\n' + self.first + tail if self.tally.total == 1 else tail)
+        sys.stdout.flush()
+
+    def _warnings(self) -> bytes:
+        """`, "warnings": [...]` closing the document when typos were met; nothing otherwise."""
+        if not self.tally.warnings:
+            return b""
+        import orjson
+
+        return b', "warnings": ' + orjson.dumps(self.tally.warnings.as_json())
+
     def finish(self) -> None:
         if self.tally.total == 1:
             import orjson
 
             from ..report.json import dumps
 
-            print_json(dumps(orjson.loads(self.first)))  # the one-conversation document, indented
+            document = orjson.loads(self.first)
+            if self.tally.warnings:
+                document["warnings"] = self.tally.warnings.as_json()
+            print_json(dumps(document))  # the one-conversation document, indented
         elif self.tally.total > 1:
             from ..report.json import tally_json
 
-            print_json('\n], "summary": ' + tally_json(self.tally.verdicts()) + "}\n")
+            print_json('\n], "summary": ' + tally_json(self.tally.verdicts()) + self._warnings().decode() + "}\n")
         sys.stdout.flush()
 
 
@@ -154,9 +242,14 @@ def print_summary(tally: Tally, folder: str, shards: int, output_format: str) ->
     if output_format == "json":
         print_json(document)
     else:
-        s = tally.summary()
-        sys.stdout.write(
-            f"{s['conversations']} conversations: {s['passed']} passed, {s['failed']} failed, {s['errored']} errored\n"
-            f"results: {shards} shard{'s' if shards != 1 else ''} in {folder}\n"
-        )
+        sys.stdout.write(summary_text(tally.summary(), shards, folder))
         sys.stdout.flush()
+        tally.print_warnings()
+
+
+def summary_text(summary: dict, shards: int, folder: str) -> str:
+    """The text form of an output folder's summary, as `check --output` and `report` print it."""
+    return (
+        f"{summary['conversations']} conversations: {summary['passed']} passed, {summary['failed']} failed, {summary['errored']} errored\n"
+        f"results: {shards} shard{'s' if shards != 1 else ''} in {folder}\n"
+    )

@@ -21,7 +21,7 @@ EXIT_BAD_INPUT = 2  # output.EXIT_BAD_INPUT, without importing output for a usag
 COMMANDS = {
     "check": ("check:check", "Judge recorded CONVERSATIONS (files or folders) against --scenario or --sop."),
     "import": ("import_cmd:import_cmd", "Convert FILE from another tool's format into native events (JSONL, one conversation a line)."),
-    "report": ("report:report", "Print the summary of RESULTS_DIR (a folder `dialogcheck run` wrote), or render it with --html / --junit."),
+    "report": ("report:report", "Print the summary of RESULTS_DIR (a folder `dialogcheck run` or `check --output` wrote), or render it with --html / --junit."),
     "run": ("run:run", "Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."),
     "validate": ("validate:validate", "Load and check scenario, SOP and config files (files or folders)."),
 }

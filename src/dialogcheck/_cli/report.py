@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
+import orjson
 
 from ..errors import LoadError
 from ..report.batch_text import render_summary
@@ -15,7 +17,8 @@ from ..report.html import render_html
 from ..report.json import dumps
 from ..report.junit import render_junit
 from ..results.atomic import write_atomic
-from ..results.files import summary_document
+from ..engines.shards import SUMMARY_NAME as SHARD_SUMMARY
+from ..results.files import PLAN, summary_document
 from ..results.load import load_results
 from .output import (
     FORMAT_OPTION,
@@ -53,7 +56,7 @@ def write_reports(
 
 def check_html(results, conversations, subject) -> str:
     """`check --html`: each checked conversation drawn as an entry of its scenario or SOP."""
-    slug = getattr(subject, "slug", None) or getattr(subject, "id", None) or "conversations"
+    several = getattr(subject, "scenarios", None)  # a ScenarioSet: each conversation's own scenario
     runs, events = [], {}
     for number, (result, conversation) in enumerate(zip(results, conversations), 1):
         said = [
@@ -61,13 +64,88 @@ def check_html(results, conversations, subject) -> str:
             for e in conversation.events
             if e.kind in ("user", "bot") and e.text
         ]
-        scenario = {"slug": slug, "name": result.subject, "type": getattr(subject, "type", None), "tags": list(getattr(subject, "tags", ()))}
+        one = several[result.scenario] if several is not None else subject
+        slug = getattr(one, "slug", None) or getattr(one, "id", None) or "conversations"
+        scenario = {"slug": slug, "name": result.subject, "type": getattr(one, "type", None), "tags": list(getattr(one, "tags", ()))}
         runs.append({**conversation_dict(result), "scenario": scenario, "run": number, "source": result.source, "error": None, "transcript": said})
         events[(slug, number)] = [dict(e) for e in conversation.raw_events]
+    return _check_page(runs, events)
+
+
+def _check_page(runs: list[dict[str, Any]], events: Mapping[tuple[str, int], Sequence[Mapping[str, Any]]]) -> str:
     summary = summary_document(runs, {})
     for row in summary["scenarios"]:
         row.update(flaky=False, pass_hat_k={})  # different conversations, not repeated runs
     return render_html(summary, runs, events, title="dialogcheck check", noun="conversation")
+
+
+@dataclass(frozen=True)
+class CheckOutput:
+    """A folder `check --output` wrote: its summary, and each conversation's result (the JSON of its shard line)."""
+
+    summary: dict[str, Any]
+    results: list[dict[str, Any]]
+    shards: int
+
+
+def _shard_rows(path: Path) -> list[dict[str, Any]]:
+    try:
+        if path.suffix == ".jsonl":
+            return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+        from ..engines.parquet import _pyarrow
+
+        pa = _pyarrow(str(path))
+        return [orjson.loads(value) for value in pa.parquet.read_table(path, columns=["result"]).column("result").to_pylist()]
+    except orjson.JSONDecodeError as err:
+        raise LoadError.one(f"not a result shard: invalid JSON ({err.msg})", str(path)) from None
+
+
+def load_check_output(folder: Path) -> CheckOutput | None:
+    """The folder `check --output` wrote (its summary.json and part-NNNNN shards), or None for another folder."""
+    summary_path = folder / SHARD_SUMMARY
+    shards = sorted(p for p in folder.glob("part-*") if p.suffix in (".jsonl", ".parquet") and p.is_file())
+    if (folder / PLAN).exists() or not summary_path.is_file() or not shards:
+        return None
+    try:
+        summary = orjson.loads(summary_path.read_bytes())
+    except orjson.JSONDecodeError as err:
+        raise LoadError.one(f"invalid JSON: {err.msg}", str(summary_path)) from None
+    if not isinstance(summary, dict) or not {"conversations", "passed", "failed", "errored"} <= summary.keys():
+        raise LoadError.one("not the summary of `check --output`: `conversations`, `passed`, `failed` and `errored` are needed", str(summary_path))
+    return CheckOutput(summary, [row for shard in shards for row in _shard_rows(shard)], len(shards))
+
+
+def _report_check_output(found: CheckOutput, folder: str, html_path: str | None, junit_path: str | None, output_format: str) -> None:
+    """`report` of a `check --output` folder: its summary, or the HTML and JUnit of its results (no transcripts:
+    shards keep the verdicts and checks, not the events)."""
+    from ..report.junit import render_junit_rows
+    from .check_output import summary_text, warnings_text
+
+    written = []
+    try:
+        if junit_path:
+            write_atomic(junit_path, render_junit_rows([(row.get("scenario") or row["subject"], row) for row in found.results]))
+            written.append(junit_path)
+        if html_path:
+            runs = [
+                {**row, "scenario": {"slug": row.get("scenario") or row["subject"], "name": row["subject"], "type": None, "tags": []},
+                 "run": number, "error": None, "transcript": []}
+                for number, row in enumerate(found.results, 1)
+            ]
+            write_atomic(html_path, _check_page(runs, {}))
+            written.append(html_path)
+    except OSError as err:
+        raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path or html_path)) from None
+    if written and output_format == "json":
+        print_json(dumps({"results": folder, "written": written}))
+    elif written:
+        click.echo("".join(f"wrote {path}\n" for path in written), nl=False)
+    elif output_format == "json":
+        print_json(dumps(found.summary))
+    else:
+        click.echo(summary_text(found.summary, found.shards, folder), nl=False)
+        click.echo(warnings_text(found.summary.get("warnings", ())), nl=False, err=True)
+    raise SystemExit(batch_exit_code(found.summary))
 
 
 @click.command()
@@ -76,11 +154,14 @@ def check_html(results, conversations, subject) -> str:
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
 @FORMAT_OPTION
 def report(results_dir: str, html_path: str | None, junit_path: str | None, output_format: str) -> None:
-    """Print the summary of RESULTS_DIR (a folder `dialogcheck run` wrote), or render it with --html / --junit.
+    """Print the summary of RESULTS_DIR (a folder `dialogcheck run` or `check --output` wrote), or render it with --html / --junit.
 
     The exit code is the batch's: 0 all passed, 1 a run failed, 3 a run errored; 2 for a missing or broken folder.
     """
     try:
+        found = load_check_output(Path(results_dir))
+        if found is not None:
+            _report_check_output(found, results_dir, html_path, junit_path, output_format)
         loaded = load_results(results_dir)
     except LoadError as err:
         fail_with_load_error(err, output_format)

@@ -18,12 +18,12 @@ Other columns are ignored. A bad row is an error naming the file and the row
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 
-from ..errors import LoadError
+from ..errors import LoadError, Problem
 from ..events.model import Conversation
 from ..events.parse import EventFieldError, conversation_from_dicts, json_type
 from .storage import open_binary
@@ -112,9 +112,12 @@ def _conversation(events: Any, row: int, file: str, source: str, cid: str | None
     else:
         events = _drop_nulls(events)
     try:
-        return conversation_from_dicts(events, source, cid)
+        conversation = conversation_from_dicts(events, source, cid)
     except EventFieldError as err:
         raise LoadError.one(f"{where}: event {getattr(err, 'index', 0)}: {err}", file, row) from None
+    if not conversation.warnings:
+        return replace(conversation, place=(file, row))
+    return replace(conversation, place=(file, row), warnings=tuple(Problem(f"{where}: {w.message}", file, row) for w in conversation.warnings))
 
 
 def row_groups(file: str, path: str) -> Iterator[RowGroup]:

@@ -18,7 +18,7 @@ import logging
 import os
 import pickle
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import orjson
@@ -62,6 +62,7 @@ class RayOutcome:
     counts: dict[Outcome, int]
     any_error: bool
     shards: list[str]
+    warnings: list[Problem] = field(default_factory=list)  # probable typos in names, in input order
 
 
 def ray_inputs(paths: Iterable[str]) -> list[tuple[str, str]]:
@@ -141,7 +142,7 @@ class _CheckTask:
         self.job, self.folder, self.fmt = job, folder, fmt
 
     def __call__(self, batch):
-        out: dict[str, list] = {k: [] for k in ("index", "shard", "pass", "fail", "error", "any_error", "problems")}
+        out: dict[str, list] = {k: [] for k in ("index", "shard", "pass", "fail", "error", "any_error", "problems", "warnings")}
         for index, blob in zip(batch["index"], batch["chunk"]):
             result = check_chunk(self.job, pickle.loads(blob), index=int(index), folder=self.folder, fmt=self.fmt)
             out["index"].append(int(index))
@@ -151,6 +152,7 @@ class _CheckTask:
             out["any_error"].append(result.errored)
             problems = [p.to_dict() for p in result.problems or ()]
             out["problems"].append(orjson.dumps(problems).decode() if problems else "")
+            out["warnings"].append(orjson.dumps([p.to_dict() for p in result.warnings]).decode() if result.warnings else "")
         return out
 
 
@@ -238,4 +240,5 @@ def run_ray(
         remove_shards(folder, fmt)  # bad input: nothing half-written is left
         raise LoadError(Problem(**p) for p in orjson.loads(bad["problems"]))
     counts = {o: sum(int(row[o.value]) for row in rows) for o in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR)}
-    return RayOutcome(counts, any(bool(row["any_error"]) for row in rows), shards)
+    warnings = [Problem(**p) for row in rows if row["warnings"] for p in orjson.loads(row["warnings"])]
+    return RayOutcome(counts, any(bool(row["any_error"]) for row in rows), shards, warnings)

@@ -42,15 +42,17 @@ def file_size(path: str) -> int:
     return filesystem.get_file_info(inner).size
 
 
-def read_through_line_end(handle: BinaryIO, block: int = 1 << 16) -> bytes:
-    """From the current position up to and including the next newline (or to the end of the file).
+def read_through_line_end(handle: BinaryIO, limit: int, block: int = 1 << 16) -> bytes:
+    """From the current position up to and including the next newline (or to the end of the file), at most
+    `limit` bytes: a caller that gets `limit` bytes without a newline knows the line goes on past them.
 
     pyarrow's files have no `readline`, so this reads in blocks and steps back.
     """
     start = handle.tell()
     parts = []
-    while True:
-        data = handle.read(block)
+    held = 0
+    while held < limit:
+        data = handle.read(min(block, limit - held))
         if not data:
             break
         end = data.find(b"\n")
@@ -58,6 +60,7 @@ def read_through_line_end(handle: BinaryIO, block: int = 1 << 16) -> bytes:
             parts.append(data[: end + 1])
             break
         parts.append(data)
+        held += len(data)
     found = b"".join(parts)
     handle.seek(start + len(found))
     return found

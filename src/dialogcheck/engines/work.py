@@ -8,7 +8,7 @@ only small plain data travels back.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -16,6 +16,7 @@ from ..batch import iter_results
 from ..checks.base import Outcome
 from ..errors import LoadError, Problem
 from ..evaluate import ConversationResult
+from ..events.model import Conversation
 
 @dataclass(frozen=True)
 class CheckJob:
@@ -28,6 +29,8 @@ class CheckJob:
     #: When set, a chunk sends back its renderings as one UTF-8 block joined by this separator, not one item
     #: each: the main process then writes a chunk with one call, which keeps it from competing with workers.
     join: str | None = None
+    #: Probable typos in a record's names are bad input (`--strict`), not warnings.
+    strict: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class Checked:
     source: str
     conversation_id: str | None
     result: ConversationResult | None = None
+    warnings: tuple[Problem, ...] = ()
 
 
 @dataclass
@@ -55,6 +59,7 @@ class ChunkResult:
     counts: dict[Outcome, int] = field(default_factory=dict)
     errored: bool = False
     shard: str | None = None  # the shard written, with an output folder
+    warnings: list[Problem] = field(default_factory=list)  # of its conversations, in order
 
     @property
     def count(self) -> int:
@@ -78,7 +83,8 @@ def render(result: ConversationResult, how: str) -> Any:
 
 def checked(job: CheckJob, chunk, *, judge=None, metrics: tuple[str, ...] = ()) -> Iterator[Checked]:
     """Each conversation of `chunk`, judged and rendered, in order; a bad record raises `LoadError` where it is."""
-    results = iter_results(job.subject, chunk.read(), judge=judge, no_judge=job.no_judge, metrics=metrics)
+    conversations = _strictly(chunk.read()) if job.strict else chunk.read()
+    results = iter_results(job.subject, conversations, judge=judge, no_judge=job.no_judge, metrics=metrics)
     for result in results:
         yield Checked(
             render(result, job.render),
@@ -87,7 +93,16 @@ def checked(job: CheckJob, chunk, *, judge=None, metrics: tuple[str, ...] = ()) 
             result.source,
             result.conversation_id,
             result if job.keep_results else None,
+            result.warnings,
         )
+
+
+def _strictly(conversations: Iterable[Conversation]) -> Iterator[Conversation]:
+    """`--strict`: the first record with a probable typo in its names stops the check there, as bad input."""
+    for conversation in conversations:
+        if conversation.warnings:
+            raise LoadError(conversation.warnings)
+        yield conversation
 
 
 def check_chunk(
@@ -106,6 +121,7 @@ def check_chunk(
         out.problems = err.problems
     for item in out.items:
         out.counts[item.verdict] = out.counts.get(item.verdict, 0) + 1
+        out.warnings.extend(item.warnings)
     out.errored = any(item.errored for item in out.items)
     if folder is not None:
         from .shards import write_shard

@@ -7,19 +7,22 @@ conversation a line). Errors name the file, line and column.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
 from ..errors import LoadError, Problem, decode_utf8
+from . import bounds
 from .fast import TrackerDecoder
 from .model import Conversation
 from .parse import EventFieldError, EventReader, json_type
+from .typos import NameWarning
 
 CONVERSATION_SUFFIXES = (".json", ".jsonl", ".ndjson")
 #: One decoder for every file read, so the event types it learns carry over.
@@ -79,7 +82,18 @@ def _array_offsets(text: str, i: int, decoder: json.JSONDecoder) -> list[int]:
 
 
 def event_offsets(text: str) -> list[int]:
-    """Where each event starts in a JSON list or tracker object (used only to report errors)."""
+    """Where each event starts in a JSON list or tracker object (used only to report errors).
+
+    The standard library's parser recurses; past its depth (orjson reads up to 1,024 levels) no offsets are
+    found, and an error points at the start of the document instead of at the event.
+    """
+    try:
+        return _event_offsets(text)
+    except RecursionError:
+        return []
+
+
+def _event_offsets(text: str) -> list[int]:
     decoder = json.JSONDecoder()
     i = _skip_ws(text, 0)
     if i < len(text) and text[i] == "[":
@@ -102,16 +116,34 @@ def _field_problem(
     err: EventFieldError, file: str, located: _Located, start: int | None, end: int | None, label: str
 ) -> Problem:
     """Point at the field inside the event when it can be found, else at the event."""
+    return Problem(f"{label}: {err}", file, *_name_position(err.field, located, start, end))
+
+
+def _name_position(name: str, located: _Located, start: int | None, end: int | None) -> tuple[int, int]:
+    """Line and column of `"name"` inside the event text starting at `start`, else of the event itself."""
     if start is None:
-        line, column = located.first_line, 1
-    else:
-        found = located.text.find(f'"{err.field}"', start, end)
-        line, column = located.position(found if found >= 0 else start)
-    return Problem(f"{label}: {err}", file, line, column)
+        return located.first_line, 1
+    found = located.text.find(f'"{name}"', start, len(located.text) if end is None else end)
+    return located.position(found if found >= 0 else start)
+
+
+def _warnings_at(
+    warnings: Iterable[NameWarning], file: str, located: _Located, offsets: list[int] | None = None
+) -> tuple[Problem, ...]:
+    """Each probable typo at the name in its event (`offsets`: where each event starts, found when needed)."""
+    found = []
+    for warning in warnings:
+        if offsets is None:
+            offsets = event_offsets(located.text)
+        i = warning.index
+        start = offsets[i] if i < len(offsets) else None
+        end = offsets[i + 1] if i + 1 < len(offsets) else None
+        found.append(Problem(warning.message, file, *_name_position(warning.name, located, start, end)))
+    return tuple(found)
 
 
 def _events_to_conversation(
-    objects: list[Any], file: str, located: _Located, source: str, conversation_id: str | None, offsets=None
+    objects: list[Any], file: str, located: _Located, source: str, conversation_id: str | None, offsets=None, **fields: Any
 ) -> Conversation:
     reader = EventReader()
     problems: list[Problem] = []
@@ -128,7 +160,8 @@ def _events_to_conversation(
                 break
     if problems:
         raise LoadError(problems)
-    return Conversation(tuple(reader.events), source, conversation_id, objects)
+    warnings = _warnings_at(reader.warnings, file, located, offsets) if reader.warnings else ()
+    return Conversation(tuple(reader.events), source, conversation_id, objects, warnings=warnings, **fields)
 
 
 def _tracker_id(obj: Mapping[str, Any]) -> str | None:
@@ -144,7 +177,13 @@ def _tracker(obj: dict, file: str, located: _Located, source: str) -> Conversati
     if not isinstance(events, list):
         line, column = located.position(max(located.text.find('"events"'), 0))
         raise LoadError.one(f"`events` must be a list of event objects, got {json_type(events)}", file, line, column)
-    return _events_to_conversation(events, file, located, source, _tracker_id(obj))
+    scenario = obj.get("scenario")
+    if scenario is not None and not isinstance(scenario, str):
+        line, column = located.position(max(located.text.find('"scenario"'), 0))
+        raise LoadError.one(f"`scenario` must be a string (the slug of a scenario), got {json_type(scenario)}", file, line, column)
+    return _events_to_conversation(
+        events, file, located, source, _tracker_id(obj), scenario=scenario, place=(file, located.first_line)
+    )
 
 
 def _is_tracker(obj: Any) -> bool:
@@ -162,11 +201,11 @@ def _read_document(data: bytes, file: str) -> Iterator[Conversation]:
             return
         raise _json_error(err, file, located) from None
     if isinstance(doc, list):
-        yield _events_to_conversation(doc, file, located, file, None)
+        yield _events_to_conversation(doc, file, located, file, None, place=(file, 1))
     elif _is_tracker(doc):
         yield _tracker(doc, file, located, file)
     elif isinstance(doc, dict):
-        yield _events_to_conversation([doc], file, located, file, None, offsets=[0])
+        yield _events_to_conversation([doc], file, located, file, None, offsets=[0], place=(file, 1))
     else:
         raise LoadError.one(f"expected a list of events or an object with `events`, got {json_type(doc)}", file)
 
@@ -182,16 +221,21 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
     problems: list[Problem] = []
     pending: Conversation | None = None
     recorded: list[Any] = []  # the event objects of a one-event-a-line file
+    warnings: list[Problem] = []  # their probable typos, each placed as its line is read
     batch = 0
     seen = 0  # event objects read, failed ones included, so `event N` is the N-th object of the file
     for lineno, raw in lines:
+        if len(raw) > bounds.MAX_RECORD_BYTES:  # lines read from memory (a chunk, a download) were not bounded yet
+            problems.append(bounds.too_long(file, lineno).problems[0])
+            break
         if mode == "conversations":
             decoded = _TRACKERS.decode(raw)  # the hot path; None sends the line the general way below
             if decoded is not None:
                 if pending is not None:
                     yield pending
-                events, cid = decoded
-                pending = Conversation(events, f"{file}#{cid or lineno}", cid, raw)
+                cid = decoded.conversation_id
+                warnings = _warnings_at(decoded.warnings, file, _Located(raw, lineno)) if decoded.warnings else ()
+                pending = Conversation(decoded.events, f"{file}#{cid or lineno}", cid, raw, decoded.scenario, warnings, (file, lineno))
                 batch += 1
                 continue
         located = _Located(raw, lineno)
@@ -216,7 +260,7 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
                 yield pending
             cid = _tracker_id(obj)
             pending = _tracker(obj, file, located, f"{file}#{cid or lineno}")
-            _TRACKERS.learn(pending.events)
+            _TRACKERS.learn(pending.events, pending.recorded)
             batch += 1
             continue
         seen += 1
@@ -227,29 +271,40 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
             problems.append(_field_problem(err, file, located, 0, None, f"event {seen - 1}"))
             if len(problems) >= _MAX_PROBLEMS:
                 break
+        for warning in reader.warnings[len(warnings) :]:  # this line's typos, placed in this line
+            warnings.append(Problem(warning.message, file, *_name_position(warning.name, located, 0, None)))
     if problems:
+        if pending is not None:  # a conversation before the bad line is judged, as each one before it was
+            yield pending
         raise LoadError(problems)
     if pending is not None:
         yield pending if batch > 1 else replace(pending, source=file)
     if mode == "events":
-        yield Conversation(tuple(reader.events), file, None, recorded)
+        yield Conversation(tuple(reader.events), file, None, recorded, warnings=tuple(warnings), place=(file, 1))
     elif mode is None:
         raise LoadError.one("the file holds no events: expected JSON or JSONL event objects", file)
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    with path.open("rb") as handle:
-        for lineno, raw in enumerate(handle, 1):
-            yield lineno, raw
+def read_conversations(handle: BinaryIO, file: str) -> Iterator[Conversation]:
+    """Every conversation of an open file, read once (a pipe gives its bytes once): the container is told
+    from the first non-blank line, which then goes on to the reader with the rest."""
+    lines = bounds.bounded_lines(handle, file)
+    head = bounds.first_lines(lines)
+    if lines_look_like_jsonl(raw for _, raw in head):
+        yield from _read_jsonl(itertools.chain(head, lines), file)
+    else:
+        yield from _read_document(bounds.read_whole(handle, file, b"".join(raw for _, raw in head)), file)
 
 
 def looks_like_jsonl(path: Path, *, objects_only: bool = False) -> bool:
     """JSONL when the first non-blank line is a complete JSON value (an object, with `objects_only`) on its own.
 
-    An empty file counts as JSONL, unless `objects_only` (importers want an object there).
+    An empty file counts as JSONL, unless `objects_only` (importers want an object there). A first line past
+    `bounds.MAX_RECORD_BYTES` is a `LoadError`.
     """
     with path.open("rb") as handle:
-        return lines_look_like_jsonl(handle, objects_only=objects_only)
+        head = bounds.first_lines(bounds.bounded_lines(handle, str(path)))
+    return lines_look_like_jsonl((raw for _, raw in head), objects_only=objects_only)
 
 
 def lines_look_like_jsonl(lines: Iterable[bytes], *, objects_only: bool = False) -> bool:
@@ -279,15 +334,16 @@ def _second_line_is_object(data: bytes) -> bool:
         return False
 
 
-def iter_conversation_file(path: str | Path) -> Iterator[Conversation]:
-    """Every conversation in one file, read lazily where the container allows."""
+def iter_conversation_file(path: str | Path, *, name: str | None = None) -> Iterator[Conversation]:
+    """Every conversation in one file, read lazily where the container allows (and once: a pipe can be given).
+
+    `name` is how errors and conversations call the file (default: its path).
+    """
     path = Path(path)
-    file = str(path)
+    file = str(path) if name is None else name
     try:
-        if looks_like_jsonl(path):
-            yield from _read_jsonl(_lines(path), file)
-        else:
-            yield from _read_document(path.read_bytes(), file)
+        with path.open("rb") as handle:
+            yield from read_conversations(handle, file)
     except OSError as err:
         raise LoadError.one(f"cannot read file: {err.strerror or err}", file) from None
 

@@ -20,6 +20,8 @@ from typing import Any, ClassVar, Literal
 import msgspec
 import orjson
 
+from ..errors import Problem
+
 #: Mantle's lifecycle tools: recorded as `tool_executed`, never counted as tool runs. The default of the
 #: `framework_tools` setting (eval/conftest.yml, SOP files), for agents that own a tool of such a name.
 FRAMEWORK_TOOLS: frozenset[str] = frozenset(
@@ -60,7 +62,9 @@ class Event(Record, tag_field="event", kw_only=True, rename=_NOT_RECORDED):
 
     Each event type has its own class, tagged with the `event` value it is
     recorded under, so a conversation decodes straight from JSON into these
-    records (`load.py`); any other type is a plain `Event` naming its `type`.
+    records (`fast.py`); any other type is a plain `Event` naming its `type`.
+    The known types refuse fields they do not read, so a decoded line is known
+    to hold no misspelt field (`typos.py`); the decoder learns the harmless ones.
     The objects as recorded are kept on the `Conversation` (`raw_events`).
     """
 
@@ -77,7 +81,7 @@ class Event(Record, tag_field="event", kw_only=True, rename=_NOT_RECORDED):
         return f"event {self.index} (turn {self.turn})"
 
 
-class UserMessage(Event, tag="user", kw_only=True):
+class UserMessage(Event, tag="user", kw_only=True, forbid_unknown_fields=True):
     type: str = "user"
     text: str | None = ""  # null reads as "" (the loader sees to it)
 
@@ -93,7 +97,7 @@ class Button(Record):
     payload: str | None = None
 
 
-class BotMessage(Event, tag="bot", kw_only=True):
+class BotMessage(Event, tag="bot", kw_only=True, forbid_unknown_fields=True):
     type: str = "bot"
     text: str | None = ""  # null reads as "" (the loader sees to it)
     utter_name: str | None = None
@@ -122,7 +126,7 @@ class BlockEvent(Event, kw_only=True):
     kind: ClassVar[str] = "block"
 
 
-class MemorySet(Event, tag="memory_set", kw_only=True):
+class MemorySet(Event, tag="memory_set", kw_only=True, forbid_unknown_fields=True):
     type: str = "memory_set"
     key: str
     value: Any
@@ -130,14 +134,14 @@ class MemorySet(Event, tag="memory_set", kw_only=True):
     kind: ClassVar[str] = "memory_set"
 
 
-class MemoryCleared(Event, tag="memory_cleared", kw_only=True):
+class MemoryCleared(Event, tag="memory_cleared", kw_only=True, forbid_unknown_fields=True):
     type: str = "memory_cleared"
     key: str
 
     kind: ClassVar[str] = "memory_cleared"
 
 
-class ToolRun(Event, tag="tool_executed", kw_only=True):
+class ToolRun(Event, tag="tool_executed", kw_only=True, forbid_unknown_fields=True):
     """A `tool_executed` event. `counted` is false for framework tools."""
 
     type: str = "tool_executed"
@@ -173,7 +177,13 @@ class ToolRun(Event, tag="tool_executed", kw_only=True):
 def _tagged(base: type[Event], name: str) -> type[Event]:
     """The class of events recorded as `name`: `base` with that tag and `type`."""
     return msgspec.defstruct(
-        "".join(part.title() for part in name.split("_")), [("type", str, name)], bases=(base,), tag=name, kw_only=True, module=__name__
+        "".join(part.title() for part in name.split("_")),
+        [("type", str, name)],
+        bases=(base,),
+        tag=name,
+        kw_only=True,
+        forbid_unknown_fields=True,
+        module=__name__,
     )
 
 
@@ -233,6 +243,12 @@ class Conversation:
     source: str = "<memory>"
     conversation_id: str | None = None
     recorded: Sequence[Mapping[str, Any]] | bytes | None = field(default=None, repr=False, compare=False)
+    #: The slug of the scenario the record names (a tracker object's `scenario`), to pair it with one of several.
+    scenario: str | None = None
+    #: Probable typos in the record's names (`typos.py`), each at its file, line and column.
+    warnings: tuple[Problem, ...] = field(default=(), repr=False, compare=False)
+    #: The file and line where the record starts, for what is said about it as a whole (None: built in code).
+    place: tuple[str, int] | None = field(default=None, compare=False)
 
     @_cached
     def raw_events(self) -> Sequence[Mapping[str, Any]]:

@@ -23,6 +23,8 @@ from .model import (
     UserMessage,
     opens_turn,
 )
+from ..errors import Problem
+from .typos import KNOWN_FIELDS, NameWarning, name_warnings
 
 _JSON_TYPE_NAMES = {str: "a string", bool: "a boolean", dict: "an object", list: "a list"}
 
@@ -196,11 +198,12 @@ _BUILDERS: dict[str, Callable[..., Event]] = {
 
 
 class EventReader:
-    """Builds typed events one at a time, tracking the turn they fall in."""
+    """Builds typed events one at a time, tracking the turn they fall in, and noting probable typos in names."""
 
     def __init__(self) -> None:
         self.turn = 0
         self.events: list[Event] = []
+        self.warnings: list[NameWarning] = []
 
     def add(self, obj: Any) -> Event:
         if not isinstance(obj, dict):
@@ -216,6 +219,9 @@ class EventReader:
         common = {"index": len(self.events), "turn": self.turn, "timestamp": ts, "metadata": meta}
         event = _BUILDERS.get(kind, _other)(obj, kind, common)
         self.events.append(event)
+        fields = KNOWN_FIELDS.get(kind)
+        if fields is None or not obj.keys() <= fields:
+            self.warnings.extend(name_warnings(event.index, obj))
         return event
 
 
@@ -232,4 +238,5 @@ def conversation_from_dicts(
             err.index = i  # type: ignore[attr-defined]
             raise
         recorded.append(obj)
-    return Conversation(tuple(reader.events), source, conversation_id, recorded)
+    warnings = tuple(Problem(w.message) for w in reader.warnings)  # no file: the caller knows where they came from
+    return Conversation(tuple(reader.events), source, conversation_id, recorded, warnings=warnings)

@@ -7,9 +7,15 @@ recorded values must not, so every comparison in dialogcheck goes through
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
 
 import orjson
+
+#: What `show` falls back to for a value orjson will not write (nested past its 255 levels, or not JSON):
+#: a repr that stops at a few levels and characters, so no value can make it recurse deeply or run long.
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxlevel = 8
 
 
 def is_number(value: Any) -> bool:
@@ -41,6 +47,6 @@ def show(value: Any, limit: int = 80) -> str:
     else:
         try:
             text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-        except TypeError:
-            text = repr(value)
+        except TypeError:  # orjson's encode error, for a value too deep or not JSON
+            text = _SHORT_REPR.repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -91,7 +91,7 @@ class Item:
                 if found is None:
                     break
                 i = found
-        except (ValueError, IndexError):
+        except (ValueError, IndexError, RecursionError):  # too deep for the standard library: the deepest part found
             pass
         line = self.text.count("\n", 0, i)
         start = self.text.rfind("\n", 0, i) + 1
@@ -132,6 +132,11 @@ def json_error_at(text: str) -> json.JSONDecodeError:
         json.loads(text)
     except json.JSONDecodeError as err:
         return err
+    except RecursionError:  # nested deeper than the standard library's parser goes: orjson's error says where
+        try:
+            orjson.loads(text)
+        except orjson.JSONDecodeError as err:
+            return err
     return lone_surrogate_error(text) or json.JSONDecodeError("unexpected content", text, 0)
 
 
@@ -213,6 +218,8 @@ def file_items(path: str | Path, list_key: str | None = None) -> Iterator[Item]:
             yield from document_items(path, list_key)
     except OSError as err:
         raise LoadError.one(f"cannot read file: {err.strerror or err}", str(path)) from None
+    except RecursionError:  # the standard library's parser, which finds each item's place, recurses
+        raise LoadError.one("invalid JSON: nested too deep for this format's reader (orjson reads up to 1,024 levels, this one fewer)", str(path)) from None
 
 
 def parse_json_string(value: Any, what: str, path: JsonPath) -> Any:

@@ -24,6 +24,8 @@ def conversation_dict(result: ConversationResult, *, with_source: bool = False) 
         data["source"] = result.source
     data["verdict"] = result.verdict._value_
     data["subject"] = result.subject
+    if result.scenario is not None:  # one of several scenarios: its slug, which pairs conversations with it
+        data["scenario"] = result.scenario
     if result.conversation_id is not None:
         data["conversation_id"] = result.conversation_id
     data["assertions"] = [

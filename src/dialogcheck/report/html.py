@@ -56,7 +56,10 @@ def _rate(value: Any) -> str:
 
 
 def _pretty(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str).decode()
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str).decode()
+    except orjson.JSONEncodeError:  # nested past the 255 levels orjson writes (a recorded value may go to 1,024)
+        return show(value, 2000)
 
 
 def _checks(run: Mapping[str, Any]) -> list[tuple[str, str, str, Sequence[Any], str]]:

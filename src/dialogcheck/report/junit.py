@@ -141,15 +141,24 @@ def render_junit_check(results: Sequence[ConversationResult], subject: Any = Non
 
     `subject` (the Scenario or SOP checked against) adds its type, tags and path as properties.
     """
+    # with several scenarios, a suite each (by slug: two may share a name)
+    return render_junit_rows([(result.scenario or result.subject, conversation_dict(result, with_source=True)) for result in results], subject)
+
+
+def render_junit_rows(rows: Sequence[tuple[str, Mapping[str, Any]]], subject: Any = None) -> str:
+    """`render_junit_check` from each conversation's JSON (as `check --output` shards hold it) and its suite."""
     root = ET.Element("testsuites", name="dialogcheck check")
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for result in results:
-        grouped.setdefault(result.subject, []).append(conversation_dict(result, with_source=True))
-    kind = "sop" if subject is not None and not hasattr(subject, "goals") else "scenario"
-    for name, cases in grouped.items():
-        tags = tuple(getattr(subject, "tags", ()) or ())
-        props = _properties(kind, name, getattr(subject, "type", None), tags, getattr(subject, "path", None))
-        key = getattr(subject, "slug", None) or getattr(subject, "id", None) or name
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for group, row in rows:
+        grouped.setdefault(group, []).append(row)
+    several = getattr(subject, "scenarios", None)  # a ScenarioSet: each suite's scenario by slug
+    kind = "sop" if subject is not None and not hasattr(subject, "goals") and several is None else "scenario"
+    for group, cases in grouped.items():
+        one = several[group] if several is not None else subject
+        name = getattr(one, "name", group) if several is not None else group
+        tags = tuple(getattr(one, "tags", ()) or ())
+        props = _properties(kind, name, getattr(one, "type", None), tags, getattr(one, "path", None))
+        key = getattr(one, "slug", None) or getattr(one, "id", None) or name
         suite = _suite(root, key, cases, props)
         for case in cases:
             label = case["source"] + (f" ({case['conversation_id']})" if case.get("conversation_id") else "")

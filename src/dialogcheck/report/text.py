@@ -104,7 +104,7 @@ def _metrics_line(metrics) -> str:
 def render_conversation(result: ConversationResult) -> Text:
     text = _Styled()
     text.add(f"{shown(str(result.source))}", "bold")
-    text.add(f"  {shown(result.subject)}\n", "cyan")
+    text.add(f"  {shown(result.subject)}" + (f" ({shown(result.scenario)})" if result.scenario is not None else "") + "\n", "cyan")
     outcomes: list[Outcome] = []
     for r in result.assertions:
         _line(text, r.outcome, r.check.label, r.detail)
