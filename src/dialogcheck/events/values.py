@@ -16,6 +16,8 @@ import orjson
 #: a repr that stops at a few levels and characters, so no value can make it recurse deeply or run long.
 _SHORT_REPR = reprlib.Repr()
 _SHORT_REPR.maxlevel = 8
+#: Long numbers and strings keep their head whole, so `show`'s own cut (an ellipsis at the end) marks them.
+_SHORT_REPR.maxlong = _SHORT_REPR.maxstring = 400
 
 
 def is_number(value: Any) -> bool:
@@ -47,6 +49,9 @@ def show(value: Any, limit: int = 80) -> str:
     else:
         try:
             text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-        except TypeError:  # orjson's encode error, for a value too deep or not JSON
-            text = _SHORT_REPR.repr(value)
+        except TypeError:  # orjson's encode error, for a value too deep, an integer past 64 bits, or not JSON
+            try:
+                text = _SHORT_REPR.repr(value)
+            except ValueError:  # an integer past Python's limit on digits written out
+                text = f"an integer of {value.bit_length():,} bits"
     return text if len(text) <= limit else text[: limit - 1] + "…"
