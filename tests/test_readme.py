@@ -46,6 +46,9 @@ EXIT_CODES = {
     " examples/card_replace/conversations/ --jobs 2 --format json > results.json": 1,
     ".venv/bin/dialogcheck check --no-judge --sop examples/card_replace/sops/replace_card.yml"
     " examples/card_replace/conversations/ --engine ray --output ray-results/": 1,
+    ".venv/bin/dialogcheck import --from tau-bench tests/importers/data/tau_bench_airline_sample.json"
+    " -o tau/runs.jsonl --derive-scenarios tau/scenarios": 0,
+    ".venv/bin/dialogcheck check --no-judge --scenario tau/scenarios --pair 'task-(\\d+)' tau/runs.jsonl": 1,
 }
 #: Commands that start a Ray instance: run with the `ray` marker's tests, deselected with -m "not ray".
 RAY = {command for command in EXIT_CODES if "--engine ray" in command}
@@ -67,13 +70,14 @@ def _examples(lang: str) -> list[tuple[str, str | None, int]]:
     return found
 
 
-def _commands() -> list[tuple[str, str | None]]:
-    """Every command of the `sh` blocks, with the shown output of the block's last command."""
+def _command_blocks() -> list[tuple[list[str], str | None]]:
+    """The commands of each `sh` block, in order, with the block's shown output (that of its last command)."""
     found = []
     for body, shown, _ in _examples("sh"):
         steps = [step for line in body.splitlines() if line.strip() for step in line.split(" && ")]
         steps = [step for step in steps if not SETUP.match(step)]
-        found += [(step, shown if i == len(steps) - 1 else None) for i, step in enumerate(steps)]
+        if steps:
+            found.append((steps, shown))
     return found
 
 
@@ -102,27 +106,35 @@ def test_output_matching_follows_the_readme_conventions() -> None:
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
-    """A folder like this repository's root: a copy of the examples, `.venv` being this environment."""
+    """A folder like this repository's root: copies of the examples and the sample data, `.venv` being this environment.
+
+    Commands run one after the other in it, as a reader would, so one may read what an earlier one wrote."""
     shutil.copytree(REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("results", "__pycache__"))
+    shutil.copytree(REPO / "tests" / "importers" / "data", tmp_path / "tests" / "importers" / "data")
     (tmp_path / ".venv").symlink_to(Path(sys.executable).parent.parent)
     return tmp_path
 
 
 def test_every_readme_command_has_its_exit_code_pinned() -> None:
-    commands = [command for command, _ in _commands()]
+    commands = [command for steps, _ in _command_blocks() for command in steps]
     assert commands, "the README shows no command"
     assert sorted(commands) == sorted(EXIT_CODES)
 
 
 @pytest.mark.parametrize(
-    "command, shown",
-    [pytest.param(c, s, marks=[pytest.mark.ray] if c in RAY else [], id=c.split(" ", 3)[1] + str(i)) for i, (c, s) in enumerate(_commands())],
+    "steps, shown",
+    [
+        pytest.param(steps, shown, marks=[pytest.mark.ray] if RAY & set(steps) else [], id=f"block{i}-{steps[0].split()[1]}")
+        for i, (steps, shown) in enumerate(_command_blocks())
+    ],
 )
-def test_readme_command_runs_as_written(command: str, shown: str | None, workdir: Path) -> None:
+def test_readme_commands_run_as_written(steps: list[str], shown: str | None, workdir: Path) -> None:
+    """The commands of one block run in order in one folder, as a reader runs them."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DIALOGCHECK_", "FORCE_COLOR"))}
-    done = subprocess.run(["bash", "-c", command], cwd=workdir, env=env | {"NO_COLOR": "1"}, capture_output=True, text=True, timeout=300)
-    assert "Traceback" not in done.stderr, done.stderr
-    assert done.returncode == EXIT_CODES[command], done.stdout + done.stderr
+    for command in steps:
+        done = subprocess.run(["bash", "-c", command], cwd=workdir, env=env | {"NO_COLOR": "1"}, capture_output=True, text=True, timeout=300)
+        assert "Traceback" not in done.stderr, done.stderr
+        assert done.returncode == EXIT_CODES[command], command + "\n" + done.stdout + done.stderr
     if shown is not None:
         assert_shown(shown, done.stdout)
 

@@ -133,3 +133,16 @@ def test_a_read_chunk_parses_its_chunk_once_and_gives_the_same_conversations_eac
     first, second = list(chunk.read()), list(chunk.read())
     assert Counted.reads == 1
     assert len(first) == 5 and all(a is b for a, b in zip(first, second, strict=True))
+
+
+def test_only_inputs_that_read_once_are_streams(tmp_path):
+    """A pipe, standard input or a device is read once; a file or a folder (walked for files) is not."""
+    import os
+
+    from dialogcheck.engines.chunks import is_stream
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "log.jsonl").write_text("{}\n")
+    assert [is_stream(p) for p in (Path("-"), Path("/dev/stdin"), fifo)] == [True, True, True]
+    assert [is_stream(p) for p in (tmp_path / "log.jsonl", tmp_path, tmp_path / "missing")] == [False, False, False]

@@ -255,9 +255,10 @@ def is_stream(path: Path) -> bool:
     if str(path) == STDIN or str(path).startswith(("/dev/", "/proc/")):
         return True
     try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
+        mode = os.stat(path).st_mode
     except OSError:
         return False  # reported when it is read
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def input_name(path: Path) -> str:
