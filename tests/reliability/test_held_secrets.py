@@ -131,3 +131,28 @@ def test_no_held_credential_reaches_a_file_or_a_stream(tmp_path, planted):
     finally:
         agent.stop()
         llm.stop()
+
+
+@pytest.mark.parametrize("output", [["--format", "text"], ["--format", "json"], ["--output", "shards"]])
+def test_check_masks_a_held_key_that_a_recorded_conversation_quotes(tmp_path, output):
+    """`check` prints and writes what conversations say; a key the config holds is masked there too."""
+    key = "sk-held-" + "q" * 24
+    project = tmp_path / "project"
+    (project / "eval" / "scenarios").mkdir(parents=True)
+    (project / "eval" / "conftest.yml").write_text(
+        f"evaluation:\n  llm: {{provider: openai_compatible, model: m, base_url: 'http://127.0.0.1:9/v1', api_key: {key}}}\n"
+    )
+    scenario = project / "eval" / "scenarios" / "s.yml"
+    scenario.write_text(
+        "scenario:\n  name: s\n  simulation_context: c\n  goals:\n    assertions:\n      - bot_uttered: {text_matches: never said}\n"
+    )
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"event": "bot", "text": f"{key} is my key"}) + "\n")
+    done = subprocess.run(
+        [str(DIALOGCHECK), "check", "--no-judge", "--scenario", str(scenario), str(log), *output],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    written = done.stdout + done.stderr + "".join(p.read_text() for p in (tmp_path / "shards").glob("*") if p.is_file())
+    assert "[redacted] is my key" in written
+    assert key not in written

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from .._redact import mask, mask_bytes
 from ..checks.base import Outcome
 from ..engines.work import Checked, ChunkResult
 from ..errors import LoadError, Problem
@@ -20,7 +21,8 @@ from .output import exit_code, print_json, print_text
 
 
 def _write_bytes(data: bytes) -> None:
-    """Rendered results straight to stdout's byte stream; writers flush stdout's text layer when they start."""
+    """Rendered results straight to stdout's byte stream, held secrets masked; writers flush stdout's text layer when they start."""
+    data = mask_bytes(data)
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is not None:
         buffer.write(data)
@@ -151,7 +153,7 @@ class TextWriter:
             self.tally.add_block(item)
             return
         if isinstance(item.rendered, str):  # piped: plain text, written straight through
-            sys.stdout.write("\n" + item.rendered if self.tally.total else item.rendered)
+            sys.stdout.write(mask("\n" + item.rendered if self.tally.total else item.rendered))
         else:
             if self.tally.total:
                 sys.stdout.write("\n")

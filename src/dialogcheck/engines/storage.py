@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import BinaryIO
 
+from .._redact import mask_bytes
+
 
 def is_uri(path: str) -> bool:
     return "://" in path
@@ -92,7 +94,7 @@ def write_bytes(folder: str, name: str, data: bytes) -> str:
     filesystem, inner = _filesystem(folder)
     path = inner.rstrip("/") + "/" + name
     with filesystem.open_output_stream(path) as out:  # an object store makes it visible only when closed
-        out.write(data)
+        out.write(mask_bytes(data))
     return folder.rstrip("/") + "/" + name
 
 
