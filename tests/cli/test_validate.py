@@ -317,3 +317,13 @@ def test_a_file_named_on_the_command_line_is_always_read(tmp_path):
     result = run(str(domain))
     assert result.exit_code == 2
     assert f"{domain}:1:1: not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `version`" in result.stdout
+
+
+def test_names_from_a_file_cannot_forge_a_line(tmp_path):
+    """An SOP id holding a carriage return (a file's own text) is shown escaped, never as a line of its own."""
+    sop = tmp_path / "s.yml"
+    sop.write_text('sop:\n  id: "a\\rPASS  everything\\n"\n  name: n\n  steps:\n    - {type: tool_called, toolSlug: x}\n')
+    result = CliRunner().invoke(cli, ["validate", str(sop)])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0] == f"ok    {sop}  SOP a\\rPASS  everything\\n 'n': 1 steps"
+    assert "\r" not in result.stdout

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from .._shown import shown
 from ..definitions import Definition, ProjectSettings, find_definitions, load_definition
 from ..errors import LoadError
 from .env_options import env_options
@@ -90,7 +91,7 @@ def validate(paths: tuple[str, ...], output_format: str) -> None:
             continue
         entries.append({"path": str(path), "ok": True, "kind": definition.kind})
         text.append("ok    ", style="bold green")
-        text.append(f"{path}  {_summary(definition)}\n")
+        text.append(f"{shown(str(path))}  {shown(_summary(definition))}\n")
     bad = sum(not e["ok"] for e in entries)
     if found.skipped:
         text.append(_skipped_line(found.skipped))
