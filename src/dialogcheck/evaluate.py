@@ -84,13 +84,14 @@ JudgeItems = list[tuple[str, JudgeRequest]]
 
 def judge_requests(subject: Any) -> JudgeItems:
     """Every item a judge must decide for a scenario or an SOP, keyed `criterion:N` and `sop:STEP_ID`."""
+    tools = subject.framework_tools
     if isinstance(subject, Scenario):
-        items = [(f"criterion:{i}", JudgeRequest(c)) for i, c in enumerate(subject.goals.criteria)]
+        items = [(f"criterion:{i}", JudgeRequest(c, framework_tools=tools)) for i, c in enumerate(subject.goals.criteria)]
         steps = subject.goals.sop
     else:
         items, steps = [], subject.steps
     if steps is not None:
-        items += [(f"sop:{step_id}", request) for step_id, request in steps.judge_requests()]
+        items += [(f"sop:{step_id}", replace(request, framework_tools=tools)) for step_id, request in steps.judge_requests()]
     return items
 
 
@@ -200,7 +201,7 @@ async def evaluate_async(
     judged = await run_judge(conversation, items, judge) if items else {}
     scorer = getattr(judge, "score_metrics", None) if metrics and not no_judge else None
     context = subject.simulation_context if isinstance(subject, Scenario) else None
-    scores = await scorer(conversation, metrics, context) if scorer else None
+    scores = await scorer(conversation, metrics, context, framework_tools=subject.framework_tools) if scorer else None
     check = evaluate if isinstance(subject, Scenario) else evaluate_sop
     result = check(subject, conversation, no_judge=no_judge, judged=judged)
     return replace(result, metrics=scores) if scores is not None else result

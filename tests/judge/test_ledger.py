@@ -63,3 +63,19 @@ def test_empty_ledger():
 def test_transcript_leaves_out_commands_and_shows_buttons():
     conversation = conv(user("/session_start"), bot("Hi!"), user("  replace my card "), bot(None, buttons=[{"title": "Yes"}]))
     assert render_transcript(conversation) == "AGENT: Hi!\nUSER: replace my card\nAGENT: [buttons: Yes]"
+
+
+def test_the_ledger_leaves_out_the_framework_tools_its_subject_names():
+    """An agent that owns a tool named `cancel` sets `framework_tools`; the judge then sees that tool run."""
+    from dataclasses import replace
+
+    from dialogcheck.evaluate import judge_requests
+    from dialogcheck.scenario.model import Goals, Scenario
+
+    conversation = conv(user("hi"), tool("cancel", {"order": "o-1"}), tool("activate"))
+    assert render_ledger(conversation) == "(no events recorded)"
+    assert render_ledger(conversation, framework_tools=frozenset({"activate"})) == "turn 1:\n  tool cancel(order='o-1') -> ok"
+    scenario = Scenario("s", "s", "c", goals=Goals(criteria=("c",)))
+    assert [r.framework_tools for _, r in judge_requests(replace(scenario, framework_tools=frozenset({"activate"})))] == [
+        frozenset({"activate"})
+    ]

@@ -169,3 +169,16 @@ def test_metric_out_of_range_is_retried_then_reported():
 def test_answer_validation(text, message):
     with pytest.raises(MalformedAnswer, match=message.replace("[", r"\[").replace("]", r"\]")):
         parse_json_answer(text, CRITERION_SCHEMA)
+
+
+def test_the_judge_and_the_metrics_see_the_tools_the_subject_does_not_call_framework_tools():
+    conversation = conv(user("cancel my order"), tool("cancel", {"order": "o-1"}), bot("Cancelled."))
+    answers = ['{"verdict": "PASS", "rationale": "cancel ran"}'] * 2
+    answers.append('{"tone": {"score": 4, "reasoning": "polite"}}')
+    client = ScriptedClient(*answers)
+    asyncio.run(LLMJudge(client, SETTINGS).judge(conversation, JudgeRequest("The agent cancels")))
+    own = frozenset({"activate"})
+    asyncio.run(LLMJudge(client, SETTINGS).judge(conversation, JudgeRequest("The agent cancels", framework_tools=own)))
+    asyncio.run(LLMJudge(client, SETTINGS).score_metrics(conversation, ("tone",), framework_tools=own))
+    seen = ["tool cancel(order='o-1') -> ok" in request.messages[0].content for request in client.requests]
+    assert seen == [False, True, True]

@@ -7,9 +7,10 @@ check is `error` (no judge configured) or `skip` (--no-judge): never a pass.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..events.model import FRAMEWORK_TOOLS
 from .base import Outcome
 
 NO_JUDGE_REASON = (
@@ -23,6 +24,8 @@ class JudgeRequest:
     criterion: str
     rubric: str | None = None
     model: str | None = None
+    #: The tools the ledger leaves out as framework tools: the subject's `framework_tools` setting.
+    framework_tools: frozenset[str] = field(default=FRAMEWORK_TOOLS, repr=False)
 
 
 @dataclass(frozen=True)

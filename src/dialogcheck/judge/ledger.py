@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from ..events.model import (
+    FRAMEWORK_TOOLS,
     BlockEvent,
     BotMessage,
     Conversation,
@@ -89,18 +90,18 @@ _LINES: dict[str, Callable[..., str | None]] = {
 }
 
 
-def ledger_line(event: Event) -> str | None:
-    """One event as a ledger line, or None for events the ledger leaves out."""
+def ledger_line(event: Event, framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> str | None:
+    """One event as a ledger line, or None for events the ledger leaves out (framework tools among them)."""
     if isinstance(event, ToolRun):
-        return _tool(event) if event.counted else None
+        return _tool(event) if event.tool_name not in framework_tools else None
     render = _LINES.get(event.kind)
     return render(event) if render else None
 
 
-def ledger_lines(conversation: Conversation) -> Iterator[str]:
+def ledger_lines(conversation: Conversation, framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> Iterator[str]:
     current = None
     for event in conversation.events:
-        line = ledger_line(event)
+        line = ledger_line(event, framework_tools)
         if line is None:
             continue
         if event.turn != current:
@@ -109,6 +110,6 @@ def ledger_lines(conversation: Conversation) -> Iterator[str]:
         yield f"  {line}"
 
 
-def render_ledger(conversation: Conversation, limit: int | None = None) -> str:
+def render_ledger(conversation: Conversation, limit: int | None = None, framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> str:
     """Every turn that has ledger lines, as `turn N:` followed by indented lines. `TooLong` past `limit` characters."""
-    return join_lines(ledger_lines(conversation), "(no events recorded)", limit)
+    return join_lines(ledger_lines(conversation, framework_tools), "(no events recorded)", limit)

@@ -15,7 +15,7 @@ from typing import Any
 from .._redact import mask
 from ..checks.judged import JudgeRequest
 from ..config import LLMSettings
-from ..events.model import Conversation
+from ..events.model import FRAMEWORK_TOOLS, Conversation
 from ..llm.base import ChatClient, ChatMessage, LLMError
 from ..llm.structured import DEFAULT_ATTEMPTS, JsonAnswer, NoValidAnswer, ask_json
 from ..llm.templates import Templates
@@ -63,12 +63,13 @@ class LLMJudge:
         except LLMError as err:
             raise JudgeError(str(err)) from None
 
-    def _conversation_text(self, conversation: Conversation) -> dict[str, str]:
+    def _conversation_text(self, conversation: Conversation, framework_tools: frozenset[str]) -> dict[str, str]:
         """The transcript and the ledger, within `max_prompt_chars` together; rendering stops where the limit is passed."""
         limit = self.settings.max_prompt_chars
         try:
             transcript = render_transcript(conversation, limit)
-            return {"transcript": transcript, "ledger": render_ledger(conversation, limit - len(transcript) - 1)}
+            ledger = render_ledger(conversation, limit - len(transcript) - 1, framework_tools)
+            return {"transcript": transcript, "ledger": ledger}
         except TooLong:
             raise JudgeError(
                 f"the conversation is too long to judge: its transcript and event ledger pass {limit:,} characters "
@@ -78,7 +79,7 @@ class LLMJudge:
     async def judge(self, conversation: Conversation, request: JudgeRequest) -> JudgeVerdict:
         prompt = self._render(
             "criteria_judge_prompt",
-            **self._conversation_text(conversation),
+            **self._conversation_text(conversation, request.framework_tools),
             criterion=request.criterion,
             rubric=request.rubric,
         )
@@ -87,13 +88,18 @@ class LLMJudge:
         return JudgeVerdict(verdict["verdict"] == "PASS", verdict["rationale"], answer.raw, answer.usage, answer.cached)
 
     async def score_metrics(
-        self, conversation: Conversation, metrics: tuple[str, ...], simulation_context: str | None = None
+        self,
+        conversation: Conversation,
+        metrics: tuple[str, ...],
+        simulation_context: str | None = None,
+        *,
+        framework_tools: frozenset[str] = FRAMEWORK_TOOLS,
     ) -> dict[str, Any]:
         """Quality scores `{metric: {score|passed, reasoning}}`, or `{"error": ...}`; never a verdict."""
         try:
             prompt = self._render(
                 "metrics_judge_prompt",
-                **self._conversation_text(conversation),
+                **self._conversation_text(conversation, framework_tools),
                 simulation_context=simulation_context,
                 metrics=list(metrics),
                 descriptions=METRIC_DESCRIPTIONS,
