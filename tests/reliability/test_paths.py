@@ -184,3 +184,24 @@ def test_a_link_loop_in_a_walked_folder_is_not_a_crash(tmp_path):
     (root / "eval" / "scenarios" / "ok.yml").write_text(SCENARIO.format(name="ok"))
     (root / "eval" / "scenarios" / "loop.yml").symlink_to(root / "eval" / "scenarios" / "loop.yml")
     assert invoke("validate", str(root)).exit_code == 0
+
+
+def test_a_conversation_folder_given_to_check_may_not_link_out(tmp_path):
+    """The same rule for recorded conversations: a walked folder's files stay in it; a named file is read."""
+    scenario = tmp_path / "s.yml"
+    scenario.write_text(SCENARIO.format(name="s"))
+    secret = tmp_path / "outside" / "secret.jsonl"
+    secret.parent.mkdir()
+    secret.write_text('{"event": "bot", "text": "aws_secret_access_key=planted"}\n')
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "ok.jsonl").write_text('{"event": "user", "text": "hi"}\n')
+    (logs / "leak.jsonl").symlink_to(secret)
+    walked = invoke("check", "--scenario", str(scenario), str(logs))
+    assert walked.exit_code == 2
+    assert walked.stderr.splitlines() == [
+        f"{logs / 'leak.jsonl'}:1:1: this file is a link to {secret}, outside {logs}: files found in a folder must stay inside it"
+        " (name the file itself on the command line to read it)"
+    ]
+    assert "planted" not in walked.output
+    assert invoke("check", "--scenario", str(scenario), str(logs / "leak.jsonl")).exit_code == 0

@@ -31,7 +31,7 @@ import orjson
 from .._paths import files_in
 from ..errors import LoadError, Problem
 from ..events import bounds
-from ..events.load import _is_tracker, _read_jsonl, conversation_files, iter_conversation_file, lines_look_like_jsonl, read_conversations
+from ..events.load import CONVERSATION_SUFFIXES, _is_tracker, _read_jsonl, conversation_files, iter_conversation_file, lines_look_like_jsonl, read_conversations
 from ..events.model import Conversation
 from .storage import file_size, is_uri, open_binary, read_through_line_end
 
@@ -281,10 +281,7 @@ def input_files(paths: Iterable[str], *, with_parquet: bool) -> list[Path]:
         if runs is not None:
             found.extend(runs)
             continue
-        native = conversation_files([raw])
-        if with_parquet and path.is_dir():
-            native = sorted(native + [p for p in path.rglob("*") if p.is_file() and p.suffix in PARQUET_SUFFIXES])
-        found.extend(native)
+        found.extend(conversation_files([raw], CONVERSATION_SUFFIXES + PARQUET_SUFFIXES if with_parquet else CONVERSATION_SUFFIXES))
     return found
 
 

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from .._paths import files_in
 from ..errors import LoadError, Problem, decode_utf8
 from . import bounds
 from .fast import TrackerDecoder
@@ -348,13 +349,13 @@ def iter_conversation_file(path: str | Path, *, name: str | None = None) -> Iter
         raise LoadError.one(f"cannot read file: {err.strerror or err}", file) from None
 
 
-def conversation_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand folders into the conversation files they hold (sorted), keeping files as given."""
+def conversation_files(paths: Iterable[str | Path], suffixes: tuple[str, ...] = CONVERSATION_SUFFIXES) -> list[Path]:
+    """Expand folders into the conversation files they hold (sorted; none may link out of its folder), keeping files as given."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in CONVERSATION_SUFFIXES))
+            found.extend(files_in(path, suffixes))
         elif path.exists():
             found.append(path)
         else:
