@@ -158,3 +158,19 @@ def test_a_file_of_the_right_format_keeps_its_own_errors(tmp_path):
     result = run("--from", "tau2", path)
     assert result.exit_code == 2
     assert result.stderr.endswith("`error` must be a boolean, got a string\n")
+
+
+@pytest.mark.parametrize("depth, exit_code", [(250, 0), (300, 2)])
+def test_a_value_too_deep_for_native_events_is_bad_input_at_its_line(tmp_path, depth, exit_code):
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    tracker = {"sender_id": "a", "events": [{"event": "user", "text": "hi"}, {"event": "memory_set", "key": "k", "value": value}]}
+    source = tmp_path / "trackers.jsonl"
+    source.write_text('{"sender_id": "b", "events": []}\n' + json.dumps(tracker) + "\n")
+    result = CliRunner().invoke(cli, ["import", "--from", "rasa-tracker", str(source), "-o", str(tmp_path / "out.jsonl")])
+    assert result.exit_code == exit_code, result.output
+    if exit_code:
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert result.stderr == f"{source}:2:1: a value here is nested more than 254 levels deep: native events cannot hold it\n"
+        assert not (tmp_path / "out.jsonl").exists()

@@ -23,6 +23,7 @@ import orjson
 from rich.text import Text
 
 from ..errors import LoadError
+from ..events.bounds import MAX_WRITTEN_DEPTH
 from ..importers import IMPORTERS, import_file
 from ..importers.tau_bench_scenarios import derive_scenarios
 from ..report.json import dumps
@@ -49,7 +50,12 @@ def _convert(file: str, fmt: str, handle: IO[bytes]) -> tuple[int, int]:
     """Write every conversation as one tracker line; (conversations, events)."""
     conversations = events = 0
     for imported in import_file(file, fmt):
-        handle.write(orjson.dumps(imported.tracker()) + b"\n")
+        try:
+            line = orjson.dumps(imported.tracker())
+        except orjson.JSONEncodeError:  # a value nested past the 254 levels native JSON lines may hold
+            where, number = imported.conversation.place or (file, None)
+            raise LoadError.one(f"a value here is nested more than {MAX_WRITTEN_DEPTH} levels deep: native events cannot hold it", where, number) from None
+        handle.write(line + b"\n")
         conversations += 1
         events += len(imported.events)
     handle.flush()

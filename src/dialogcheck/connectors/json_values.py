@@ -15,10 +15,8 @@ from typing import Any
 
 import orjson
 
+from ..events.bounds import MAX_WRITTEN_DEPTH as MAX_DEPTH
 from .base import AgentError
-
-#: Nesting orjson writes; a deeper value (legal in a parsed HTTP answer) could never be written to the results.
-MAX_DEPTH = 254
 #: How many steps of a path an error message shows before eliding the rest.
 _PATH_STEPS = 8
 #: How much of an offending value an error message quotes.

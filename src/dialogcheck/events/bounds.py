@@ -14,6 +14,9 @@ from ..errors import LoadError
 
 #: The most bytes one JSON record may take. Real tracker lines reach tens of MB; this is far past them.
 MAX_RECORD_BYTES = 256 * 2**20
+#: The deepest nesting native events may hold once written: orjson, which writes every results and
+#: events file, refuses deeper values (a file may be read up to its reading limit, 1,024).
+MAX_WRITTEN_DEPTH = 254
 
 
 def too_long(file: str, line: int) -> LoadError:
