@@ -174,3 +174,17 @@ def test_a_value_too_deep_for_native_events_is_bad_input_at_its_line(tmp_path, d
         assert result.exception is None or isinstance(result.exception, SystemExit)
         assert result.stderr == f"{source}:2:1: a value here is nested more than 254 levels deep: native events cannot hold it\n"
         assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("fmt, body", [("rasa-tracker", b'{"sender_id": "a", "events": []}\n{"sender_id": "b", "events": [' + b" " * 2000 + b"]}\n"), ("tau-bench", b"[" + b" " * 2000 + b"]")])
+def test_a_record_past_the_bound_is_refused_on_any_line(tmp_path, monkeypatch, fmt, body):
+    """Importers read within the same bound as the native reader: every line, and a document read whole."""
+    from dialogcheck.events import bounds
+
+    monkeypatch.setattr(bounds, "MAX_RECORD_BYTES", 1000)
+    source = tmp_path / "input"
+    source.write_bytes(body)
+    result = CliRunner().invoke(cli, ["import", "--from", fmt, str(source)])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "0 MiB, the most" in result.stderr and result.stderr.startswith(f"{source}:")

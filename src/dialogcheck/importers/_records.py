@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from ..errors import LoadError, Problem, decode_utf8
+from ..events.bounds import bounded_lines, read_whole
 from ..events.load import json_load_error, looks_like_jsonl
 from ..events.parse import json_type
 
@@ -107,7 +108,7 @@ def jsonl_items(path: Path, list_key: str | None = None) -> Iterator[Item]:
     file = str(path)
     index = 0
     with path.open("rb") as handle:
-        for lineno, raw in enumerate(handle, 1):
+        for lineno, raw in bounded_lines(handle, file):
             text = decode_utf8(raw, file, lineno)
             if not text.strip():
                 continue
@@ -189,7 +190,8 @@ def document_items(path: Path, list_key: str | None = None) -> Iterator[Item]:
     `simulations`) yields that list's elements instead.
     """
     file = str(path)
-    text = decode_utf8(path.read_bytes(), file)
+    with path.open("rb") as handle:
+        text = decode_utf8(read_whole(handle, file), file)
     start = _skip_ws(text, 0)
     try:
         lone = lone_surrogate_error(text)
