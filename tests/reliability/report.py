@@ -1,4 +1,4 @@
-"""Run the robustness tests of issue 9 and print the figures RELIABILITY.md quotes.
+"""Run the robustness tests (issues 9 and 14) and print the figures RELIABILITY.md quotes.
 
     .venv/bin/python tests/reliability/report.py
 
@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-#: Each item of the issue and the tests that cover it.
+#: What each part of the hardening covers (issue 9's seven items, then issue 14's), and the tests behind it.
 SUITES = {
     "1. bad files": ["tests/cli/test_bad_inputs.py"],
     "2. property-based tests": ["tests/property"],
@@ -26,6 +26,25 @@ SUITES = {
     "5. interruption": ["tests/cli/test_run.py::test_sigint_and_sigterm_keep_finished_runs_and_say_the_batch_was_interrupted"],
     "6. secrets and --safe-env": ["tests/reliability/test_secrets.py", "tests/reliability/test_redact.py", "tests/reliability/test_safe_env.py"],
     "7. paths": ["tests/reliability/test_paths.py"],
+    "8. templates in a sandbox": ["tests/llm/test_template_sandbox.py"],
+    "9. no environment value leaves under --safe-env": ["tests/reliability/test_api_key_env.py"],
+    "10. held credentials masked wherever text is written": ["tests/reliability/test_held_secrets.py", "tests/llm/test_cache.py"],
+    "11. agent text cannot forge lines; output size": [
+        "tests/report/test_forged_lines.py", "tests/test_shown.py", "tests/reliability/test_output_size.py",
+    ],
+    "12. agents that exit or answer what JSON cannot hold": [
+        "tests/reliability/test_agent_exits.py", "tests/reliability/test_agent_values.py", "tests/connectors/test_python.py",
+    ],
+    "13. one batch per results folder; resume": ["tests/reliability/test_results_folder.py", "tests/cli/test_resume.py"],
+    "14. --agent and agents that are down": ["tests/connectors/test_agent_option.py"],
+    "15. input read once, bounded records, one JSON document": [
+        "tests/cli/test_check_pipes.py", "tests/reliability/test_hostile_records.py", "tests/cli/test_check_json_document.py",
+    ],
+    "16. typos in logs": ["tests/events/test_typos.py", "tests/cli/test_check_warnings.py"],
+    "17. YAML, imports and derived scenario names": [
+        "tests/scenario/test_load.py", "tests/importers/test_import_cmd.py", "tests/importers/test_tau_bench_scenarios.py",
+        "tests/importers/test_format_guess.py",
+    ],
 }
 
 
