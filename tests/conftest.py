@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import textwrap
 from pathlib import Path
 
@@ -75,3 +76,10 @@ class FakeJudge:
         if self.error is not None:
             raise self.error
         return self.by_criterion.get(request.criterion, self.verdict)
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

@@ -20,7 +20,7 @@ from dialogcheck.engines.chunks import CHUNK_BYTES
 from dialogcheck.engines.work import CheckJob
 from dialogcheck.events.model import Conversation
 from dialogcheck.scenario.load import load_scenario
-from tests.engines.batches import SCENARIO, example_events, tracker_lines, write_batch
+from tests.engines.batches import SCENARIO, batch_with, cut_short, example_events, tracker_lines, write_batch
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 COUNT = 1_200  # 3.8 MB: four chunks
@@ -86,16 +86,7 @@ def test_chunks_are_checked_in_other_processes_and_come_back_in_order():
 
 
 def write_with(tmp_path: Path, name: str, bad: dict[int, str]) -> Path:
-    lines = tracker_lines(COUNT)
-    for index, text in bad.items():
-        lines[index] = text
-    path = tmp_path / name
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def cut_short(index: int) -> str:
-    return tracker_lines(index + 1)[index][:-25]
+    return batch_with(tmp_path / name, COUNT, bad)
 
 
 def test_bad_input_deep_in_the_file_stops_everything_at_the_same_place(tmp_path):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engines.batches import SCENARIO, tracker_lines
+from tests.engines.batches import SCENARIO, batch_with, cut_short
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 COUNT = 1_000  # 3 MB: over the 2 MB below which one process does all the work
@@ -37,16 +37,7 @@ def one_document(stdout: bytes) -> dict:
 
 
 def batch(tmp_path: Path, name: str, bad: dict[int, str], count: int = COUNT) -> Path:
-    lines = tracker_lines(count)
-    for index, text in bad.items():
-        lines[index] = text
-    path = tmp_path / name
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def cut_short(index: int) -> str:
-    return tracker_lines(index + 1)[index][:-25]
+    return batch_with(tmp_path / name, count, bad)
 
 
 BAD_CASES = {

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
+import tests.conftest
 
 PROXY_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
@@ -205,9 +206,7 @@ def agent_server():
 @pytest.fixture
 def closed_port() -> int:
     """A loopback port nothing listens on (bound, then closed)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return tests.conftest.closed_port()
 
 
 def talk(connector, steps: Callable[[Any], Any]) -> Any:

@@ -37,3 +37,17 @@ def write_batch(path: Path, count: int, *, blank_every: int = 50) -> Path:
             out.append("")
     path.write_text("\n".join(out) + "\n")
     return path
+
+
+def batch_with(path: Path, count: int, bad: dict[int, str]) -> Path:
+    """`count` tracker lines at `path`, the line at each index of `bad` replaced by its text."""
+    lines = tracker_lines(count)
+    for index, text in bad.items():
+        lines[index] = text
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def cut_short(index: int) -> str:
+    """Tracker line `index`, its end cut off (invalid JSON)."""
+    return tracker_lines(index + 1)[index][:-25]

@@ -12,7 +12,6 @@ listens on, so the test needs no network and nothing leaves the machine.
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import uuid
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import closed_port
 from tests.llm.conftest import anthropic_body, openai_body
 from tests.reliability.peers import FaultServer, Seen, clean_env, ok
 
@@ -53,10 +53,6 @@ def token() -> str:
     return f"ghp_planted{uuid.uuid4().hex}"
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def project(root: Path, llm: str) -> Path:
