@@ -37,7 +37,7 @@ import orjson
 
 import dialogcheck
 from dialogcheck.checks import ASSERTIONS
-from dialogcheck.evaluate import evaluate
+from dialogcheck.judging import evaluate
 from dialogcheck.events.load import iter_conversation_file
 from dialogcheck.events.model import Conversation
 from dialogcheck.scenario.model import Goals, Scenario

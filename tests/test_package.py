@@ -1,25 +1,43 @@
-"""The public API is pinned, and imports point one way: events <- checks <- loaders/evaluate <- report <- cli."""
+"""The public API is pinned, imports point one way through every part of the package, and no module imports itself back."""
+
+from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import pytest
 
 import dialogcheck
 
 SRC = Path(dialogcheck.__file__).parent
 
-# Which top-level parts of the package each layer may import from.
-ALLOWED = {
-    "events": {"events", "errors"},
-    "checks": {"events", "checks", "errors"},
-    "judge": {"events", "judge", "checks", "errors", "llm", "config"},
-    "llm": {"llm", "config", "errors"},
-}
-NEVER_IMPORTS_CLI = {"events", "checks", "judge", "scenario", "sop", "report", "evaluate", "definitions"}
+#: Every top-level part of the package, lowest layer first. A part may import its own layer and those
+#: below it, never one above: helpers with no domain, the conversation record, the checks, the files
+#: that define checks, the project's config with its LLM clients, the typed results, the judge, judging
+#: one conversation, the engines that move data, the renderers, the connectors and the simulated user,
+#: the library that runs checks and simulations, and the CLI.
+LAYERS: list[set[str]] = [
+    {"errors", "_paths", "_redact", "_shown", "_yaml"},
+    {"events"},
+    {"checks"},
+    {"_fields", "scenario", "sop", "pairing", "importers"},
+    {"llm", "config", "definitions"},
+    {"results"},
+    {"judge"},
+    {"judging"},
+    {"engines"},
+    {"report"},
+    {"connectors", "simulate"},
+    {"runner", "checking"},
+    {"_cli"},
+]
+LAYER_OF = {part: number for number, layer in enumerate(LAYERS) for part in layer}
 
 
 def test_public_names_are_pinned():
     assert sorted(dialogcheck.__all__) == sorted(
         [
+            "BatchResult",
             "CheckResult",
             "Conversation",
             "ConversationResult",
@@ -27,8 +45,10 @@ def test_public_names_are_pinned():
             "LoadError",
             "Outcome",
             "Problem",
+            "RunResult",
             "Scenario",
             "__version__",
+            "check_conversations",
             "evaluate",
             "evaluate_sop",
             "iter_conversations",
@@ -36,41 +56,85 @@ def test_public_names_are_pinned():
             "load_conversation",
             "load_scenario",
             "load_sop",
+            "run_scenarios",
         ]
     )
     for name in dialogcheck.__all__:
         assert hasattr(dialogcheck, name), name
 
 
-def _imported_parts(path: Path) -> set[str]:
-    """Top-level dialogcheck parts a module imports through relative imports."""
-    parts = set()
-    depth = len(path.relative_to(SRC).parts) - 1
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """The dialogcheck modules a module imports (at its top or inside a function), as dotted names from the package."""
+    package = _module_name(path).split(".") if path.name == "__init__.py" else _module_name(path).split(".")[:-1]
+    found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.level:
-            up = node.level - 1
-            if up > depth:
-                continue
-            base = list(path.relative_to(SRC).parts[:depth - up]) if up <= depth else []
-            target = base + (node.module.split(".") if node.module else [])
-            if target:
-                parts.add(target[0].removesuffix(".py"))
+            base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+            target = [*base, *(node.module.split(".") if node.module else [])]
+            if node.module:
+                found.add(".".join(target))
             else:
-                parts.update(alias.name for alias in node.names)
+                found.update(".".join([*target, alias.name]) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dialogcheck."):
-            parts.add(node.module.split(".")[1])
-    return parts
+            found.add(node.module.removeprefix("dialogcheck."))
+        elif isinstance(node, ast.Import):
+            found.update(a.name.removeprefix("dialogcheck.") for a in node.names if a.name.startswith("dialogcheck."))
+    return {name for name in found if name}
 
 
-def test_imports_point_one_way():
-    for layer, allowed in ALLOWED.items():
-        for module in (SRC / layer).rglob("*.py"):
-            imported = {p.lstrip("_") for p in _imported_parts(module)} - {"yaml", "fields", "redact", "paths"}
-            assert imported <= allowed, f"{module.relative_to(SRC)} imports {sorted(imported - allowed)}"
+#: Every module but the package's facade (`__init__.py` re-exports the public names lazily).
+MODULES = {_module_name(path): path for path in SRC.rglob("*.py") if path != SRC / "__init__.py"}
 
 
-def test_nothing_imports_the_cli():
-    for module in SRC.rglob("*.py"):
-        top = module.relative_to(SRC).parts[0].removesuffix(".py")
-        if top in NEVER_IMPORTS_CLI:
-            assert "_cli" not in _imported_parts(module), module
+def test_every_part_of_the_package_has_a_layer():
+    parts = {name.split(".")[0] for name in MODULES}
+    assert parts == set(LAYER_OF), f"parts without a layer: {sorted(parts - set(LAYER_OF))}; layers of no part: {sorted(set(LAYER_OF) - parts)}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_point_down_the_layers(module):
+    mine = LAYER_OF[module.split(".")[0]]
+    above = sorted(name for name in _imports(MODULES[module]) if LAYER_OF.get(name.split(".")[0], -1) > mine)
+    assert not above, f"{module} (layer {mine}) imports {above}, from layers above it"
+
+
+def _resolve(name: str) -> str | None:
+    """The module an imported name is: itself, or the module a `from package import name` reads it from."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A path of imports that comes back to where it started, or None."""
+    done: set[str] = set()
+
+    def visit(module: str, trail: list[str]) -> list[str] | None:
+        if module in trail:
+            return [*trail[trail.index(module):], module]
+        if module in done:
+            return None
+        for target in sorted(graph.get(module, ())):
+            found = visit(target, [*trail, module])
+            if found:
+                return found
+        done.add(module)
+        return None
+
+    return next((found for module in sorted(graph) if (found := visit(module, []))), None)
+
+
+def test_the_cycle_finder_finds_a_planted_cycle_and_passes_a_tree():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_import_cycle_anywhere():
+    graph = {module: {target for name in _imports(path) if (target := _resolve(name)) and target != module} for module, path in MODULES.items()}
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or ())

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from dialogcheck.batch import iter_results
+from dialogcheck.judging import iter_results
 from dialogcheck.checks.base import Outcome
 from dialogcheck.errors import LoadError
 from dialogcheck.judge.base import JudgeVerdict

@@ -19,7 +19,7 @@ from dialogcheck._cli.main import cli
 from dialogcheck.checks.base import Outcome
 from dialogcheck.config import load_config
 from dialogcheck.errors import LoadError
-from dialogcheck.evaluate import evaluate, evaluate_sop
+from dialogcheck.judging import evaluate, evaluate_sop
 from dialogcheck.events.model import FRAMEWORK_TOOLS
 from tests.conftest import bot, conv, tool, user
 

@@ -116,10 +116,10 @@ def test_an_input_over_the_streaming_bound_is_streamed_into_one_document(tmp_pat
     """Over 64 MB an input streams without --stream: the bound lowered here, so a small file is over it."""
     from click.testing import CliRunner
 
-    from dialogcheck._cli import check
+    from dialogcheck import checking
     from dialogcheck._cli.main import cli
 
-    monkeypatch.setattr(check, "STREAM_ABOVE_BYTES", 10_000)
+    monkeypatch.setattr(checking, "STREAM_ABOVE_BYTES", 10_000)
     path = batch(tmp_path, "over.jsonl", {20: cut_short(20)}, count=30)
     result = CliRunner().invoke(cli, ["check", "--no-judge", "--format", "json", "--scenario", str(SCENARIO), str(path)])
     assert result.exit_code == 2

@@ -139,7 +139,7 @@ def test_a_pipe_with_jobs_and_stream_gives_the_bytes_of_the_file(tmp_path):
 def test_a_pipe_is_read_ahead_only_up_to_the_streaming_bound(monkeypatch):
     """A pipe's size is known only once read: it is planned ahead while it holds less than the bound, and
     streamed past it, as a file of its size would be."""
-    from dialogcheck._cli.check import _read_ahead
+    from dialogcheck.checking import _read_ahead
     from dialogcheck.engines.chunks import LineBlock
 
     taken = []

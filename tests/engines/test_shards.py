@@ -8,19 +8,20 @@ import pyarrow.parquet as pq
 
 from dialogcheck.checks.base import Outcome
 from dialogcheck.engines.shards import remove_shards, shard_bytes, write_shard
-from dialogcheck.engines.work import Checked
+from dialogcheck.engines.work import Judged
 
 
-def item(i: int) -> Checked:
+def item(i: int) -> Judged:
     verdict = Outcome.PASS if i % 2 else Outcome.FAIL
-    return Checked(json.dumps({"source": f"f#{i}", "verdict": verdict.value}), verdict, False, f"f#{i}", f"c{i}" if i % 3 else None)
+    encoded = json.dumps({"source": f"f#{i}", "verdict": verdict.value}).encode()
+    return Judged(verdict, False, f"f#{i}", f"c{i}" if i % 3 else None, encoded=encoded)
 
 
 def test_shards_sort_in_input_order_and_are_removed_whole(tmp_path):
     out = tmp_path / "out"
     for index in (2, 0, 1):  # written as workers finish, in any order
-        write_shard(str(out), index, [item(2 * index), item(2 * index + 1)], "jsonl")
-    assert write_shard(str(out), 3, [], "jsonl") is None  # no conversations, no shard
+        write_shard(str(out), "jsonl", index, [item(2 * index), item(2 * index + 1)])
+    assert write_shard(str(out), "jsonl", 3, []) is None  # no conversations, no shard
     (out / "summary.json").write_text("{}")
     names = sorted(p.name for p in out.glob("part-*"))
     assert names == ["part-00000.jsonl", "part-00001.jsonl", "part-00002.jsonl"]

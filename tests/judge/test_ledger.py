@@ -69,7 +69,7 @@ def test_the_ledger_leaves_out_the_framework_tools_its_subject_names():
     """An agent that owns a tool named `cancel` sets `framework_tools`; the judge then sees that tool run."""
     from dataclasses import replace
 
-    from dialogcheck.evaluate import judge_requests
+    from dialogcheck.judging import judge_requests
     from dialogcheck.scenario.model import Goals, Scenario
 
     conversation = conv(user("hi"), tool("cancel", {"order": "o-1"}), tool("activate"))

@@ -20,7 +20,8 @@ from dialogcheck.checks.base import Outcome
 from dialogcheck.connectors import AgentError, HttpConnector, PythonConnector
 from dialogcheck.connectors.json_values import MAX_DEPTH, json_copy
 from dialogcheck.results.files import ResultsFolder
-from dialogcheck.results.model import RunRecord
+from dialogcheck.results.model import RunResult, ScenarioInfo, TranscriptLine
+from dialogcheck.results.plan import Plan, PlannedScenario
 from dialogcheck.results.writer import BatchWriter
 from tests.connectors.conftest import LoopbackServer, Reply, talk
 from tests.reliability.figures import record
@@ -136,9 +137,13 @@ def test_a_run_that_still_cannot_be_written_is_written_as_errored_and_the_others
     """The net under the agent's seam: a value that came in another way errors one run, not the batch."""
     folder = ResultsFolder(tmp_path / "r")
     folder.claim().release()
-    bad = RunRecord("bad", 1, "Bad", "bad.yml", Outcome.PASS, events=[{"event": "memory_set", "key": "k", "value": {1, 2}}], transcript=[("USER", "hi")])
-    good = RunRecord("good", 1, "Good", "good.yml", Outcome.PASS, events=[{"event": "user", "text": "hi"}])
-    writer = BatchWriter(folder, {"started": "t", "total_runs": 2}, [], lambda d: d["verdict"], lambda s: "summary")
+    bad = RunResult(
+        ScenarioInfo("bad", "Bad", "bad.yml"), 1, Outcome.PASS,
+        events=[{"event": "memory_set", "key": "k", "value": {1, 2}}], transcript=(TranscriptLine("user", "hi"),),
+    )
+    good = RunResult(ScenarioInfo("good", "Good", "good.yml"), 1, Outcome.PASS, events=[{"event": "user", "text": "hi"}])
+    plan = Plan(scenarios=[PlannedScenario(slug="bad", path="bad.yml", runs=1), PlannedScenario(slug="good", path="good.yml", runs=1)], total_runs=2)
+    writer = BatchWriter(folder, plan, [], lambda run: run.verdict.value, lambda batch: "summary")
     writer.add(bad)
     writer.add(good)
     writer.close()

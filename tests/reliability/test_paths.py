@@ -20,9 +20,9 @@ from dialogcheck._cli.main import cli
 from dialogcheck.checks.base import Outcome
 from dialogcheck.config import load_config
 from dialogcheck.errors import LoadError
-from dialogcheck.results.files import ResultsFolder, run_document, slug_folder
-from dialogcheck.results.load import read_events
-from dialogcheck.results.model import RunRecord
+from dialogcheck.results.files import ResultsFolder, slug_folder
+from dialogcheck.results.load import finished_runs
+from dialogcheck.results.model import RunResult, ScenarioInfo
 from tests.reliability.figures import record
 
 SCENARIO = "scenario:\n  name: {name}\n  simulation_context: c\n  script: [hello]\n"
@@ -135,13 +135,13 @@ HOSTILE_SLUGS = ["..", ".", "../../escaped", "/abs/olute", "a/../../b", "nul\x00
 def test_no_slug_writes_outside_the_results_folder(tmp_path, slug):
     root = tmp_path / "deep" / "results"
     folder = ResultsFolder(root)
-    record = RunRecord(slug=slug, number=1, scenario_name="../../name", scenario_path="x.yml", verdict=Outcome.ERROR, error="e")
-    folder.write_run(record, run_document(record), "text")
+    folder.write_run(RunResult(ScenarioInfo(slug, "../../name", "x.yml"), 1, Outcome.ERROR, error="e"), "text")
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert len(written) == 3 and all(p.resolve().is_relative_to(root.resolve()) for p in written), written
     assert all(p.parent.parent == root for p in written)  # one folder per slug, right under the results folder
     assert len(slug_folder(slug).encode()) <= 255
-    assert folder.read_run(slug, 1)["scenario"]["slug"] == slug  # read back under the same folder
+    base = folder.run_base(slug, 1)
+    assert json.loads(base.with_name("run_1.json").read_text())["scenario"]["slug"] == slug  # found again under the same folder
 
 
 def test_distinct_hostile_slugs_get_distinct_folders():
@@ -156,9 +156,9 @@ def test_a_linked_slug_folder_in_the_results_is_not_followed_out(tmp_path):
     root.mkdir()
     (tmp_path / "elsewhere").mkdir()
     (root / "card").symlink_to(tmp_path / "elsewhere")
-    record = RunRecord(slug="card", number=1, scenario_name="c", scenario_path="c.yml", verdict=Outcome.ERROR, error="e")
+    run = RunResult(ScenarioInfo("card", "c", "c.yml"), 1, Outcome.ERROR, error="e")
     with pytest.raises(OSError, match="outside the results folder"):
-        ResultsFolder(root).write_run(record, run_document(record), "text")
+        ResultsFolder(root).write_run(run, "text")
     assert list((tmp_path / "elsewhere").iterdir()) == []
 
 
@@ -173,9 +173,9 @@ def test_a_scenario_file_named_dot_dot_runs_into_a_safe_folder(tmp_path):
     assert (results / slug_folder("..") / "run_1.json").is_file()
     assert sorted(p.name for p in (tmp_path / "deep").iterdir()) == ["r"]
     assert not any(p.name.startswith("run_") for p in tmp_path.rglob("*") if not p.resolve().is_relative_to(results.resolve()))
-    runs = ResultsFolder(results).runs()
-    events = read_events(results, runs)[("..", 1)]  # read back from the same safe folder
-    assert [e["event"] for e in events] == ["bot", "user", "bot"]
+    folder = ResultsFolder(results)
+    (run,) = finished_runs(folder, folder.read_plan())  # read back from the same safe folder
+    assert [e["event"] for e in run.events] == ["bot", "user", "bot"]
 
 
 @pytest.mark.skipif(os.name != "posix", reason="symbolic links")

@@ -10,7 +10,10 @@ import re
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
-from dialogcheck.report.html import render_html, run_anchor
+from dialogcheck.report.html import render_batch_html, run_anchor
+from dialogcheck.results.codec import decode_run
+from dialogcheck.results.load import with_events
+from dialogcheck.results.model import BatchResult
 from tests.conftest import EXAMPLE
 from tests.report.conftest import HOSTILE, load
 
@@ -48,20 +51,20 @@ def test_values_in_attributes_and_ids_are_escaped():
         "transcript": [{"role": "user", "text": "hi"}],
         "assertions": [{"key": "k", "label": '"><script>x</script>', "outcome": "fail", "detail": "d", "evidence": [0, "1\"><x>"]}],
     }
-    summary = {"scenarios": [{"slug": slug, "name": "<i>n</i>", "runs": 1, "passed": 0, "failed": 1, "errored": 0, "pass_rate": 0.0, "pass_hat_k": {"1": 0.0}, "flaky": False}],
-               "passed": 0, "failed": 1, "errored": 0, "completed_runs": 1, "failed_runs": [{"slug": slug, "run": 1, "failed_checks": [{"check": "<c>", "detail": "<d>"}]}], "errored_runs": []}
-    page = render_html(summary, [run], {(slug, 1): [{"event": "user", "text": "<u>hi</u>"}, {"event": "weird", "x": "<w>"}]})
+    run["assertions"][0]["detail"] = "<d>"
+    events = [{"event": "user", "text": "<u>hi</u>"}, {"event": "weird", "x": "<w>"}]
+    page = render_batch_html(BatchResult((with_events(decode_run(run, "run_1.json"), events),)))
     assert run_anchor(slug, 1) == "run-x--onmouseover--alert-1--1"
     assert f'id="{run_anchor(slug, 1)}"' in page
-    assert 'onmouseover="' not in page and "<i>n</i>" not in page and "<t>" not in page and "<c>" not in page and "<u>" not in page and "<w>" not in page
+    assert 'onmouseover="' not in page and "<i>n</i>" not in page and "<t>" not in page and "<d>" not in page and "<u>" not in page and "<w>" not in page
     assert 'data-ev="0"' in page  # a non-integer evidence index is dropped, not written into the page
     assert page.count("<script") == 1
 
 
 def test_events_that_do_not_parse_are_shown_as_recorded():
     run = {"scenario": {"slug": "s", "name": "S"}, "run": 1, "verdict": "pass", "transcript": []}
-    summary = {"scenarios": [], "passed": 1, "failed": 0, "errored": 0}
-    page = render_html(summary, [run], {("s", 1): [{"event": "user", "text": "hi"}, {"no_type": "<x>"}]})
+    events = [{"event": "user", "text": "hi"}, {"no_type": "<x>"}]
+    page = render_batch_html(BatchResult((with_events(decode_run(run, "run_1.json"), events),)))
     assert "events shown as recorded: event 1" in page and "&lt;x&gt;" in page
 
 

@@ -10,6 +10,8 @@ from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
 from dialogcheck.report.junit import render_junit
+from dialogcheck.results.codec import decode_run
+from dialogcheck.results.model import BatchResult
 from tests.conftest import EXAMPLE, REPO
 from tests.report.conftest import load
 
@@ -83,7 +85,7 @@ def test_control_characters_cannot_break_the_xml(schema):
         "transcript": [{"role": "agent", "text": "colour \x1b[31mred\x00"}],
         "assertions": [{"key": "bot_uttered", "label": "bot_uttered x", "outcome": "fail", "detail": "said \x07", "evidence": []}],
     }
-    text = render_junit({"started": None}, [run])
+    text = render_junit(BatchResult((decode_run(run, "run_1.json"),)))
     schema.validate(text)
     case = ET.fromstring(text).find("testsuite/testcase")
     assert case.find("system-out").text == "AGENT: colour \\x1b[31mred\\x00"

@@ -1,9 +1,11 @@
-"""The text renderer builds its `Text` in runs; the result must equal appending piece by piece."""
+"""Styled text: plain pieces with style names; rich's styled text only when a terminal shows it."""
 
 import pytest
 from rich.text import Text
 
-from dialogcheck.report.text import _Styled
+from dialogcheck.checks.base import Outcome
+from dialogcheck.report.styled import Styled
+from dialogcheck.report.text import outcome_line
 
 PIECES = [
     ("  ", ""),
@@ -11,36 +13,27 @@ PIECES = [
     (" label", "bold"),
     (": a detail with a cut…\n", ""),
     ("", ""),
-    ("  ", ""),
-    ("PASS ", "bold green"),
-    (" sequencing a → b", "bold"),
-    (": matched\n", ""),
-    ("    ", ""),
-    ("SKIP ", "dim"),
-    (" step", ""),
-    (": never called\n", "dim"),
-]
-
-CONTROL = [
-    ("  ", ""),
-    ("FAIL ", "bold red"),
-    (" label\r", "bold"),  # a control code in an ASCII run
-    (": said \x07hi\n", ""),
-    ("\r", "bold"),  # only control codes: Text.append keeps a zero-length span
-    ("", "dim"),
     ("ünïcode\r", "bold"),
     ("PASS ", "bold green"),
 ]
 
 
-@pytest.mark.parametrize("pieces", [PIECES, CONTROL, PIECES + CONTROL + PIECES, [("…", "bold")], []])
-def test_the_built_text_equals_appending_each_piece(pieces):
-    styled = _Styled()
+@pytest.mark.parametrize("pieces", [PIECES, [("…", "bold")], []])
+def test_the_plain_form_joins_the_pieces_and_the_rich_form_styles_each(pieces):
+    styled = Styled()
     expected = Text()
     for piece, style in pieces:
-        styled.add(piece, style)
+        styled.append(piece, style)
         expected.append(piece, style)
-    built = styled.text()
-    assert built.plain == expected.plain
-    assert built.spans == expected.spans
-    assert built == expected
+    assert styled.plain == "".join(piece for piece, _ in pieces)
+    assert styled.to_rich() == expected
+    assert ("", "") not in styled.pieces  # an empty piece adds nothing
+
+
+def test_an_outcome_line_styles_its_word_and_a_failing_label():
+    text = Styled()
+    outcome_line(text, Outcome.FAIL, "tool_executed x", "no run")
+    outcome_line(text, Outcome.PASS, "skill_completed s", "")
+    assert text.plain == "  FAIL  tool_executed x: no run\n  PASS  skill_completed s\n"
+    assert ("FAIL ", "bold red") in text.pieces and (" tool_executed x", "bold") in text.pieces
+    assert (" skill_completed s", "") in text.pieces

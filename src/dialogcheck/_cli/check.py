@@ -1,31 +1,45 @@
 """`dialogcheck check`: judge recorded conversations against a scenario's goals or an SOP.
 
-The input is planned into chunks (`engines.chunks`) and checked by an
-engine: in this process, in worker processes (`--jobs`), or on Ray
-(`--engine ray`). This module parses options, picks the engine and writes
-what comes back in input order.
+The library (`dialogcheck.checking.CheckBatch`) plans the input and judges it
+in this process, in worker processes (`--jobs`) or on Ray (`--engine ray`);
+this module parses options, asks for the results encoded as the output
+format wants them, writes them in input order and maps the batch to an exit code.
 """
 
 from __future__ import annotations
 
-import itertools
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
+from ..checking import CheckBatch, CheckTally, judged_count, load_subject
 from ..config import QUALITY_METRICS, ProjectConfig, find_config, load_config
+from ..engines.chunks import is_stream
+from ..engines.local import usable_cores
+from ..engines.work import CheckJob
 from ..errors import LoadError
 from ..events.model import FRAMEWORK_TOOLS
 from ..importers import IMPORTERS
-from .check_subject import judge_note, load_subject, wants_judge
+from ..report.json import dumps
+from ..report.styled import Styled
+from ..report.text import plain_conversation, render_output_summary
+from ..results.atomic import write_atomic
+from ..results.codec import check_summary_document, conversation_line
+from .check_output import JsonWriter, TextWriter, print_warnings
 from .env_options import env_options
-from .output import EXIT_BAD_INPUT, EXIT_ERRORED, FORMAT_OPTION, fail_with_load_error, print_text
-
-#: Inputs larger than this are judged as they are read instead of being read whole first.
-STREAM_ABOVE_BYTES = 64 * 2**20
-#: Inputs smaller than this are checked in this process whatever --jobs says: starting workers costs more.
-IN_PROCESS_BELOW_BYTES = 2 * 2**20
+from .output import (
+    EXIT_BAD_INPUT,
+    EXIT_ERRORED,
+    FORMAT_OPTION,
+    _surely_not_terminal,
+    check_exit_code,
+    console,
+    fail_with_load_error,
+    print_json,
+    print_text,
+)
 #: Largest --chunk-mb (1 TiB): past it every input is one task anyway; the bound keeps inf out.
 MAX_CHUNK_MB = 2**20
 SHARD_FORMATS = ("jsonl", "parquet")
@@ -43,19 +57,34 @@ def _config(subject_path: str, config_path: str | None) -> ProjectConfig | None:
     return load_config(path) if path is not None else None
 
 
-def _write_reports(results, loaded, subject, junit_path, html_path) -> None:
+def _write_reports(batch: CheckBatch, junit_path: str | None, html_path: str | None) -> None:
     """--junit and --html; a report that cannot be written is a `LoadError` naming it."""
+    from ..report.html import render_check_html
     from ..report.junit import render_junit_check
-    from ..results.atomic import write_atomic
-    from .report import check_html
 
     try:
         if junit_path:
-            write_atomic(junit_path, render_junit_check(results, subject))
+            write_atomic(junit_path, render_junit_check(batch.kept, batch.subject))
         if html_path:
-            write_atomic(html_path, check_html(results, loaded, subject))
+            write_atomic(html_path, render_check_html(batch.kept, batch.records, batch.subject))
     except OSError as err:
         raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path or html_path)) from None
+
+
+def judge_note(subject, judge, no_judge: bool) -> str | None:
+    """Say which checks were not judged, and why, so a skipped check is never mistaken for a pass."""
+    count = judged_count(subject)
+    if not count or (judge is not None and not no_judge):
+        return None
+    why = "skipped (--no-judge)" if no_judge else "not judged: no judge configured (evaluation.llm in eval/conftest.yml)"
+    several = getattr(subject, "scenarios", None)
+    per = f"in {len(several)} scenarios" if several is not None else "per conversation"
+    return f"{count} LLM-judged check{'s' if count != 1 else ''} {per} {why}"
+
+
+def wants_judge(subject, no_judge: bool, metrics: bool) -> bool:
+    """Whether a judge is needed: LLM-judged checks to decide, or quality metrics to score."""
+    return bool(not no_judge and judged_count(subject)) or metrics
 
 
 def _make_judge(config, no_cache: bool, cache_dir: str | None, where: str, output_format: str):
@@ -187,28 +216,15 @@ def check(
     Exit code 0 when every conversation passed, 1 when a check failed, 2 for
     bad input, 3 when a check errored (for example, no judge configured).
     """
-    if bool(scenario_paths) == bool(sop_paths):
-        raise click.UsageError("give exactly one of --scenario or --sop")
-    if len(sop_paths) > 1:
-        raise click.UsageError("give --sop once: an SOP applies to every conversation (several scenarios may be given with --scenario)")
-    if pair is not None and sop_paths:
-        raise click.UsageError("--pair pairs conversations with scenarios: it does not go with --sop")
-    sop_path = sop_paths[0] if sop_paths else None
+    sop_path = _usage(scenario_paths, sop_paths, pair, engine, output_dir, shard_format, input_format, junit_path, html_path, conversations)
     where = scenario_paths[0] if scenario_paths else sop_path
-    _check_options(engine, output_dir, shard_format, input_format, junit_path, html_path)
-    from ..engines.chunks import input_files, is_stream
-
-    if engine == "ray" and any(is_stream(Path(c)) for c in conversations if "://" not in c):
-        raise click.UsageError("--engine ray reads files and object-store URIs, which its tasks open themselves: save a pipe's input to a file first")
-
     try:
         config = _config(where, config_path)
         subject = load_subject(scenario_paths, sop_path, pair, config.framework_tools if config else FRAMEWORK_TOOLS)
-        files = None if engine == "ray" else input_files(conversations, with_parquet=not input_format)
-        if files == []:
-            raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(conversations))
     except LoadError as err:
         fail_with_load_error(err, output_format)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="'--pair'") from None
     if engine == "ray" and (metrics or (wants_judge(subject, no_judge, False) and config is not None and config.evaluation.llm is not None)):
         raise click.UsageError("--engine ray runs the deterministic checks: add --no-judge to skip LLM-judged ones, or use --engine local")
     if output_dir:
@@ -216,97 +232,98 @@ def check(
     chunk_bytes = int(chunk_mb * 2**20) if chunk_mb else None
     if engine == "ray":
         _check_on_ray(subject, conversations, no_judge, strict, jobs, ray_address, output_dir, shard_format, chunk_bytes, output_format)
-    judge = None
-    if wants_judge(subject, no_judge, metrics):
-        judge = _make_judge(config, no_cache, cache_dir, where, output_format)
-    wanted = QUALITY_METRICS if metrics else (config.evaluation.metrics if config else ())
-    _check_locally(
-        subject, files, input_format, judge, no_judge, wanted, jobs, stream, strict, chunk_bytes,
-        output_dir, shard_format, junit_path, html_path, output_format, " ".join(conversations),
-    )
+    judge = _make_judge(config, no_cache, cache_dir, where, output_format) if wants_judge(subject, no_judge, metrics) else None
+    try:
+        batch = CheckBatch(
+            subject, conversations, jobs=jobs, judge=judge, no_judge=no_judge,
+            metrics=QUALITY_METRICS if metrics else (config.evaluation.metrics if config else ()),
+            input_format=input_format, strict=strict, stream=stream, chunk_bytes=chunk_bytes, keep=bool(junit_path or html_path),
+        )
+    except LoadError as err:
+        fail_with_load_error(err, output_format)
+    _check_locally(batch, Outputs(output_dir, shard_format, junit_path, html_path, output_format), " ".join(conversations))
 
 
-def _check_locally(
-    subject, files, input_format, judge, no_judge, metrics, jobs, stream, strict, chunk_bytes,
-    output_dir, shard_format, junit_path, html_path, output_format, given,
-) -> None:
-    from ..engines.chunks import CHUNK_BYTES, ReadChunk, is_stream, plan_local
-    from ..engines.local import usable_cores
-    from ..engines.work import CheckJob
-    from .check_output import Tally
-    from .output import _surely_not_terminal, console
+def _usage(scenario_paths, sop_paths, pair, engine, output_dir, shard_format, input_format, junit_path, html_path, conversations) -> str | None:
+    """The options that cannot go together, as usage errors (exit 2); the SOP path, when given."""
+    if bool(scenario_paths) == bool(sop_paths):
+        raise click.UsageError("give exactly one of --scenario or --sop")
+    if len(sop_paths) > 1:
+        raise click.UsageError("give --sop once: an SOP applies to every conversation (several scenarios may be given with --scenario)")
+    if pair is not None and sop_paths:
+        raise click.UsageError("--pair pairs conversations with scenarios: it does not go with --sop")
+    _check_options(engine, output_dir, shard_format, input_format, junit_path, html_path)
+    if engine == "ray" and any(is_stream(Path(c)) for c in conversations if "://" not in c):
+        raise click.UsageError("--engine ray reads files and object-store URIs, which its tasks open themselves: save a pipe's input to a file first")
+    return sop_paths[0] if sop_paths else None
 
-    size = sum(_size(f) for f in files)
-    # Small inputs are read whole first, so bad input anywhere stops the check before anything is judged;
-    # big ones (or on request) stream, so memory stays flat. A pipe's size is known once it is read: it is
-    # read ahead up to the same bound.
-    stream = (stream or size > STREAM_ABOVE_BYTES) and not html_path
-    chunks = plan_local(files, input_format, chunk_bytes or CHUNK_BYTES)
-    size_known = not any(is_stream(f) for f in files)
-    if not stream:
-        chunks, held, complete = _read_ahead(chunks, None if html_path else STREAM_ABOVE_BYTES - size)
-        size, stream, size_known = size + held, not complete, True
-    workers = 1 if (size_known and size < IN_PROCESS_BELOW_BYTES) or html_path else (jobs or usable_cores())
-    if output_dir or output_format == "json":
-        how = "json"
-    else:
-        how = "text" if _surely_not_terminal(sys.stdout) or not console().is_terminal else "rich"
-    keep = bool(junit_path or html_path)
-    join = None if (output_dir or keep or how == "rich") else ("\n" if how == "text" else ",\n")
-    job = CheckJob(subject, no_judge=no_judge, render=how, keep_results=keep, join=join, strict=strict)
-    tally = Tally(kept=[] if job.keep_results else None)
+
+@dataclass(frozen=True)
+class Outputs:
+    """Where `check` writes: stdout in a format, or shards in a folder; and the reports."""
+
+    folder: str | None
+    shard_format: str
+    junit: str | None
+    html: str | None
+    format: str
+
+
+def _check_locally(batch: CheckBatch, out: Outputs, given: str) -> None:
+    """Judge in order and write as the results come; bad input stops it with exit 2, one JSON document in JSON."""
     writer = None
     try:
-        if not stream and (judge is not None or html_path):  # checked in this process: read once, all of it before any LLM call
-            chunks = [ReadChunk.of(chunk) for chunk in chunks]
-        if output_dir:
-            try:
-                _to_shards(job, chunks, workers, output_dir, shard_format, tally, judge=judge, metrics=metrics)
-            except OSError as err:  # a shard could not be written (the folder's place is a file, a full disk, ...)
-                _cannot_write_output(err, output_dir, output_format)
+        if out.folder:
+            _to_shards(batch, out)
         else:
-            from .check_output import JsonWriter, TextWriter
-
-            items = _in_order(job, chunks, workers, stream, judge=judge, metrics=metrics)
-            writer = JsonWriter(tally) if output_format == "json" else TextWriter(tally)
-            for item in items:
+            writer = _writer(batch, out.format)
+            for item in batch.judged(*_encoding(out.format), with_results=writer_needs_results(out.format)):
                 writer.add(item)
-        if tally.total == 0:
+        if batch.tally.counts.total == 0:
             raise LoadError.one("no conversation files found (.json, .jsonl)", given)
-        if tally.kept is not None:
-            loaded = [c for chunk in chunks for c in chunk.read()] if html_path else None  # read chunks: no parsing again
-            _write_reports(tally.kept, loaded, subject, junit_path, html_path)
+        _write_reports(batch, out.junit, out.html)
     except LoadError as err:  # bad input: before anything was written, or (streaming) where it stands
-        _fail(err, writer, output_format)
+        _fail(err, writer, out.format)
     if writer is not None:
         writer.finish()
-    if output_dir:
-        _summary(tally, output_dir, len(tally.shards), output_format)
-    elif output_format != "json":
-        tally.print_warnings()
-    if output_format != "json":
-        note = judge_note(subject, judge, no_judge)
+    if out.folder:
+        _summary(batch.tally, out.folder, out.format)
+    elif out.format != "json":
+        print_warnings(batch.tally)
+    if out.format != "json":
+        note = judge_note(batch.subject, batch.judge, batch.no_judge)
         if note:
-            from .output import StyledText
-
-            text = StyledText()
-            text.append(f"{note}\n", style="dim")
-            print_text(text)
-    raise SystemExit(tally.exit_code())
+            print_text(Styled(f"{note}\n", "dim"))
+    raise SystemExit(check_exit_code(batch.tally.counts, batch.tally.any_error))
 
 
-def _read_ahead(chunks, room: int | None):
-    """Plan every chunk (reading piped inputs into memory), unless the pipes fill more than `room` bytes
-    first: then the rest is planned as it is checked. (chunks, bytes held, whether every chunk is planned)."""
-    from ..engines.chunks import held_bytes
+def _to_shards(batch: CheckBatch, out: Outputs) -> None:
+    try:
+        batch.to_shards(out.folder, out.shard_format)  # type: ignore[arg-type]
+    except OSError as err:  # a shard could not be written (the folder's place is a file, a full disk, ...)
+        _cannot_write_output(err, out.folder, out.format)
 
-    taken, held = [], 0
-    for chunk in chunks:
-        taken.append(chunk)
-        held += held_bytes(chunk)
-        if room is not None and held > room:
-            return itertools.chain(taken, chunks), held, False
-    return taken, held, True
+
+def _styled_terminal() -> bool:
+    return not _surely_not_terminal(sys.stdout) and console().is_terminal
+
+
+def writer_needs_results(output_format: str) -> bool:
+    """A terminal's styled text is rendered here, from the typed results; anything else comes encoded."""
+    return output_format != "json" and _styled_terminal()
+
+
+def _encoding(output_format: str):
+    """(encode, join) for the results on stdout: the codec's JSON line, or the plain text block."""
+    if output_format == "json":
+        return conversation_line, b",\n"
+    if _styled_terminal():
+        return None, None
+    return plain_conversation, b"\n"
+
+
+def _writer(batch: CheckBatch, output_format: str):
+    return JsonWriter(batch.tally) if output_format == "json" else TextWriter(batch.tally)
 
 
 def _fail(err: LoadError, writer, output_format: str) -> None:
@@ -319,49 +336,10 @@ def _fail(err: LoadError, writer, output_format: str) -> None:
     fail_with_load_error(err, output_format)
 
 
-def _in_order(job, chunks, workers, stream, *, judge, metrics):
-    """Results to print, in input order; small inputs are checked whole before anything is printed."""
-    from ..engines.local import results_in_order
-
-    items = results_in_order(job, chunks, workers, judge=judge, metrics=metrics)
-    return items if stream else list(items)
-
-
-def _to_shards(job, chunks, workers, folder, fmt, tally, *, judge, metrics) -> None:
-    """Each chunk's results into its own shard, written by the worker that checked it; bad input, or a shard
-    that cannot be written, removes them all."""
-    from ..engines.local import shards_in_order
-    from ..engines.shards import remove_shards
-
-    results = shards_in_order(job, chunks, workers, folder, fmt, judge=judge, metrics=metrics)
-    try:
-        for result in results:
-            result.raise_problems()
-            tally.add_block(result)
-            if result.shard:
-                tally.shards.append(result.shard)
-            if tally.kept is not None:
-                tally.kept.extend(item.result for item in result.items)
-    except (LoadError, OSError):
-        results.close()  # the chunks still in flight finish (and write) first
-        remove_shards(folder, fmt)
-        raise
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0  # reported when the file is read
-
-
 def _check_on_ray(subject, conversations, no_judge, strict, jobs, address, output_dir, shard_format, chunk_bytes, output_format):
-    from ..engines.local import usable_cores
     from ..engines.ray_engine import CHUNK_BYTES, EngineError, RayUnavailable, run_ray
-    from ..engines.work import CheckJob
-    from .check_output import Tally
 
-    job = CheckJob(subject, no_judge=no_judge, render="json", strict=strict)
+    job = CheckJob(subject, no_judge=no_judge, strict=strict, encode=conversation_line)
     try:
         outcome = run_ray(
             job, conversations, output_dir, shard_format, address=address, cpus=jobs or usable_cores(), chunk_bytes=chunk_bytes or CHUNK_BYTES
@@ -373,21 +351,28 @@ def _check_on_ray(subject, conversations, no_judge, strict, jobs, address, outpu
     except EngineError as err:
         click.echo(f"error: {err}", err=True)
         raise SystemExit(EXIT_ERRORED) from None
-    tally = Tally(counts=outcome.counts, any_error=outcome.any_error)
+    tally = CheckTally(counts=outcome.counts, any_error=outcome.any_error, shards=list(outcome.shards))
     tally.warnings.add(outcome.warnings)
-    if tally.total == 0:
+    if tally.counts.total == 0:
         fail_with_load_error(LoadError.one("no conversations found", " ".join(conversations)), output_format)
-    _summary(tally, output_dir, len(outcome.shards), output_format)
-    raise SystemExit(tally.exit_code())
+    _summary(tally, output_dir, output_format)
+    raise SystemExit(check_exit_code(tally.counts, tally.any_error))
 
 
-def _summary(tally, folder: str, shards: int, output_format: str) -> None:
-    from .check_output import print_summary
+def _summary(tally: CheckTally, folder: str, output_format: str) -> None:
+    """Write summary.json into the folder (last: a folder with one is complete) and print it."""
+    from ..engines.shards import write_summary
 
+    document = dumps(check_summary_document(tally.counts, tally.warnings.as_json()))
     try:
-        print_summary(tally, folder, shards, output_format)
+        write_summary(folder, document.encode("utf-8"))
     except OSError as err:
         _cannot_write_output(err, folder, output_format)
+    if output_format == "json":
+        print_json(document)
+    else:
+        print_text(render_output_summary(tally.counts, len(tally.shards), folder))
+        print_warnings(tally)
 
 
 def _cannot_write_output(err: OSError, folder: str | None, output_format: str) -> None:

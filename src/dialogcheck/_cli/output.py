@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
 import click
 
 from .._redact import mask
 from ..errors import LoadError
+from ..report.styled import Styled
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.text import Text
 
     from ..checks.base import Outcome
+    from ..results.model import Counts
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_ERRORED = 0, 1, 2, 3
 
@@ -31,35 +31,6 @@ FORMAT_OPTION = click.option(
 
 #: Variables that make rich treat a stream as a terminal whatever it is (rich's Console.is_terminal).
 _TERMINAL_OVERRIDES = ("FORCE_COLOR", "TTY_COMPATIBLE")
-
-
-class StyledText:
-    """Text with styles kept as plain pieces, so printing it where colour is off never imports rich."""
-
-    def __init__(self) -> None:
-        self._pieces: list[tuple[str, str] | Text] = []
-
-    def append(self, text: str, style: str = "") -> None:
-        self._pieces.append((text, style))
-
-    def append_text(self, text: Text) -> None:
-        """Add a rich `Text` a renderer made (its styles are kept)."""
-        self._pieces.append(text)
-
-    @property
-    def plain(self) -> str:
-        return "".join(piece[0] if isinstance(piece, tuple) else piece.plain for piece in self._pieces)
-
-    def to_rich(self) -> Text:
-        from rich.text import Text
-
-        text = Text()
-        for piece in self._pieces:
-            if isinstance(piece, tuple):
-                text.append(piece[0], style=piece[1])
-            else:
-                text.append_text(piece)
-        return text
 
 
 def console(stderr: bool = False) -> Console:
@@ -79,18 +50,17 @@ def _surely_not_terminal(stream: TextIO) -> bool:
         return True
 
 
-def print_text(text: Text | StyledText, stderr: bool = False) -> None:
+def print_text(text: Styled, stderr: bool = False) -> None:
     """Through rich (colour) on a terminal; as plain text, much faster, when piped. Held credentials are masked."""
     stream = sys.stderr if stderr else sys.stdout
     plain = text.plain
     masked = mask(plain)
     if masked is not plain:  # a credential is quoted: print the masked text, without its styles
-        text = StyledText()
-        text.append(masked)
+        text = Styled(masked)
     if not _surely_not_terminal(stream):
         out = console(stderr)
         if out.is_terminal:
-            out.print(text.to_rich() if isinstance(text, StyledText) else text, end="")
+            out.print(text.to_rich(), end="")
             return
     stream.write(masked)
     stream.flush()
@@ -114,21 +84,15 @@ def fail_with_load_error(error: LoadError, output_format: str) -> None:
     raise SystemExit(EXIT_BAD_INPUT)
 
 
-def exit_code(verdicts: Iterable[Outcome], any_error: bool) -> int:
-    """1 if anything failed; else 3 if any check errored; else 0 (SPEC section 9)."""
+def exit_code_of(outcome: Outcome) -> int:
+    """The exit code of a batch's worst outcome (SPEC section 9): 1 failed, 3 errored, 0 passed."""
     from ..checks.base import Outcome
 
-    verdicts = list(verdicts)
-    if Outcome.FAIL in verdicts:
+    return {Outcome.FAIL: EXIT_FAILED, Outcome.ERROR: EXIT_ERRORED}.get(outcome, EXIT_OK)
+
+
+def check_exit_code(counts: Counts, any_error: bool) -> int:
+    """`check`: 1 if a conversation failed; else 3 if any single check errored (an optional step too); else 0."""
+    if counts.failed:
         return EXIT_FAILED
-    if any_error or Outcome.ERROR in verdicts:
-        return EXIT_ERRORED
-    return EXIT_OK
-
-
-def batch_exit_code(summary) -> int:
-    """The exit code of a batch from its summary's counts."""
-    from ..checks.base import Outcome
-
-    verdicts = [Outcome.FAIL] * summary["failed"] + [Outcome.ERROR] * summary["errored"] + [Outcome.PASS] * summary["passed"]
-    return exit_code(verdicts, False)
+    return EXIT_ERRORED if any_error or counts.errored else EXIT_OK

@@ -1,54 +1,34 @@
-"""`dialogcheck run`: simulate and judge every scenario of a project, writing results as runs finish."""
+"""`dialogcheck run`: simulate and judge every scenario of a project, writing results as runs finish.
+
+The library (`dialogcheck.runner.scenarios.ScenarioBatch`) plans, runs and
+writes the batch; this module parses options, shows progress on a terminal,
+turns SIGTERM into the same stop as Ctrl-C, prints the summary and maps the
+batch to an exit code.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
-from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 
 import click
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.text import Text
 
-from ..config import in_flight_for
-from ..connectors.base import AgentError
-from ..errors import LoadError, Problem
+from ..connectors.base import AgentError, AgentSetupError
+from ..errors import LoadError
 from ..llm.base import LLMError
-from ..report.batch_text import render_run, render_summary
+from ..report.batch_text import render_summary
 from ..report.json import dumps
-from ..results.files import ResultsFolder, new_folder, summary_document
-from ..results.load import read_events
-from ..results.lock import BatchLock
-from ..results.plan import MAX_RUNS, Plan, new_plan, read_plan
-from ..results.writer import BatchWriter
-from ..runner.batch import BatchSettings, RunSpec, run_batch
-from ..runner.project import Project, load_planned, load_project
+from ..report.styled import Styled
+from ..results.codec import summary_document
+from ..results.model import BatchResult, RunResult
+from ..results.plan import MAX_RUNS
+from ..runner.scenarios import ScenarioBatch, write_reports
 from .env_options import env_options
-from .output import (
-    EXIT_ERRORED,
-    FORMAT_OPTION,
-    batch_exit_code,
-    console,
-    fail_with_load_error,
-    print_json,
-    print_text,
-)
-from .report import HTML, JUNIT, write_reports
+from .output import EXIT_ERRORED, FORMAT_OPTION, console, exit_code_of, fail_with_load_error, print_json, print_text
 
-
-def _plan(project: Project, runs: int, started: str) -> Plan:
-    config = os.path.abspath(project.config.path) if project.config.path else None
-    return new_plan(started, str(project.root), config, project.planned(runs))
+EXIT_INTERRUPTED = 130
 
 
 def _refuse_with_resume(paths, results_dir: str | None, config_path: str | None) -> None:
@@ -63,90 +43,12 @@ def _refuse_with_resume(paths, results_dir: str | None, config_path: str | None)
         )
 
 
-def _make_users(project: Project, use_cache: bool, cache_dir: Path | None, mode: str = "auto", parallel: int = 1):
-    """One simulated user per run: the script when there is one (unless `mode` is llm), else the configured LLM."""
-    from ..simulate.user import LLMUser, ScriptedUser
-
-    unscripted = [s for s in project.scenarios if s.script is None or mode == "llm"]
-    settings = project.config.simulation.llm
-    if unscripted and settings is None:
-        raise LoadError(
-            Problem(
-                "this scenario has no `script`, and no simulation model is configured (simulation.llm in eval/conftest.yml)"
-                if s.script is None
-                else "--simulate llm needs a simulation model (simulation.llm in eval/conftest.yml)",
-                s.path,
-            )
-            for s in unscripted
-        )
-    client = templates = None
-    if unscripted:
-        from ..llm.factory import make_client
-        from ..llm.templates import Templates
-
-        role = project.config.simulation
-        limit = in_flight_for(role, parallel)
-        client = make_client(settings, cache=project.config.cache, max_in_flight=limit, use_cache=use_cache, cache_dir=cache_dir)
-        templates = Templates(role.prompts)
-
-    def make_user(scenario):
-        if scenario.script is not None and mode != "llm":
-            return ScriptedUser(scenario.script)
-        return LLMUser(client, settings, scenario.simulation_context, templates)
-
-    return make_user
-
-
-def _agent(project: Project, agent_flag: str | None):
-    """The connector `--agent` names (keeping the config's `agent.timeout`), else the config's."""
-    from ..connectors.factory import connector_from_settings, parse_agent_flag
-
-    where = str(project.config.path or project.root)
-    configured = project.config.agent
-    settings = configured
-    if agent_flag:
-        try:
-            settings = parse_agent_flag(agent_flag)
-        except ValueError as err:
-            raise click.UsageError(str(err)) from None
-        if configured is not None:
-            settings = replace(settings, timeout=configured.timeout)  # the flag says only where the agent is
-    if settings is None:
-        raise LoadError.one("no agent to talk to: set `agent` in eval/conftest.yml or pass --agent", where)
-    try:
-        return connector_from_settings(settings, project.root)
-    except (ValueError, AgentError) as err:
-        if agent_flag:
-            raise click.BadParameter(f"cannot set up the agent: {err}", param_hint="'--agent'") from None
-        raise LoadError.one(f"cannot set up the agent: {err}", where) from None
-
-
-def _check_reachable(agent, output_format: str) -> None:
-    """Exit 3 with one message when the agent is down, before any run or any file of the batch."""
-    try:
-        asyncio.run(agent.check_reachable())
-    except AgentError as err:
-        message = f"the agent is not reachable, so no run was started: {err}"
-        if output_format == "json":
-            print_json(dumps({"error": {"message": message, "file": None, "line": None, "column": None}}))
-        else:
-            print_text(Text(message + "\n", style="bold red"), stderr=True)
-        raise SystemExit(EXIT_ERRORED) from None
-
-
-def _claim(results_dir: str | None, resume_dir: str | None, project: Project, stamp: str) -> tuple[ResultsFolder, BatchLock]:
-    """The batch's folder, locked: the one resumed, the new or empty `--results`, or a new `eval/results/<stamp>`."""
-    if resume_dir:
-        folder = ResultsFolder(resume_dir)
-        return folder, folder.lock()
-    folder = ResultsFolder(results_dir or new_folder(project.root / "eval" / "results", stamp))
-    return folder, folder.claim()
-
-
 def _progress():
     """A progress line on a terminal (stderr); nothing when piped."""
     if not sys.stderr.isatty():
         return None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -156,9 +58,6 @@ def _progress():
         console=console(stderr=True),
         transient=True,
     )
-
-
-EXIT_INTERRUPTED = 130
 
 
 class _Interrupt:
@@ -178,6 +77,9 @@ class _Interrupt:
             raise KeyboardInterrupt
         batch.cancel()
         batch.get_loop().call_soon_threadsafe(lambda: None)  # wake the loop to act on it
+
+    def started(self, task: asyncio.Task) -> None:
+        self.batch = task
 
 
 @click.command()
@@ -202,121 +104,114 @@ class _Interrupt:
 @env_options
 def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, junit_path, html_path, output_format):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
-    started = datetime.now(timezone.utc)
-    cache = Path(cache_dir) if cache_dir else None
     if resume_dir:
         _refuse_with_resume(paths, results_dir, config_path)
+    batch = _plan(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format)
     try:
-        if resume_dir:
-            plan_file = ResultsFolder(resume_dir).plan_path
-            plan = read_plan(plan_file)
-            project = load_planned(plan, str(plan_file))
-        else:
-            project = load_project(paths, config_path)
-            plan = _plan(project, runs, started.isoformat(timespec="seconds"))
-        make_user = _make_users(project, not no_cache, cache, simulate_mode, parallel)
-        agent = _agent(project, agent_flag)
-        from ..judge.setup import judge_from_config
+        batch.check_agent()
+    except AgentError as err:
+        _agent_down(err, output_format)
+    try:
+        result = _run(batch)
+    except LoadError as err:  # the folder cannot be claimed, or a file of the batch cannot be written
+        fail_with_load_error(err, output_format)
+    _finish(result, junit_path, html_path, output_format)
 
-        judge_limit = in_flight_for(project.config.evaluation, parallel)
-        judge = None if no_judge else judge_from_config(project.config, use_cache=not no_cache, cache_dir=cache, max_in_flight=judge_limit)
+
+def _plan(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format) -> ScenarioBatch:
+    """Load and plan the batch; every problem of the files is bad input (exit 2), before anything runs."""
+    try:
+        return ScenarioBatch(
+            paths, agent=_agent(agent_flag), runs=runs, parallel=parallel, time_limit=time_limit,
+            results=results_dir, resume=resume_dir, config=config_path, no_judge=no_judge, simulate=simulate_mode,
+            use_cache=not no_cache, cache_dir=cache_dir,
+        )
     except LoadError as err:
         fail_with_load_error(err, output_format)
+    except AgentSetupError as err:
+        if agent_flag:
+            raise click.BadParameter(str(err), param_hint="'--agent'") from None
+        fail_with_load_error(LoadError.one(str(err), _config_where(resume_dir, paths, config_path)), output_format)
     except OSError as err:
         where = resume_dir or (paths[0] if paths else ".")
         fail_with_load_error(LoadError.one(f"cannot read: {err.strerror or err}", str(err.filename or where)), output_format)
     except LLMError as err:
-        fail_with_load_error(LoadError.one(str(err), str(project.config.path or project.root)), output_format)
-    _check_reachable(agent, output_format)
+        fail_with_load_error(LoadError.one(str(err), _config_where(resume_dir, paths, config_path)), output_format)
+    raise AssertionError("unreachable")
+
+
+def _agent(agent_flag: str | None) -> str | None:
+    """`--agent` as given, once it reads as an agent (a usage error when it does not); None leaves the project's."""
+    if not agent_flag:
+        return None
+    from ..connectors.factory import parse_agent_flag
+
     try:
-        folder, lock = _claim(results_dir, resume_dir, project, started.strftime("%Y%m%d-%H%M%S"))
-    except LoadError as err:
-        fail_with_load_error(err, output_format)
-    settings = BatchSettings(parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=project.config.evaluation.metrics)
-    with lock:
-        specs, documents = _runs_to_do(folder, plan, project, resumed=bool(resume_dir), output_format=output_format)
-        writer = BatchWriter(folder, plan.to_dict(), documents, lambda d: render_run(d).plain, lambda s: render_summary(s).plain)
-        interrupted = _run_batch(specs, agent, make_user, judge, settings, writer)
-        try:
-            writer.close()  # every finished run on disk before the summary reads them
-        except Exception as err:  # noqa: BLE001 - a disk error: reported, never a traceback
-            fail_with_load_error(LoadError.one(f"cannot write the results: {err}", str(folder.root)), output_format)
-        _finish(folder, plan, interrupted, junit_path, html_path, output_format)
+        parse_agent_flag(agent_flag)
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
+    return agent_flag
 
 
-def _runs_to_do(folder: ResultsFolder, plan: Plan, project: Project, *, resumed: bool, output_format: str) -> tuple[list[RunSpec], list[dict]]:
-    """The runs of the plan not finished yet, and the documents of those that are; a new batch's plan is written first."""
-    by_slug = {s.slug: s for s in project.scenarios}
-    if not resumed:
-        try:
-            folder.write_plan(plan)
-        except OSError as err:
-            fail_with_load_error(LoadError.one(f"cannot write the plan: {err.strerror or err}", str(folder.plan_path)), output_format)
-        return [RunSpec(by_slug[slug], number) for slug, number in plan.run_keys()], []
-    documents = folder.runs(plan)
-    done = {(run["scenario"]["slug"], run["run"]) for run in documents}
-    return [RunSpec(by_slug[slug], number) for slug, number in plan.run_keys() if (slug, number) not in done], documents
+def _config_where(resume_dir, paths, config_path) -> str:
+    """Where a problem of the project's setup is reported: the config, else the project."""
+    from ..config import find_config
+
+    if config_path:
+        return str(config_path)
+    found = find_config(Path(resume_dir or (paths[0] if paths else ".")))
+    return str(found) if found else str(resume_dir or (paths[0] if paths else "."))
 
 
-def _run_batch(specs: list[RunSpec], agent, make_user, judge, settings: BatchSettings, writer: BatchWriter) -> bool:
-    """Run `specs`, each run handed to `writer` as it finishes; whether Ctrl-C or SIGTERM cut the batch short."""
+def _agent_down(err: AgentError, output_format: str) -> None:
+    """Exit 3 with one message when the agent is down, before any run or any file of the batch."""
+    message = f"the agent is not reachable, so no run was started: {err}"
+    if output_format == "json":
+        print_json(dumps({"error": {"message": message, "file": None, "line": None, "column": None}}))
+    else:
+        print_text(Styled(message + "\n", "bold red"), stderr=True)
+    raise SystemExit(EXIT_ERRORED)
+
+
+def _run(batch: ScenarioBatch) -> BatchResult:
+    """Run the batch with a progress line on a terminal; SIGTERM stops it as Ctrl-C does."""
     progress = _progress()
-    task = progress.add_task("running", total=len(specs), tally="") if progress else None
+    task = progress.add_task("running", total=len(batch.plan.run_keys()), tally="") if progress else None
     counts = {"pass": 0, "fail": 0, "error": 0}
 
-    def on_finished(record) -> None:
-        writer.add(record)  # the document, its text and the files are made on the writer's thread
-        counts[record.verdict.value] += 1
+    def on_finished(run: RunResult) -> None:
+        counts[run.verdict.value] += 1
         if progress is not None:
             tally = f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errored"
-            progress.update(task, advance=1, description=f"{record.slug} run {record.number}", tally=tally)
+            progress.update(task, advance=1, description=f"{run.slug} run {run.number}", tally=tally)
 
     interrupt = _Interrupt()
-
-    async def go():
-        interrupt.batch = asyncio.current_task()
-        try:
-            return await run_batch(specs, agent, make_user, judge, settings, on_finished)
-        finally:
-            await agent.aclose()
-
+    previous = signal.signal(signal.SIGTERM, interrupt)
     if progress is not None:
         progress.start()
-    interrupted = False
-    previous = signal.signal(signal.SIGTERM, interrupt)
     try:
-        asyncio.run(go())
-    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C or SIGTERM: finished runs are already on disk
-        interrupted = True
+        return batch.run(on_finished, interrupt.started)
     finally:
         signal.signal(signal.SIGTERM, previous)
         if progress is not None:
             progress.stop()
-    return interrupted
 
 
-def _finish(folder: ResultsFolder, plan: Plan, interrupted: bool, junit_path, html_path, output_format: str) -> None:
-    """The summary and the reports from the runs on disk, then the batch's exit code."""
-    finished = folder.runs(plan)
-    summary = summary_document(finished, plan.to_dict()) | {"interrupted": interrupted}
-    folder.write_summary(summary, render_summary(summary).plain)
-    if interrupted:
+def _finish(batch: BatchResult, junit_path, html_path, output_format: str) -> None:
+    """Say how the batch ended, write the extra report copies, print the summary; exit with the batch's code."""
+    if batch.interrupted:
         message = (
-            f"interrupted: {summary['completed_runs']} of {summary['planned_runs']} runs finished; "
-            f"finish with: dialogcheck run --resume {folder.root}\n"
+            f"interrupted: {len(batch.runs)} of {batch.planned} runs finished; "
+            f"finish with: dialogcheck run --resume {batch.folder}\n"
         )
-        print_text(Text(message, style="bold yellow"), stderr=True)
+        print_text(Styled(message, "bold yellow"), stderr=True)
         raise SystemExit(EXIT_INTERRUPTED)
-    junit_paths = [folder.root / JUNIT] + ([junit_path] if junit_path else [])
-    html_paths = [folder.root / HTML] + ([html_path] if html_path else [])
     try:
-        write_reports(summary, finished, read_events(folder.root, finished), junit_paths, html_paths)
+        write_reports(batch, [junit_path] if junit_path else [], [html_path] if html_path else [])
     except OSError as err:
-        fail_with_load_error(LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or folder.root)), output_format)
+        fail_with_load_error(LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or batch.folder)), output_format)
     if output_format == "json":
-        print_json(dumps({"results": str(folder.root), **summary}))
+        print_json(dumps({"results": batch.folder, **summary_document(batch)}))
     else:
-        text = render_summary(summary)
-        text.append(f"results: {folder.root}\n", style="dim")
-        print_text(text)
-    raise SystemExit(batch_exit_code(summary))
+        print_text(render_summary(batch).append(f"results: {batch.folder}\n", "dim"))
+    raise SystemExit(exit_code_of(batch.counts.worst))

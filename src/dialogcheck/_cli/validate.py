@@ -11,12 +11,12 @@ import click
 from .._shown import shown
 from ..definitions import Definition, ProjectSettings, find_definitions, load_definition
 from ..errors import LoadError
+from ..report.styled import Styled
 from .env_options import env_options
 from .output import (
     EXIT_BAD_INPUT,
     EXIT_OK,
     FORMAT_OPTION,
-    StyledText,
     fail_with_load_error,
     print_json,
     print_text,
@@ -77,7 +77,7 @@ def validate(paths: tuple[str, ...], output_format: str) -> None:
         what = "no YAML files found" if not found.skipped else _no_definitions(found.skipped)
         fail_with_load_error(LoadError.one(what, " ".join(paths)), output_format)
     entries, problems = [], []
-    text = StyledText()
+    text = Styled()
     settings = ProjectSettings()
     for path in files:
         try:
@@ -87,7 +87,7 @@ def validate(paths: tuple[str, ...], output_format: str) -> None:
 
             problems.extend(err.problems)
             entries.append({"path": str(path), "ok": False, "problems": [p.to_dict() for p in err.problems]})
-            text.append_text(render_load_error(err))
+            text.extend(render_load_error(err))
             continue
         entries.append({"path": str(path), "ok": True, "kind": definition.kind})
         text.append("ok    ", style="bold green")

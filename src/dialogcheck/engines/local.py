@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
 
-from .work import CheckJob, Checked, ChunkResult, check_chunk, checked
+from .work import CheckJob, ChunkResult, Judged, ShardWriter, check_chunk, judged
 
 #: Chunks handed to workers ahead of the one being written, per worker.
 AHEAD_PER_WORKER = 2
@@ -32,9 +32,9 @@ def _start_worker(job: CheckJob) -> None:
     _job = job
 
 
-def _check_in_worker(index: int, chunk, folder: str | None, fmt: str) -> ChunkResult:
+def _check_in_worker(index: int, chunk, write_shard: ShardWriter | None) -> ChunkResult:
     assert _job is not None
-    return check_chunk(_job, chunk, index=index, folder=folder, fmt=fmt)
+    return check_chunk(_job, chunk, index=index, write_shard=write_shard)
 
 
 def _context():
@@ -52,34 +52,32 @@ def _context():
     return multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
 
 
-def _in_workers(job: CheckJob, chunks: Iterable, jobs: int, folder: str | None = None, fmt: str = "jsonl") -> Iterator[ChunkResult]:
+def _in_workers(job: CheckJob, chunks: Iterable, jobs: int, write_shard: ShardWriter | None = None) -> Iterator[ChunkResult]:
     from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_start_worker, initargs=(job,))
     try:
         todo = enumerate(chunks)
-        waiting = deque(pool.submit(_check_in_worker, i, chunk, folder, fmt) for i, chunk in islice(todo, jobs * AHEAD_PER_WORKER))
+        waiting = deque(pool.submit(_check_in_worker, i, chunk, write_shard) for i, chunk in islice(todo, jobs * AHEAD_PER_WORKER))
         while waiting:
             result = waiting.popleft().result()
             for i, chunk in islice(todo, 1):
-                waiting.append(pool.submit(_check_in_worker, i, chunk, folder, fmt))
+                waiting.append(pool.submit(_check_in_worker, i, chunk, write_shard))
             yield result
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # chunks in flight finish first: no shard is written later
 
 
-def results_in_order(
-    job: CheckJob, chunks: Iterable, jobs: int = 1, *, judge=None, metrics: tuple[str, ...] = ()
-) -> Iterator[Checked | ChunkResult]:
-    """Every conversation of `chunks`, judged and rendered, in input order; the first bad record raises `LoadError`.
+def judged_in_order(job: CheckJob, chunks: Iterable, jobs: int = 1, *, judge=None, metrics: tuple[str, ...] = ()) -> Iterator[Judged | ChunkResult]:
+    """Every conversation of `chunks`, judged and encoded, in input order; the first bad record raises `LoadError`.
 
-    One `Checked` a conversation, or, from workers with `job.join` set, one `ChunkResult` block a chunk.
+    One `Judged` a conversation, or, from workers with `job.join` set, one `ChunkResult` block a chunk.
     With a judge, conversations are judged in this process whatever `jobs` says: the judge's client holds
     the one limit on LLM calls in flight, and waiting on the LLM, not checking, takes the time.
     """
     if jobs <= 1 or judge is not None:
         for chunk in chunks:
-            yield from checked(job, chunk, judge=judge, metrics=metrics)
+            yield from judged(job, chunk.read(), judge=judge, metrics=metrics)
         return
     for result in _in_workers(job, chunks, jobs):
         if result.block:
@@ -90,14 +88,14 @@ def results_in_order(
 
 
 def shards_in_order(
-    job: CheckJob, chunks: Iterable, jobs: int, folder: str, fmt: str, *, judge=None, metrics: tuple[str, ...] = ()
+    job: CheckJob, chunks: Iterable, jobs: int, write_shard: ShardWriter, *, judge=None, metrics: tuple[str, ...] = ()
 ) -> Iterator[ChunkResult]:
-    """Each chunk's results written to its own shard in `folder` (by whichever process checked it); counts in order.
+    """Each chunk's results written to its own shard (by whichever process checked it); counts in order.
 
     A chunk with a bad record writes no shard and carries its problems; the caller stops there.
     """
     if jobs <= 1 or judge is not None:
         for i, chunk in enumerate(chunks):
-            yield check_chunk(job, chunk, index=i, folder=folder, fmt=fmt, judge=judge, metrics=metrics)
+            yield check_chunk(job, chunk, index=i, write_shard=write_shard, judge=judge, metrics=metrics)
         return
-    yield from _in_workers(job, chunks, jobs, folder, fmt)
+    yield from _in_workers(job, chunks, jobs, write_shard)

@@ -28,27 +28,17 @@ from ..events.model import Conversation
 from ..events.parse import EventFieldError, conversation_from_dicts, json_type
 from .storage import open_binary
 
-INSTALL_HINT = "reading or writing Parquet needs pyarrow: pip install 'dialogcheck[parquet]'"
-RESULT_COLUMNS = ("source", "conversation_id", "verdict", "result")
-
-
-def _pyarrow(file: str = ""):
-    try:
-        import pyarrow
-        import pyarrow.parquet
-    except ImportError:
-        raise LoadError.one(INSTALL_HINT, file) from None
-    return pyarrow
+from ..results.parquet import pyarrow_module
 
 
 def _is_string(arrow_type) -> bool:
-    pa = _pyarrow()
+    pa = pyarrow_module()
     return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
 
 
 def _check_schema(schema, file: str) -> list[str]:
     """The columns to read; an error when `events` is missing or of another type."""
-    pa = _pyarrow()
+    pa = pyarrow_module()
     names = schema.names
     if "events" not in names:
         raise LoadError.one(f"a Parquet file of conversations needs an `events` column; it has {', '.join(names) or 'none'}", file)
@@ -72,7 +62,7 @@ class RowGroup:
     first_row: int  # the number (from 1) of the group's first row in the file
 
     def read(self) -> Iterator[Conversation]:
-        pa = _pyarrow(self.file)
+        pa = pyarrow_module(self.file)
         try:
             with open_binary(self.path) as handle:
                 parquet = pa.parquet.ParquetFile(handle)
@@ -122,7 +112,7 @@ def _conversation(events: Any, row: int, file: str, source: str, cid: str | None
 
 def row_groups(file: str, path: str) -> Iterator[RowGroup]:
     """A chunk per row group, numbered from the footer (the only part read here)."""
-    pa = _pyarrow(file)
+    pa = pyarrow_module(file)
     try:
         with open_binary(path) as handle:
             parquet = pa.parquet.ParquetFile(handle)
@@ -138,11 +128,3 @@ def row_groups(file: str, path: str) -> Iterator[RowGroup]:
         first += metadata.row_group(group).num_rows
 
 
-def results_parquet(rows: list[tuple[str, str | None, str, str]]) -> bytes:
-    """A result shard: one row a conversation, its whole result as a JSON string in `result`."""
-    pa = _pyarrow()
-    columns = list(zip(*rows)) if rows else [[] for _ in RESULT_COLUMNS]
-    table = pa.table({name: pa.array(list(values), pa.string()) for name, values in zip(RESULT_COLUMNS, columns)})
-    out = pa.BufferOutputStream()
-    pa.parquet.write_table(table, out)
-    return out.getvalue().to_pybytes()

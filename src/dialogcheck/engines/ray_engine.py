@@ -14,6 +14,7 @@ driver.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import pickle
@@ -25,6 +26,7 @@ import orjson
 
 from ..checks.base import Outcome
 from ..errors import LoadError, Problem
+from ..results.model import Counts
 from ..events.load import CONVERSATION_SUFFIXES
 from .chunks import (
     PARQUET_SUFFIXES,
@@ -37,7 +39,7 @@ from .chunks import (
     local_line_ranges,
 )
 from .parquet import row_groups
-from .shards import remove_shards
+from .shards import remove_shards, write_shard
 from .storage import file_size, is_uri, list_files, open_binary
 from .work import CheckJob, check_chunk
 
@@ -59,7 +61,7 @@ class EngineError(Exception):
 class RayOutcome:
     """What the driver learns: verdict counts, whether a check errored, and the shards written."""
 
-    counts: dict[Outcome, int]
+    counts: Counts
     any_error: bool
     shards: list[str]
     warnings: list[Problem] = field(default_factory=list)  # probable typos in names, in input order
@@ -144,12 +146,13 @@ class _CheckTask:
     def __call__(self, batch):
         out: dict[str, list] = {k: [] for k in ("index", "shard", "pass", "fail", "error", "any_error", "problems", "warnings")}
         for index, blob in zip(batch["index"], batch["chunk"]):
-            result = check_chunk(self.job, pickle.loads(blob), index=int(index), folder=self.folder, fmt=self.fmt)
+            writer = functools.partial(write_shard, self.folder, self.fmt)
+            result = check_chunk(self.job, pickle.loads(blob), index=int(index), write_shard=writer)
             out["index"].append(int(index))
             out["shard"].append(result.shard or "")
             for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR):
-                out[outcome.value].append(result.counts.get(outcome, 0))
-            out["any_error"].append(result.errored)
+                out[outcome.value].append(result.counts.by_outcome[outcome])
+            out["any_error"].append(result.any_error)
             problems = [p.to_dict() for p in result.problems or ()]
             out["problems"].append(orjson.dumps(problems).decode() if problems else "")
             out["warnings"].append(orjson.dumps([p.to_dict() for p in result.warnings]).decode() if result.warnings else "")
@@ -221,7 +224,7 @@ def run_ray(
         raise LoadError.one("no conversation files found (.json, .jsonl, .parquet)", " ".join(paths))
     plan = _plan(files, chunk_bytes)
     if not plan:
-        return RayOutcome({o: 0 for o in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR)}, False, [])
+        return RayOutcome(Counts(), False, [])
     folder = folder if is_uri(folder) else os.path.abspath(folder)
     ray, started = _connect(address, cpus)
     try:
@@ -239,6 +242,8 @@ def run_ray(
     if bad is not None:
         remove_shards(folder, fmt)  # bad input: nothing half-written is left
         raise LoadError(Problem(**p) for p in orjson.loads(bad["problems"]))
-    counts = {o: sum(int(row[o.value]) for row in rows) for o in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR)}
+    counts = Counts()
+    for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR):
+        counts.add(outcome, sum(int(row[outcome.value]) for row in rows))
     warnings = [Problem(**p) for row in rows if row["warnings"] for p in orjson.loads(row["warnings"])]
     return RayOutcome(counts, any(bool(row["any_error"]) for row in rows), shards, warnings)

@@ -12,9 +12,9 @@ already written are removed and no summary is written.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from .storage import delete, write_bytes
-from .work import Checked
 
 SUMMARY_NAME = "summary.json"
 
@@ -23,15 +23,16 @@ def shard_name(index: int, fmt: str) -> str:
     return f"part-{index:05d}.{fmt}"
 
 
-def shard_bytes(items: Sequence[Checked], fmt: str) -> bytes:
+def shard_bytes(items: Sequence[Any], fmt: str) -> bytes:
+    """The shard of judged conversations (`work.Judged`, each encoded as its JSON line)."""
     if fmt == "jsonl":
-        return "".join(item.rendered + "\n" for item in items).encode("utf-8")
-    from .parquet import results_parquet
+        return b"".join(item.encoded + b"\n" for item in items)
+    from ..results.parquet import results_parquet
 
-    return results_parquet([(i.source, i.conversation_id, i.verdict.value, i.rendered) for i in items])
+    return results_parquet([(i.source, i.conversation_id, i.verdict.value, i.encoded.decode("utf-8")) for i in items])
 
 
-def write_shard(folder: str, index: int, items: Sequence[Checked], fmt: str) -> str | None:
+def write_shard(folder: str, fmt: str, index: int, items: Sequence[Any]) -> str | None:
     """Write one shard; nothing for no conversations. Returns its path."""
     if not items:
         return None
@@ -56,5 +57,5 @@ def remove_shards(folder: str, fmt: str) -> None:
     remove([p for p in paths if p.rsplit("/", 1)[-1].startswith("part-") and p.endswith(f".{fmt}")])
 
 
-def write_summary(folder: str, document: str) -> str:
-    return write_bytes(folder, SUMMARY_NAME, document.encode("utf-8"))
+def write_summary(folder: str, document: bytes) -> str:
+    return write_bytes(folder, SUMMARY_NAME, document)

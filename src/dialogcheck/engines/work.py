@@ -1,49 +1,59 @@
-"""The work of one chunk, the same wherever it runs: read it, judge each conversation, render each result.
+"""The work of one chunk, the same wherever it runs: read it, judge each conversation, encode each result.
 
-`checked` is the one path: the in-process engine iterates it, worker
-processes and Ray tasks run `check_chunk`, which collects it into a compact
-`ChunkResult` (rendered text or JSON, verdicts, the first bad record), so
-only small plain data travels back.
+`judged` is the one path: the in-process engine iterates it, worker processes
+and Ray tasks run `check_chunk`, which collects it into a compact `ChunkResult`
+(the results encoded as the caller asked, the counts, the first bad record),
+so only small plain data travels back. How a result is encoded (the codec's
+JSON line, a text block) is the caller's function, run where the check runs:
+this layer moves data and never decides how it looks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..batch import iter_results
 from ..checks.base import Outcome
 from ..errors import LoadError, Problem
-from ..evaluate import ConversationResult
 from ..events.model import Conversation
+from ..judging import iter_results
+from ..results.model import ConversationResult, Counts
+
+#: Turns one result into the bytes the caller wants of it (a JSON line, a text block).
+Encoder = Callable[[ConversationResult], bytes]
+
 
 @dataclass(frozen=True)
 class CheckJob:
-    """What every worker needs: the scenario or SOP, and how to render results. Small and picklable."""
+    """What every worker needs: the subject, and what to send back of each result. Small and picklable."""
 
+    #: A Scenario, an Sop, or a ScenarioSet (each conversation against its own scenario).
     subject: Any
     no_judge: bool = False
-    render: str = "json"  # "text" (plain), "rich" (styled, for a terminal) or "json" (one line a conversation)
-    keep_results: bool = False  # send the full results back too (for --junit)
-    #: When set, a chunk sends back its renderings as one UTF-8 block joined by this separator, not one item
-    #: each: the main process then writes a chunk with one call, which keeps it from competing with workers.
-    join: str | None = None
     #: Probable typos in a record's names are bad input (`--strict`), not warnings.
     strict: bool = False
+    #: Run on each result where it was checked; a top-level function, so it travels to workers by name.
+    encode: Encoder | None = None
+    #: Send the typed results back too (for reports, or a library caller).
+    keep_results: bool = False
+    #: When set, a chunk sends its encodings back as one block joined by these bytes, not one item each:
+    #: the main process then writes a chunk with one call, which keeps it from competing with workers.
+    join: bytes | None = None
 
 
 @dataclass(frozen=True)
-class Checked:
-    """One judged conversation as the writer needs it."""
+class Judged:
+    """One judged conversation, as the writers and the tally need it."""
 
-    rendered: Any  # str, or rich Text for `rich`
     verdict: Outcome
-    errored: bool  # some single check came out `error`
+    #: Some single check came out `error` (an optional step too), whatever the verdict.
+    any_error: bool
     source: str
     conversation_id: str | None
-    result: ConversationResult | None = None
     warnings: tuple[Problem, ...] = ()
+    result: ConversationResult | None = None
+    encoded: bytes | None = None
 
 
 @dataclass
@@ -53,47 +63,32 @@ class ChunkResult:
     `counts` always; then `items`, or (with `CheckJob.join`) `block`, or (with an output folder) `shard`.
     """
 
-    items: list[Checked] = field(default_factory=list)
+    items: list[Judged] = field(default_factory=list)
     problems: tuple[Problem, ...] | None = None
     block: bytes = b""
-    counts: dict[Outcome, int] = field(default_factory=dict)
-    errored: bool = False
+    counts: Counts = field(default_factory=Counts)
+    any_error: bool = False
     shard: str | None = None  # the shard written, with an output folder
     warnings: list[Problem] = field(default_factory=list)  # of its conversations, in order
-
-    @property
-    def count(self) -> int:
-        return sum(self.counts.values())
 
     def raise_problems(self) -> None:
         if self.problems:
             raise LoadError(self.problems)
 
 
-def render(result: ConversationResult, how: str) -> Any:
-    if how == "json":
-        from ..report.json import conversation_json
-
-        return conversation_json(result)
-    from ..report.text import render_conversation
-
-    text = render_conversation(result)
-    return text if how == "rich" else text.plain
-
-
-def checked(job: CheckJob, chunk, *, judge=None, metrics: tuple[str, ...] = ()) -> Iterator[Checked]:
-    """Each conversation of `chunk`, judged and rendered, in order; a bad record raises `LoadError` where it is."""
-    conversations = _strictly(chunk.read()) if job.strict else chunk.read()
-    results = iter_results(job.subject, conversations, judge=judge, no_judge=job.no_judge, metrics=metrics)
-    for result in results:
-        yield Checked(
-            render(result, job.render),
+def judged(job: CheckJob, conversations: Iterable[Conversation], *, judge=None, metrics: tuple[str, ...] = ()) -> Iterator[Judged]:
+    """Each conversation judged (and encoded), in order; a bad record raises `LoadError` where it is."""
+    if job.strict:
+        conversations = _strictly(conversations)
+    for result in iter_results(job.subject, conversations, judge=judge, no_judge=job.no_judge, metrics=metrics):
+        yield Judged(
             result.verdict,
-            Outcome.ERROR in result.check_outcomes,
+            result.any_error,
             result.source,
             result.conversation_id,
-            result if job.keep_results else None,
             result.warnings,
+            result if job.keep_results else None,
+            job.encode(result) if job.encode is not None else None,
         )
 
 
@@ -105,31 +100,30 @@ def _strictly(conversations: Iterable[Conversation]) -> Iterator[Conversation]:
         yield conversation
 
 
-def check_chunk(
-    job: CheckJob, chunk, *, index: int = 0, folder: str | None = None, fmt: str = "jsonl", judge=None, metrics: tuple[str, ...] = ()
-) -> ChunkResult:
-    """`checked` collected for a worker: a bad record becomes data, so a worker never raises for user input.
+ShardWriter = Callable[[int, list[Judged]], "str | None"]
 
-    With `folder`, the chunk's results go to its own shard there (`part-INDEX`) and only counts come back
-    (and the full results, for --junit); with `job.join`, they come back as one block.
+
+def check_chunk(job: CheckJob, chunk, *, index: int = 0, write_shard: ShardWriter | None = None, judge=None, metrics: tuple[str, ...] = ()) -> ChunkResult:
+    """`judged` collected for a worker: a bad record becomes data, so a worker never raises for user input.
+
+    With `write_shard`, the chunk's results go to its own shard (`part-INDEX`) and only counts come back
+    (and the full results, when kept); with `job.join`, the encodings come back as one block.
     """
     out = ChunkResult()
     try:
-        for item in checked(job, chunk, judge=judge, metrics=metrics):
+        for item in judged(job, chunk.read(), judge=judge, metrics=metrics):
             out.items.append(item)
     except LoadError as err:
         out.problems = err.problems
     for item in out.items:
-        out.counts[item.verdict] = out.counts.get(item.verdict, 0) + 1
+        out.counts.add(item.verdict)
         out.warnings.extend(item.warnings)
-    out.errored = any(item.errored for item in out.items)
-    if folder is not None:
-        from .shards import write_shard
-
+    out.any_error = any(item.any_error for item in out.items)
+    if write_shard is not None:
         if not out.problems:
-            out.shard = write_shard(folder, index, out.items, fmt)
-        out.items = [replace(item, rendered="") for item in out.items] if job.keep_results else []
+            out.shard = write_shard(index, out.items)
+        out.items = [Judged(i.verdict, i.any_error, i.source, i.conversation_id, i.warnings, i.result) for i in out.items] if job.keep_results else []
     elif job.join is not None and out.items:
-        out.block = job.join.join(item.rendered for item in out.items).encode("utf-8")
+        out.block = job.join.join(item.encoded or b"" for item in out.items)
         out.items = []
     return out

@@ -1,63 +1,43 @@
-"""Text of a batch: `run_N.txt` for one run and `summary.txt` for all, from the results documents.
+"""Text of a batch: `run_N.txt` for one run and `summary.txt` for all.
 
-Both read the JSON documents of the results folder, so `dialogcheck report`
-prints a folder exactly as the run that wrote it did. What came from outside
+Pure functions of typed results, so `dialogcheck report` prints a folder it
+read back exactly as the run that wrote it did. What came from outside
 (messages, errors, details, names) goes through `_shown.shown`: bounded, and
 with its control characters and line breaks written as escapes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from rich.text import Text
-
-from .._shown import shown
+from .._shown import cut, shown, visible
 from ..checks.base import Outcome
-from .text import STYLES, WORDS
+from ..results.model import BatchResult, RunResult
+from .styled import Styled
+from .text import STYLES, WORDS, outcome_line
 
 
-def _outcome(value: str) -> Outcome:
-    return Outcome(value)
-
-
-def _line(text: Text, outcome: str, label: str, detail: str) -> None:
-    o = _outcome(outcome)
-    text.append(f"  {WORDS[o]:<5}", style=STYLES[o])
-    text.append(f" {shown(label)}: {shown(detail)}\n" if detail else f" {shown(label)}\n")
-
-
-def render_run(run: Mapping[str, Any]) -> Text:
+def render_run(run: RunResult) -> Styled:
     """One run: verdict, why it ended, every check, the transcript and the latencies."""
-    scenario = run["scenario"]
-    verdict = _outcome(run["verdict"])
-    text = Text()
-    text.append(f"{shown(scenario['slug'])} run {run['run']}", style="bold")
-    text.append(f"  {shown(str(scenario['name']))}\n", style="cyan")
+    scenario = run.scenario
+    text = Styled(f"{shown(scenario.slug)} run {run.number}", "bold")
+    text.append(f"  {shown(str(scenario.name))}\n", "cyan")
     text.append("verdict: ")
-    text.append(WORDS[verdict], style=STYLES[verdict])
-    ended = f"; ended: {shown(run['ended_because'])}" if run.get("ended_because") else ""
-    text.append(f"  ({run['duration_s']:.2f} s{ended})\n")
-    if run.get("error"):
-        text.append(f"error: {shown(run['error'])}\n", style="bold yellow")
-    for item in run.get("assertions", []):
-        _line(text, item["outcome"], item.get("label", item["key"]), item["detail"])
-    for step in run.get("sop", []):
-        _line(text, step["outcome"], f"SOP {step['id']} {step.get('label') or step['type']}", step["detail"])
-    for criterion in run.get("criteria", []):
-        _line(text, criterion["outcome"], f"criterion {criterion['criterion']!r}", criterion["detail"])
-    if run.get("transcript"):
-        text.append("\ntranscript:\n", style="bold")
-        latencies = list(run.get("latency_s", []))
+    text.append(WORDS[run.verdict], STYLES[run.verdict])
+    ended = f"; ended: {shown(run.ended_because)}" if run.ended_because else ""
+    text.append(f"  ({round(run.duration, 4):.2f} s{ended})\n")
+    if run.error:
+        text.append(f"error: {shown(run.error)}\n", "bold yellow")
+    for line in run.checks():
+        outcome_line(text, line.outcome, line.title, cut(line.detail), "  ")
+    if run.transcript:
+        text.append("\ntranscript:\n", "bold")
         user_turn = 0
-        for line in run["transcript"]:
-            who = "USER " if line["role"] == "user" else "AGENT"
-            if line["role"] == "user":
+        for said in run.transcript:
+            who = "USER " if said.role == "user" else "AGENT"
+            if said.role == "user":
                 user_turn += 1
-            text.append(f"  {who} {shown(line['text'])}")
-            if line["role"] == "user" and user_turn <= len(latencies):
-                text.append(f"   ({latencies[user_turn - 1]:.2f} s)", style="dim")
+            text.append(f"  {who} {visible(cut(said.text, f'run_{run.number}.events.jsonl'))}")
+            if said.role == "user" and user_turn <= len(run.latencies):
+                text.append(f"   ({round(run.latencies[user_turn - 1], 4):.2f} s)", "dim")
             text.append("\n")
     return text
 
@@ -66,32 +46,31 @@ def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
 
 
-def render_summary(summary: Mapping[str, Any]) -> Text:
-    """Per scenario: runs, passed/failed/errored, pass rate and pass^k; then the totals."""
-    text = Text()
-    for row in summary["scenarios"]:
-        flaky = "  flaky" if row["flaky"] else ""
-        style = "green" if row["failed"] == 0 and row["errored"] == 0 else "red" if row["failed"] else "yellow"
-        text.append(f"{shown(row['slug']):<32}", style=style)
-        hats = " ".join(f"pass^{k} {_rate(v)}" for k, v in row["pass_hat_k"].items()) if row["runs"] > 1 else ""
+def render_summary(batch: BatchResult) -> Styled:
+    """Per scenario: runs, passed/failed/errored, pass rate and pass^k; then the failures and the totals."""
+    text = Styled()
+    for row in batch.scenarios():
+        counts = row.counts
+        style = "green" if counts.failed == 0 and counts.errored == 0 else "red" if counts.failed else "yellow"
+        text.append(f"{shown(row.slug):<32}", style)
+        hats = " ".join(f"pass^{k} {_rate(v)}" for k, v in row.pass_hat().items()) if row.runs > 1 else ""
         text.append(
-            f" {row['passed']}/{row['runs']} passed, {row['failed']} failed, {row['errored']} errored"
-            f"  pass rate {_rate(row['pass_rate'])}  {hats}".rstrip()
+            f" {counts.passed}/{row.runs} passed, {counts.failed} failed, {counts.errored} errored"
+            f"  pass rate {_rate(row.pass_rate)}  {hats}".rstrip()
         )
-        text.append(f"{flaky}\n", style="bold yellow")
-    for run in summary.get("failed_runs", []):
-        for failed in run["failed_checks"]:
-            text.append(f"FAIL  {shown(run['slug'])} run {run['run']}: ", style="bold red")
-            text.append(f"{shown(failed['check'])}: {shown(failed['detail'])}\n")
-    for run in summary["errored_runs"]:
-        text.append(f"errored: {shown(run['slug'])} run {run['run']}: {shown(str(run['error']))}\n", style="yellow")
-    if summary.get("interrupted"):
-        text.append("\nthe batch was interrupted; finish it with --resume\n", style="bold yellow")
-    planned = summary.get("planned_runs")
-    done = summary["completed_runs"]
+        text.append("  flaky\n" if row.flaky else "\n", "bold yellow")
+    for run in batch.failed_runs():
+        for line in run.checks():
+            if line.outcome is Outcome.FAIL:
+                text.append(f"FAIL  {shown(run.slug)} run {run.number}: ", "bold red")
+                text.append(f"{shown(line.short_title)}: {shown(line.detail)}\n")
+    for run in batch.errored_runs():
+        reason = run.error_reason()
+        text.append(f"errored: {shown(run.slug)} run {run.number}: {shown(str(reason))}\n", "yellow")
+    if batch.interrupted:
+        text.append("\nthe batch was interrupted; finish it with --resume\n", "bold yellow")
+    done, planned = len(batch.runs), batch.planned
     incomplete = f" of {planned} planned" if planned is not None and planned != done else ""
-    text.append(
-        f"\n{done} runs{incomplete}: {summary['passed']} passed, {summary['failed']} failed, {summary['errored']} errored\n",
-        style="bold",
-    )
+    counts = batch.counts
+    text.append(f"\n{done} runs{incomplete}: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored\n", "bold")
     return text

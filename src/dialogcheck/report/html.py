@@ -14,19 +14,20 @@ import base64
 import hashlib
 import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
 import orjson
 
 from .._shown import cut
-from ..events.model import BotMessage, ToolRun, UserMessage, opens_turn
-from ..events.parse import EventFieldError, conversation_from_dicts
+from ..checks.base import Outcome
+from ..events.model import BotMessage, Conversation, ToolRun, UserMessage, opens_turn
 from ..events.values import show
 from ..judge.ledger import ledger_line
+from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, ScenarioStats, TranscriptLine
 
-RunKey = tuple[str, int]
 _OUTCOMES = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP"}
 _ID = re.compile(r"[^A-Za-z0-9_-]")
 TEXT_LIMIT = 100
@@ -62,23 +63,55 @@ def _pretty(value: Any) -> str:
         return show(value, 2000)
 
 
-def _checks(run: Mapping[str, Any]) -> list[tuple[str, str, str, Sequence[Any], str]]:
-    """(group, label, outcome, evidence, detail) for every assertion, SOP step and criterion."""
-    found = [("Assertions", a.get("label") or a["key"], a["outcome"], a.get("evidence") or (), a.get("detail") or "") for a in run.get("assertions", [])]
-    for s in run.get("sop", []):
-        optional = "" if s.get("required", True) else " (optional)"
-        found.append(("SOP steps", f"{s['id']} {s.get('label') or s['type']}{optional}", s["outcome"], s.get("evidence") or (), s.get("detail") or ""))
-    found += [("Criteria", c["criterion"], c["outcome"], (), c.get("detail") or "") for c in run.get("criteria", [])]
-    return found
+@dataclass(frozen=True)
+class Entry:
+    """One run, or one checked conversation, as the page draws it."""
+
+    slug: str
+    number: int
+    title: str
+    verdict: Outcome
+    checks: tuple[CheckLine, ...]
+    facts: tuple[str, ...] = ()
+    sop_score: float | None = None
+    error: str | None = None
+    record: Conversation | None = None
+    #: The events as written, when they could not be read as events (drawn as they are).
+    raw_events: Sequence[Mapping[str, Any]] = ()
+    note: str | None = None
+    transcript: tuple[TranscriptLine, ...] = ()
+    latencies: tuple[float, ...] = ()
+    whole_in: str | None = None
 
 
-def check_counts(runs: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """How many checks of all runs passed, failed, errored and were skipped."""
-    counts = dict.fromkeys(_OUTCOMES, 0)
-    for run in runs:
-        for *_, outcome, _evidence, _detail in _checks(run):
-            counts[_outcome(outcome)] += 1
-    return counts
+@dataclass(frozen=True)
+class Summary:
+    """What the page's summary shows: totals, a row per scenario, the failed and errored entries."""
+
+    counts: Counts
+    scenarios: list[ScenarioStats]
+    failed: list[tuple[Entry, list[CheckLine]]]
+    errored: list[tuple[Entry, str | None]]
+    total: int
+    started: str | None = None
+    updated: str | None = None
+    #: Repeated runs of one scenario (a batch), where pass^k and flaky mean something.
+    repeated: bool = True
+
+
+def _label(line: CheckLine) -> tuple[str, str]:
+    """(group, label) of a check in its entry."""
+    if line.kind is CheckKind.SOP:
+        optional = "" if line.step.required else " (optional)"  # type: ignore[union-attr]
+        return "SOP steps", f"{line.step.id} {line.step.label or line.key}{optional}"  # type: ignore[union-attr]
+    if line.kind is CheckKind.CRITERION:
+        return "Criteria", str(line.criterion)
+    return "Assertions", line.check.label  # type: ignore[union-attr]
+
+
+def check_counts(entries: Iterable[Entry]) -> Counts:
+    """How many checks of all entries passed, failed, errored and were skipped."""
+    return Counts(line.outcome for entry in entries for line in entry.checks)
 
 
 def _check(label: str, outcome: str, evidence: Sequence[Any], detail: str, anchor: str) -> str:
@@ -92,16 +125,17 @@ def _check(label: str, outcome: str, evidence: Sequence[Any], detail: str, ancho
     )
 
 
-def _checks_html(run: Mapping[str, Any], anchor: str) -> str:
+def _checks_html(entry: Entry, anchor: str) -> str:
     parts, group = [], None
-    for name, label, outcome, evidence, detail in _checks(run):
+    for line in entry.checks:
+        name, label = _label(line)
         if name != group:
             if group is not None:
                 parts.append("</ul>")
-            score = f" · score {run['sop_score']:.2f}" if name == "SOP steps" and isinstance(run.get("sop_score"), (int, float)) else ""
+            score = f" · score {entry.sop_score:.2f}" if name == "SOP steps" and isinstance(entry.sop_score, (int, float)) else ""
             parts.append(f'<h4>{name}{score}</h4><ul class="checks">')
             group = name
-        parts.append(_check(label, outcome, evidence, detail, anchor))
+        parts.append(_check(label, line.outcome.value, line.evidence, line.detail, anchor))
     if group is None:
         return '<p class="none">No checks were run.</p>'
     return "".join(parts) + "</ul>"
@@ -132,44 +166,39 @@ def _event(event: Any, recorded: Mapping[str, Any]) -> tuple[str, str, str]:
     return event.type, "dim", _e(f"{event.type} {show(rest, TEXT_LIMIT)}" if rest else event.type)
 
 
-def _timeline(events: Sequence[Mapping[str, Any]]) -> tuple[dict[int, list[tuple[int, str, str, str]]], str | None]:
-    """Event rows grouped by turn; the events as recorded, unparsed, when they do not parse."""
-    try:
-        conversation = conversation_from_dicts(events)
-    except EventFieldError as err:
-        rows = [(i, "event", "dim", _e(show(raw, 200))) for i, raw in enumerate(events)]
-        return {0: rows} if rows else {}, f"events shown as recorded: event {getattr(err, 'index', '?')}: {err}"
+def _timeline(entry: Entry) -> dict[int, list[tuple[int, str, str, str]]]:
+    """Event rows grouped by turn; the events as written, unread, when they could not be read as events."""
+    if entry.record is None:
+        rows = [(i, "event", "dim", _e(show(raw, 200))) for i, raw in enumerate(entry.raw_events)]
+        return {0: rows} if rows else {}
     grouped: dict[int, list[tuple[int, str, str, str]]] = {}
-    for event, recorded in zip(conversation.events, conversation.raw_events):
+    for event, recorded in zip(entry.record.events, entry.record.raw_events):
         grouped.setdefault(event.turn, []).append((event.index, *_event(event, recorded)))
-    return grouped, None
-
-
-def _transcript(run: Mapping[str, Any]) -> dict[int, list[str]]:
-    """Transcript lines grouped by turn, counted the way events count them (a user message opens a turn)."""
-    grouped: dict[int, list[str]] = {}
-    latencies = list(run.get("latency_s") or [])
-    turn = users = 0
-    for line in run.get("transcript") or []:
-        role = "user" if line.get("role") == "user" else "agent"
-        latency = ""
-        if role == "user":
-            users += 1
-            turn += 1 if opens_turn(line.get("text")) else 0
-            if users <= len(latencies) and isinstance(latencies[users - 1], (int, float)):
-                latency = f'<span class="latency">agent answered in {latencies[users - 1]:.2f} s</span>'
-        grouped.setdefault(turn, []).append(
-            f'<div class="msg {role}"><span class="who">{role}{latency}</span>{_e(cut(str(line.get("text", ""))))}</div>'
-        )
     return grouped
 
 
-def _turns_html(run: Mapping[str, Any], events: Sequence[Mapping[str, Any]], anchor: str) -> str:
-    said = _transcript(run)
-    rows, note = _timeline(events)
+def _transcript(entry: Entry) -> dict[int, list[str]]:
+    """Transcript lines grouped by turn, counted the way events count them (a user message opens a turn)."""
+    grouped: dict[int, list[str]] = {}
+    turn = users = 0
+    for line in entry.transcript:
+        role = "user" if line.role == "user" else "agent"
+        latency = ""
+        if role == "user":
+            users += 1
+            turn += 1 if opens_turn(line.text) else 0
+            if users <= len(entry.latencies):
+                latency = f'<span class="latency">agent answered in {round(entry.latencies[users - 1], 4):.2f} s</span>'
+        grouped.setdefault(turn, []).append(f'<div class="msg {role}"><span class="who">{role}{latency}</span>{_e(cut(line.text, entry.whole_in))}</div>')
+    return grouped
+
+
+def _turns_html(entry: Entry, anchor: str) -> str:
+    said = _transcript(entry)
+    rows = _timeline(entry)
     if not said and not rows:
         return '<p class="none">No transcript or events were recorded.</p>'
-    parts = [f'<p class="why">{_e(note)}</p>'] if note else []
+    parts = [f'<p class="why">{_e(entry.note)}</p>'] if entry.note else []
     parts.append('<div class="turns"><div class="head">Turn</div><div class="head">Transcript</div><div class="head">Events</div>')
     for turn in sorted(set(said) | set(rows)):
         items = "".join(
@@ -185,48 +214,36 @@ def _turns_html(run: Mapping[str, Any], events: Sequence[Mapping[str, Any]], anc
     return "".join(parts) + "</div>"
 
 
-def _run_html(run: Mapping[str, Any], events: Sequence[Mapping[str, Any]], noun: str) -> str:
-    scenario = run["scenario"]
-    anchor = run_anchor(scenario["slug"], run["run"])
-    verdict = _outcome(run["verdict"])
-    title = run.get("source") or f"{scenario['slug']} {noun} {run['run']}"
-    facts = [scenario.get("name") or ""]
-    if scenario.get("type"):
-        facts.append(f"type {scenario['type']}")
-    if scenario.get("tags"):
-        facts.append("tags " + ", ".join(map(str, scenario["tags"])))
-    if isinstance(run.get("duration_s"), (int, float)):
-        facts.append(f"{run['duration_s']:.2f} s")
-    if run.get("ended_because"):
-        facts.append(f"ended: {run['ended_because']}")
-    if run.get("conversation_id"):
-        facts.append(f"conversation {run['conversation_id']}")
-    error = f'<p class="run-error"><strong>Run errored:</strong> {_e(cut(str(run["error"])))}</p>' if run.get("error") else ""
+def _entry_html(entry: Entry) -> str:
+    anchor = run_anchor(entry.slug, entry.number)
+    verdict = entry.verdict.value
+    error = f'<p class="run-error"><strong>Run errored:</strong> {_e(cut(str(entry.error)))}</p>' if entry.error else ""
     return (
-        f'<section class="run" id="{anchor}" data-verdict="{verdict}" data-slug="{_e(scenario["slug"])}">'
-        f'<details{"" if verdict == "pass" else " open"}><summary>{_badge(verdict)}<h3>{_e(title)}</h3>'
-        f'<a class="link" href="#{anchor}" aria-label="link to {_e(title)}">#</a></summary>'
-        f'<div class="run-body"><p class="meta">{_e(" · ".join(f for f in facts if f))}</p>{error}'
-        f'<div class="run-grid"><div class="run-checks">{_checks_html(run, anchor)}</div>'
-        f'<div class="run-timeline"><h4>Transcript and events</h4>{_turns_html(run, events, anchor)}</div></div></div></details></section>'
+        f'<section class="run" id="{anchor}" data-verdict="{verdict}" data-slug="{_e(entry.slug)}">'
+        f'<details{"" if verdict == "pass" else " open"}><summary>{_badge(verdict)}<h3>{_e(entry.title)}</h3>'
+        f'<a class="link" href="#{anchor}" aria-label="link to {_e(entry.title)}">#</a></summary>'
+        f'<div class="run-body"><p class="meta">{_e(" · ".join(f for f in entry.facts if f))}</p>{error}'
+        f'<div class="run-grid"><div class="run-checks">{_checks_html(entry, anchor)}</div>'
+        f'<div class="run-timeline"><h4>Transcript and events</h4>{_turns_html(entry, anchor)}</div></div></div></details></section>'
     )
 
 
-def _summary_html(summary: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], noun: str) -> str:
-    first, names = {}, {}
-    for run in runs:
-        first.setdefault(run["scenario"]["slug"], run["run"])
-        names[(run["scenario"]["slug"], run["run"])] = run.get("source") or f"{run['scenario']['slug']} {noun} {run['run']}"
+def _summary_html(summary: Summary, entries: Sequence[Entry], noun: str) -> str:
+    first: dict[str, int] = {}
+    for entry in entries:
+        first.setdefault(entry.slug, entry.number)
     rows = []
-    for s in summary.get("scenarios", []):
-        link = f'<a href="#{run_anchor(s["slug"], first[s["slug"]])}">{_e(s["slug"])}</a>' if s["slug"] in first else _e(s["slug"])
-        hats = " ".join(f"pass^{_e(k)} {_rate(v)}" for k, v in (s.get("pass_hat_k") or {}).items()) if len(s.get("pass_hat_k") or ()) > 1 else ""
+    for s in summary.scenarios:
+        link = f'<a href="#{run_anchor(s.slug, first[s.slug])}">{_e(s.slug)}</a>' if s.slug in first else _e(s.slug)
+        hats = s.pass_hat() if summary.repeated else {}
+        hat_text = " ".join(f"pass^{k} {_rate(v)}" for k, v in hats.items()) if len(hats) > 1 else ""
+        flaky = summary.repeated and s.flaky
         rows.append(
-            f'<tr class="{"bad" if s["failed"] else ""} {"err" if s["errored"] else ""}" data-slug="{_e(s["slug"])}">'
-            f'<td>{link}<span class="scenario-name">{_e(s.get("name") or "")}</span></td>'
-            f'<td class="num">{_e(s["runs"])}</td><td class="num">{_e(s["passed"])}</td><td class="num failed">{_e(s["failed"])}</td>'
-            f'<td class="num errored">{_e(s["errored"])}</td><td class="num">{_rate(s.get("pass_rate"))}</td><td>{hats}</td>'
-            f'<td>{"<span class=flaky>flaky</span>" if s.get("flaky") else ""}</td></tr>'
+            f'<tr class="{"bad" if s.counts.failed else ""} {"err" if s.counts.errored else ""}" data-slug="{_e(s.slug)}">'
+            f'<td>{link}<span class="scenario-name">{_e(s.name or "")}</span></td>'
+            f'<td class="num">{s.runs}</td><td class="num">{s.counts.passed}</td><td class="num failed">{s.counts.failed}</td>'
+            f'<td class="num errored">{s.counts.errored}</td><td class="num">{_rate(s.pass_rate)}</td><td>{hat_text}</td>'
+            f'<td>{"<span class=flaky>flaky</span>" if flaky else ""}</td></tr>'
         )
     heads = "".join(f'<th class="num">{h}</th>' for h in (f"{noun.capitalize()}s", "Passed", "Failed", "Errored", "Pass rate"))
     table = [
@@ -234,24 +251,22 @@ def _summary_html(summary: Mapping[str, Any], runs: Sequence[Mapping[str, Any]],
         f"<tbody>{''.join(rows)}</tbody></table>",
     ]
     parts = ['<section id="summary" aria-label="Summary">']
-    flaky = [s for s in summary.get("scenarios", []) if s.get("flaky")]
+    flaky = [s for s in summary.scenarios if s.flaky] if summary.repeated else []
     if flaky:
-        items = "".join(f'<li><a href="#{run_anchor(s["slug"], first.get(s["slug"], 1))}">{_e(s["slug"])}</a>: passed {_e(s["passed"])} of {_e(s["passed"] + s["failed"])} judged runs</li>' for s in flaky)
+        items = "".join(f'<li><a href="#{run_anchor(s.slug, first.get(s.slug, 1))}">{_e(s.slug)}</a>: passed {s.counts.passed} of {s.judged} judged runs</li>' for s in flaky)
         parts.append(f'<h2>Flaky scenarios</h2><div class="card"><p class="meta">Passed some {noun}s and failed others.</p><ul class="plain">{items}</ul></div>')
-    failed = summary.get("failed_runs") or []
-    if failed:
+    if summary.failed:
         items = "".join(
-            f'<li><a href="#{run_anchor(r["slug"], r["run"])}">{_e(names.get((r["slug"], r["run"]), r["slug"]))}</a><ul class="plain">'
-            + "".join(f'<li>{_e(c["check"])}: <span class="why">{_e(cut(str(c["detail"])))}</span></li>' for c in r.get("failed_checks", []))
+            f'<li><a href="#{run_anchor(entry.slug, entry.number)}">{_e(entry.title)}</a><ul class="plain">'
+            + "".join(f'<li>{_e(line.short_title)}: <span class="why">{_e(cut(line.detail))}</span></li>' for line in lines)
             + "</ul></li>"
-            for r in failed
+            for entry, lines in summary.failed
         )
         parts.append(f'<h2>Failed {noun}s</h2><div class="card"><ul class="plain">{items}</ul></div>')
-    errored = summary.get("errored_runs") or []
-    if errored:
+    if summary.errored:
         items = "".join(
-            f'<li><a href="#{run_anchor(r["slug"], r["run"])}">{_e(names.get((r["slug"], r["run"]), r["slug"]))}</a>: <span class="why">{_e(cut(str(r.get("error") or "a check errored")))}</span></li>'
-            for r in errored
+            f'<li><a href="#{run_anchor(entry.slug, entry.number)}">{_e(entry.title)}</a>: <span class="why">{_e(cut(str(reason or "a check errored")))}</span></li>'
+            for entry, reason in summary.errored
         )
         parts.append(f'<h2>Errored {noun}s</h2><div class="card"><ul class="plain">{items}</ul></div>')
     return "".join(parts + table) + "</section>"
@@ -265,27 +280,18 @@ def _sha256(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
 
 
-def render_html(
-    summary: Mapping[str, Any],
-    runs: Sequence[Mapping[str, Any]],
-    events_by_run: Mapping[RunKey, Sequence[Mapping[str, Any]]],
-    *,
-    title: str = "dialogcheck report",
-    noun: str = "run",
-) -> str:
-    """`report.html`: the summary, then every run with its checks, transcript and event timeline.
-
-    `noun` names what each entry is (`run` for a batch, `conversation` for `dialogcheck check`).
-    """
+def _page(summary: Summary, entries: Sequence[Entry], *, title: str, noun: str) -> str:
+    """The summary, then every entry with its checks, transcript and event timeline."""
     css, js = _asset("report.css"), _asset("report.js")
-    checks = check_counts(runs)
+    checks = check_counts(entries)
+    counts = summary.counts
     totals = (
-        f'{summary.get("completed_runs", len(runs))} {noun}s: {summary.get("passed", 0)} passed, {summary.get("failed", 0)} failed, '
-        f'{summary.get("errored", 0)} errored · checks: {checks["pass"]} passed, {checks["fail"]} failed, {checks["error"]} errored'
-        + (f', {checks["skip"]} skipped' if checks["skip"] else "")
+        f"{summary.total} {noun}s: {counts.passed} passed, {counts.failed} failed, "
+        f"{counts.errored} errored · checks: {checks.passed} passed, {checks.failed} failed, {checks.errored} errored"
+        + (f", {checks.skipped} skipped" if checks.skipped else "")
     )
-    when = " · ".join(f"{k} {_e(summary[k])}" for k in ("started", "updated") if summary.get(k))
-    body = "".join(_run_html(run, events_by_run.get((run["scenario"]["slug"], run["run"]), ()), noun) for run in runs)
+    when = " · ".join(f"{name} {_e(value)}" for name, value in (("started", summary.started), ("updated", summary.updated)) if value)
+    body = "".join(_entry_html(entry) for entry in entries)
     csp = f"default-src 'none'; style-src '{_sha256(css)}'; script-src '{_sha256(js)}'; base-uri 'none'; form-action 'none'"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -297,6 +303,91 @@ def render_html(
         '<label><input type="checkbox" id="failures-only"> Failures only</label>'
         '<span class="shown" id="shown" aria-live="polite"></span></header>'
         f'<main><p class="meta">{when} · focus or click a check to highlight the events it points to</p>'
-        f'{_summary_html(summary, runs, noun)}<section id="runs" aria-labelledby="runs-h"><h2 id="runs-h">{noun.capitalize()}s</h2>{body}</section></main>'
+        f'{_summary_html(summary, entries, noun)}<section id="runs" aria-labelledby="runs-h"><h2 id="runs-h">{noun.capitalize()}s</h2>{body}</section></main>'
         f"<script>{js}</script></body></html>\n"
     )
+
+
+def _run_entry(run: RunResult) -> Entry:
+    scenario = run.scenario
+    facts = [scenario.name or ""]
+    if scenario.type:
+        facts.append(f"type {scenario.type}")
+    if scenario.tags:
+        facts.append("tags " + ", ".join(scenario.tags))
+    facts.append(f"{round(run.duration, 4):.2f} s")
+    if run.ended_because:
+        facts.append(f"ended: {run.ended_because}")
+    if run.conversation_id:
+        facts.append(f"conversation {run.conversation_id}")
+    sop = run.conversation.sop if run.conversation is not None else None
+    return Entry(
+        slug=scenario.slug, number=run.number, title=f"{scenario.slug} run {run.number}", verdict=run.verdict,
+        checks=tuple(run.checks()), facts=tuple(facts), sop_score=sop.score if sop is not None else None, error=run.error,
+        record=run.record, raw_events=run.events if run.record is None else (), note=run.record_note,
+        transcript=run.transcript, latencies=run.latencies, whole_in=f"run_{run.number}.events.jsonl",
+    )
+
+
+def render_batch_html(batch: BatchResult, *, title: str = "dialogcheck report") -> str:
+    """`report.html` of a batch of runs."""
+    entries = [_run_entry(run) for run in batch.runs]
+    by_key = {(entry.slug, entry.number): entry for entry in entries}
+    summary = Summary(
+        counts=batch.counts,
+        scenarios=batch.scenarios(),
+        failed=[(by_key[run.key], [line for line in run.checks() if line.outcome is Outcome.FAIL]) for run in batch.failed_runs()],
+        errored=[(by_key[run.key], run.error_reason()) for run in batch.errored_runs()],
+        total=len(batch.runs),
+        started=batch.started,
+        updated=batch.updated,
+    )
+    return _page(summary, entries, title=title, noun="run")
+
+
+def render_check_html(results: Sequence[ConversationResult], records: Sequence[Conversation | None], subject: Any = None) -> str:
+    """`check --html`: each checked conversation drawn as an entry of its scenario or SOP.
+
+    `records` are the conversations judged (None where only the result is at hand, as for a
+    `check --output` folder read back: its shards keep the checks, not the events).
+    """
+    several = getattr(subject, "scenarios", None)  # a ScenarioSet: each conversation's own scenario
+    entries, scenario_of = [], {}
+    for number, (result, record) in enumerate(zip(results, records), 1):
+        one = several[result.scenario] if several is not None else subject
+        slug = getattr(one, "slug", None) or getattr(one, "id", None) or result.scenario or (result.subject if subject is None else "conversations")
+        facts = [result.subject]
+        if getattr(one, "type", None):
+            facts.append(f"type {one.type}")
+        if getattr(one, "tags", ()):
+            facts.append("tags " + ", ".join(one.tags))
+        if result.conversation_id:
+            facts.append(f"conversation {result.conversation_id}")
+        said = tuple(
+            TranscriptLine("user" if e.kind == "user" else "agent", e.text) for e in (record.events if record is not None else ()) if e.kind in ("user", "bot") and e.text
+        )
+        sop = result.sop
+        entries.append(
+            Entry(
+                slug=slug, number=number, title=result.source, verdict=result.verdict, checks=tuple(result.checks()), facts=tuple(facts),
+                sop_score=sop.score if sop is not None else None, record=record, transcript=said,
+            )
+        )
+        scenario_of[number] = (slug, result.subject)
+    groups: dict[str, tuple[str, Counts]] = {}
+    for entry in entries:
+        _, counts = groups.setdefault(entry.slug, (scenario_of[entry.number][1], Counts()))
+        counts.add(entry.verdict)
+    summary = Summary(
+        counts=Counts(entry.verdict for entry in entries),
+        scenarios=[ScenarioStats(slug, name, counts) for slug, (name, counts) in groups.items()],
+        failed=[(entry, [line for line in entry.checks if line.outcome is Outcome.FAIL]) for entry in entries if entry.verdict is Outcome.FAIL],
+        errored=[(entry, _errored(entry)) for entry in entries if entry.verdict is Outcome.ERROR],
+        total=len(entries),
+        repeated=False,
+    )
+    return _page(summary, entries, title="dialogcheck check", noun="conversation")
+
+
+def _errored(entry: Entry) -> str | None:
+    return "; ".join(f"{line.short_title}: {cut(line.detail)}" for line in entry.checks if line.outcome is Outcome.ERROR) or None

@@ -1,35 +1,23 @@
-"""`--format json`: one JSON document on stdout."""
+"""`--format json`: one JSON document on stdout, in the codec's shapes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
 from ..errors import LoadError
-from ..evaluate import ConversationResult
-from .data import check_document, conversation_dict, tally
 
 
 def dumps(document: Any) -> str:
     return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
-def render_check(results: Sequence[ConversationResult]) -> str:
-    return dumps(check_document(results))
+def load_error_document(error: LoadError) -> dict[str, Any]:
+    """`{message, file, line, column}` of the first problem, every problem under `problems`."""
+    return {**error.problems[0].to_dict(), "problems": [p.to_dict() for p in error.problems]}
 
 
 def render_load_error(error: LoadError) -> str:
-    """`{"error": {message, file, line, column}}` for the first problem, every problem under `problems`."""
-    first = error.problems[0].to_dict()
-    return dumps({"error": {**first, "problems": [p.to_dict() for p in error.problems]}})
-
-
-def conversation_json(result: ConversationResult) -> str:
-    """One conversation of a streamed `{"conversations": [...]}` document."""
-    return orjson.dumps(conversation_dict(result, with_source=True)).decode()
-
-
-def tally_json(verdicts) -> str:
-    return orjson.dumps(tally(verdicts)).decode()
+    """`{"error": {message, file, line, column, problems}}`."""
+    return dumps({"error": load_error_document(error)})

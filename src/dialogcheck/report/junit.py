@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .._shown import cut
-from ..evaluate import ConversationResult
-from .data import conversation_dict
+from ..checks.base import Outcome
+from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, TranscriptLine
 
 MESSAGE_LIMIT = 200
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -38,50 +38,46 @@ def _time(seconds: float | None) -> str:
     return f"{max(seconds or 0.0, 0.0):.3f}"
 
 
-def _checks(judged: Mapping[str, Any]) -> Iterable[tuple[str, str, str, str]]:
-    """Every check of a run document or `conversation_dict` as (kind, label, outcome, detail)."""
-    for a in judged.get("assertions", []):
-        yield a["key"], a.get("label") or a["key"], a["outcome"], a.get("detail") or ""
-    for s in judged.get("sop", []):
-        yield "sop_step", f"SOP {s['id']} {s.get('label') or s['type']}", s["outcome"], s.get("detail") or ""
-    for c in judged.get("criteria", []):
-        yield "criterion", f"criterion {c['criterion']!r}", c["outcome"], c.get("detail") or ""
-
-
 def _problem(parent: ET.Element, tag: str, kind: str, label: str, detail: str) -> None:
     detail = cut(detail)
     element = ET.SubElement(parent, tag, message=_clean(_short(f"{label}: {detail}" if detail else label)), type=_clean(kind))
     element.text = _clean(f"{label}\n{detail}" if detail else label)
 
 
-def _testcase(suite: ET.Element, name: str, classname: str, judged: Mapping[str, Any], *, time: float | None, error: str | None, verdict: str) -> None:
+def _kind(line: CheckLine) -> str:
+    return "sop_step" if line.kind is CheckKind.SOP else line.key
+
+
+def _testcase(
+    suite: ET.Element, name: str, classname: str, checks: Iterable[CheckLine], verdict: Outcome, *,
+    time: float | None = None, error: str | None = None, transcript: Sequence[TranscriptLine] = (), whole_in: str | None = None,
+) -> None:
     case = ET.SubElement(suite, "testcase", name=_clean(name), classname=_clean(classname))
     if time is not None:
         case.set("time", _time(time))
     if error:
         _problem(case, "error", "harness", "run errored", error)
     shown = False
-    for kind, label, outcome, detail in _checks(judged):
-        if outcome in ("fail", "error"):
-            _problem(case, "failure" if outcome == "fail" else "error", kind, label, detail)
+    for line in checks:
+        if line.outcome in (Outcome.FAIL, Outcome.ERROR):
+            _problem(case, "failure" if line.outcome is Outcome.FAIL else "error", _kind(line), line.title, line.detail)
             shown = True
-    if verdict == "error" and not error and not shown:
+    if verdict is Outcome.ERROR and not error and not shown:
         _problem(case, "error", "harness", "run errored", "no check could be decided")
-    transcript = judged.get("transcript") or []
     if transcript:
         out = ET.SubElement(case, "system-out")
-        out.text = _clean("\n".join(f"{line['role'].upper()}: {cut(line['text'])}" for line in transcript))
+        out.text = _clean("\n".join(f"{line.role.upper()}: {cut(line.text, whole_in)}" for line in transcript))
 
 
-def _suite(parent: ET.Element, name: str, cases: Sequence[Mapping[str, Any]], properties: Sequence[tuple[str, str]], **attrs: str) -> ET.Element:
-    verdicts = [case["verdict"] for case in cases]
+def _suite(parent: ET.Element, name: str, verdicts: Sequence[Outcome], properties: Sequence[tuple[str, str]], **attrs: str) -> ET.Element:
+    counts = Counts(verdicts)
     suite = ET.SubElement(
         parent,
         "testsuite",
         name=_clean(name),
-        tests=str(len(cases)),
-        failures=str(verdicts.count("fail")),
-        errors=str(verdicts.count("error")),
+        tests=str(counts.total),
+        failures=str(counts.failed),
+        errors=str(counts.errored),
         skipped="0",
         **{k: _clean(v) for k, v in attrs.items()},
     )
@@ -104,64 +100,56 @@ def _properties(kind: str, name: str, scenario_type: str | None, tags: Sequence[
     return found
 
 
-def _document(root: ET.Element) -> str:
+def _document(root: ET.Element, verdicts: Sequence[Outcome], time: float | None) -> str:
+    counts = Counts(verdicts)
+    root.set("tests", str(counts.total))
+    root.set("failures", str(counts.failed))
+    root.set("errors", str(counts.errored))
+    if time is not None:
+        root.set("time", _time(time))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _totals(root: ET.Element, cases: Sequence[Mapping[str, Any]], time: float | None) -> None:
-    verdicts = [case["verdict"] for case in cases]
-    root.set("tests", str(len(verdicts)))
-    root.set("failures", str(verdicts.count("fail")))
-    root.set("errors", str(verdicts.count("error")))
-    if time is not None:
-        root.set("time", _time(time))
-
-
-def render_junit(summary: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str:
-    """`junit.xml` of a results folder, from `summary.json` and the `run_N.json` documents."""
+def render_junit(batch: BatchResult) -> str:
+    """`junit.xml` of a batch of runs: a suite per scenario, a test case per run."""
     root = ET.Element("testsuites", name="dialogcheck")
-    by_slug: dict[str, list[Mapping[str, Any]]] = {}
-    for run in runs:
-        by_slug.setdefault(run["scenario"]["slug"], []).append(run)
-    stamp = {"timestamp": summary["started"]} if summary.get("started") else {}
+    by_slug: dict[str, list[RunResult]] = {}
+    for run in batch.runs:
+        by_slug.setdefault(run.slug, []).append(run)
+    stamp = {"timestamp": batch.started} if batch.started else {}
     for slug, group in by_slug.items():
-        scenario = group[0]["scenario"]
-        props = _properties("scenario", scenario.get("name") or slug, scenario.get("type"), scenario.get("tags") or (), scenario.get("path"))
-        time = sum(run.get("duration_s") or 0.0 for run in group)
-        suite = _suite(root, slug, group, props, time=_time(time), **stamp)
+        scenario = group[0].scenario
+        props = _properties("scenario", scenario.name or slug, scenario.type, scenario.tags, scenario.path)
+        time = sum(round(run.duration, 4) for run in group)
+        suite = _suite(root, slug, [run.verdict for run in group], props, time=_time(time), **stamp)
         for run in group:
-            _testcase(suite, f"run_{run['run']}", slug, run, time=run.get("duration_s"), error=run.get("error"), verdict=run["verdict"])
-    _totals(root, runs, sum(run.get("duration_s") or 0.0 for run in runs))
-    return _document(root)
+            _testcase(
+                suite, f"run_{run.number}", slug, run.checks(), run.verdict,
+                time=round(run.duration, 4), error=run.error, transcript=run.transcript, whole_in=f"run_{run.number}.events.jsonl",
+            )
+    return _document(root, [run.verdict for run in batch.runs], sum(round(run.duration, 4) for run in batch.runs))
 
 
 def render_junit_check(results: Sequence[ConversationResult], subject: Any = None) -> str:
-    """JUnit for `dialogcheck check`: one suite per scenario or SOP, one test case per conversation.
+    """JUnit for `dialogcheck check`: a suite per scenario or SOP, a test case per conversation.
 
-    `subject` (the Scenario or SOP checked against) adds its type, tags and path as properties.
+    `subject` (the scenario, SOP or set of scenarios checked against) adds each suite's type, tags and
+    path as properties; without it (a `check --output` folder read back) suites are named by the results.
     """
-    # with several scenarios, a suite each (by slug: two may share a name)
-    return render_junit_rows([(result.scenario or result.subject, conversation_dict(result, with_source=True)) for result in results], subject)
-
-
-def render_junit_rows(rows: Sequence[tuple[str, Mapping[str, Any]]], subject: Any = None) -> str:
-    """`render_junit_check` from each conversation's JSON (as `check --output` shards hold it) and its suite."""
     root = ET.Element("testsuites", name="dialogcheck check")
-    grouped: dict[str, list[Mapping[str, Any]]] = {}
-    for group, row in rows:
-        grouped.setdefault(group, []).append(row)
+    grouped: dict[str, list[ConversationResult]] = {}
+    for result in results:  # with several scenarios, a suite each (by slug: two may share a name)
+        grouped.setdefault(result.scenario or result.subject, []).append(result)
     several = getattr(subject, "scenarios", None)  # a ScenarioSet: each suite's scenario by slug
     kind = "sop" if subject is not None and not hasattr(subject, "goals") and several is None else "scenario"
     for group, cases in grouped.items():
         one = several[group] if several is not None else subject
         name = getattr(one, "name", group) if several is not None else group
-        tags = tuple(getattr(one, "tags", ()) or ())
-        props = _properties(kind, name, getattr(one, "type", None), tags, getattr(one, "path", None))
+        props = _properties(kind, name, getattr(one, "type", None), tuple(getattr(one, "tags", ()) or ()), getattr(one, "path", None))
         key = getattr(one, "slug", None) or getattr(one, "id", None) or name
-        suite = _suite(root, key, cases, props)
+        suite = _suite(root, key, [case.verdict for case in cases], props)
         for case in cases:
-            label = case["source"] + (f" ({case['conversation_id']})" if case.get("conversation_id") else "")
-            _testcase(suite, label, key, case, time=None, error=None, verdict=case["verdict"])
-    _totals(root, [case for cases in grouped.values() for case in cases], None)
-    return _document(root)
+            label = case.source + (f" ({case.conversation_id})" if case.conversation_id else "")
+            _testcase(suite, label, key, case.checks(), case.verdict)
+    return _document(root, [case.verdict for cases in grouped.values() for case in cases], None)

@@ -1,161 +1,117 @@
-"""`--format text`: one line per check, readable at a glance.
+"""`--format text` of `check`: one line per check, readable at a glance.
 
-Renders to a `rich.text.Text` (plain data with styles): the CLI prints it in
-colour on a terminal and plain when piped; `str()` of it is the plain form.
-Conversation text is never read as markup, and every piece of it goes through
-`_shown.shown` (cut to a bounded length, control characters and line breaks
-written as escapes), so no agent can forge a line of this output.
+Pure functions of typed results into `Styled` text: the CLI prints it in
+colour on a terminal and plain when piped. Every piece of text from outside
+goes through `_shown.shown` (cut to a bounded length, control characters and
+line breaks written as escapes), so no agent can forge a line of this output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from rich.text import Span, Text
+from collections.abc import Iterable, Mapping
 
 from .._shown import shown, visible
 from ..checks.base import Outcome
 from ..errors import LoadError
-from ..evaluate import ConversationResult
-from .data import tally
+from ..results.model import CheckKind, CheckLine, ConversationResult, Counts, QualityScores
+from .styled import Styled
 
 STYLES = {Outcome.PASS: "bold green", Outcome.FAIL: "bold red", Outcome.ERROR: "bold yellow", Outcome.SKIP: "dim"}
 WORDS = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.ERROR: "ERROR", Outcome.SKIP: "SKIP"}
 
-#: Read once: an enum member read through its class costs a descriptor call, and each line reads two.
-_PASS, _SKIP = Outcome.PASS, Outcome.SKIP
-#: `f"{WORDS[outcome]:<5}"` and its style, per outcome.
-_WORD_CELLS = {outcome: (f"{word:<5}", STYLES[outcome]) for outcome, word in WORDS.items()}
+
+def outcome_line(text: Styled, outcome: Outcome, label: str, detail: str, indent: str = "  ") -> None:
+    """`  FAIL  label: detail`, the outcome word coloured, a failing label bold, a skipped detail dim."""
+    text.append(indent)
+    text.append(f"{WORDS[outcome]:<5}", STYLES[outcome])
+    text.append(f" {shown(label)}", "" if outcome is Outcome.PASS else "bold")
+    text.append(f": {shown(detail)}\n" if detail else "\n", "dim" if outcome is Outcome.SKIP else "")
 
 
-class _Styled:
-    """Builds a `Text` from styled pieces with few `str.translate` calls.
-
-    rich strips control codes from every string it is given with `str.translate`, which costs a
-    dictionary miss per distinct character per call on ASCII text, and per character on other
-    text: ~130 µs a conversation when appended piece by piece. Here each run of ASCII pieces
-    becomes one `Text` with its spans placed by hand, any other piece is appended alone, and
-    `append_text` joins them without stripping again. The result equals appending each piece.
-    """
-
-    def __init__(self) -> None:
-        self.done = Text()
-        self.run: list[tuple[str, str]] = []  # ASCII pieces not yet in `done`
-
-    def add(self, piece: str, style: str = "") -> None:
-        if not piece:
-            return
-        if piece.isascii():
-            self.run.append((piece, style))
-            return
-        self._flush()
-        self.done.append(piece, style)
-
-    def _flush(self) -> None:
-        if not self.run:
-            return
-        spans, start = [], 0
-        for piece, style in self.run:
-            end = start + len(piece)
-            if style:
-                spans.append(Span(start, end, style))
-            start = end
-        run = Text("".join(piece for piece, _ in self.run), spans=spans)
-        if len(run) != start:  # control codes were stripped, so the spans are off: append as rich would
-            run = Text()
-            for piece, style in self.run:
-                run.append(piece, style)
-        self.done.append_text(run)
-        self.run.clear()
-
-    def text(self) -> Text:
-        self._flush()
-        return self.done
-
-
-def _line(text: _Styled, outcome: Outcome, label: str, detail: str, indent: str = "  ") -> None:
-    text.add(indent)
-    text.add(*_WORD_CELLS[outcome])
-    text.add(f" {shown(label)}", "bold" if outcome is not _PASS else "")
-    text.add(f": {shown(detail)}\n" if detail else "\n", "" if outcome is not _SKIP else "dim")
-
-
-def _counts(outcomes: Sequence[Outcome]) -> str:
-    parts = []
-    for outcome, word in ((Outcome.PASS, "passed"), (Outcome.FAIL, "failed"), (Outcome.ERROR, "errored"), (Outcome.SKIP, "skipped")):
-        n = outcomes.count(outcome)
-        if n or outcome in (Outcome.PASS, Outcome.FAIL):
-            parts.append(f"{n} {word}")
+def check_counts_text(counts: Counts) -> str:
+    """`10 passed, 1 failed, 1 skipped`: passed and failed always, errored and skipped when there are some."""
+    parts = [f"{counts.passed} passed", f"{counts.failed} failed"]
+    parts += [f"{n} {word}" for n, word in ((counts.errored, "errored"), (counts.skipped, "skipped")) if n]
     return ", ".join(parts)
 
 
-def _metrics_line(metrics) -> str:
-    if "error" in metrics:
-        return f"not scored: {metrics['error']}"
-    parts = []
-    for name, value in metrics.items():
-        if name == "usage" or not isinstance(value, dict):
-            continue
-        shown = ("passed" if value["passed"] else "not passed") if "passed" in value else f"{value['score']}/5"
-        parts.append(f"{name} {shown}")
-    return ", ".join(parts)
-
-
-def render_conversation(result: ConversationResult) -> Text:
-    text = _Styled()
-    text.add(f"{shown(str(result.source))}", "bold")
-    text.add(f"  {shown(result.subject)}" + (f" ({shown(result.scenario)})" if result.scenario is not None else "") + "\n", "cyan")
-    outcomes: list[Outcome] = []
-    for r in result.assertions:
-        _line(text, r.outcome, r.check.label, r.detail)
-        outcomes.append(r.outcome)
-    if result.sop is not None:
-        sop = result.sop
-        score = f", score {sop.score:.2f}" if sop.score is not None else ""
-        threshold = f" (threshold {sop.threshold:g})" if sop.threshold is not None else ""
-        text.add(f"  SOP steps{score}{threshold}:\n")
-        for s in sop.results:
-            optional = " (optional)" if not s.step.required else ""
-            _line(text, s.outcome, f"{s.step.id} {s.step.label or s.result.check.label}{optional}", s.result.detail, "    ")
-            outcomes.append(s.outcome)
-    for c in result.criteria:
-        _line(text, c.outcome, f"criterion {c.criterion!r}", c.detail)
-        outcomes.append(c.outcome)
-    if result.metrics:
-        text.add("  quality (not part of the verdict): ", "dim")
-        text.add(shown(_metrics_line(result.metrics)) + "\n", "dim")
-    for note in result.notes:
-        text.add(f"  {shown(note)}\n", "dim")
-    verdict = result.verdict
-    text.add("  verdict: ")
-    text.add(WORDS[verdict], STYLES[verdict])
-    text.add(f" ({_counts(outcomes)})\n")
-    return text.text()
-
-
-def render_check(results: Sequence[ConversationResult]) -> Text:
-    text = Text()
-    for i, result in enumerate(results):
-        if i:
-            text.append("\n")
-        text.append_text(render_conversation(result))
-    if len(results) > 1:
-        text.append_text(render_tally([r.verdict for r in results]))
-    return text
-
-
-def render_tally(verdicts: Sequence[Outcome]) -> Text:
-    counts = tally(verdicts)
-    return Text(
-        f"\n{counts['conversations']} conversations: {counts['passed']} passed, "
-        f"{counts['failed']} failed, {counts['errored']} errored\n",
-        style="bold",
+def _metrics_line(metrics: QualityScores) -> str:
+    if metrics.error is not None:
+        return f"not scored: {metrics.error}"
+    return ", ".join(
+        f"{s.name} {('passed' if s.passed else 'not passed') if s.passed is not None else f'{s.score}/5'}" for s in metrics.scores
     )
 
 
-def render_load_error(error: LoadError) -> Text:
-    text = Text()
+def _label(line: CheckLine) -> str:
+    """How this output names a check: an assertion's label, a step's id and label, a quoted criterion."""
+    if line.kind is CheckKind.SOP:
+        optional = "" if line.step.required else " (optional)"  # type: ignore[union-attr]
+        return f"{line.step.id} {line.step.label or line.check.label}{optional}"  # type: ignore[union-attr]
+    if line.kind is CheckKind.CRITERION:
+        return f"criterion {line.criterion!r}"
+    return line.check.label  # type: ignore[union-attr]
+
+
+def _sop_heading(result: ConversationResult) -> str:
+    sop = result.sop
+    score = f", score {sop.score:.2f}" if sop.score is not None else ""  # type: ignore[union-attr]
+    threshold = f" (threshold {sop.threshold:g})" if sop.threshold is not None else ""  # type: ignore[union-attr]
+    return f"  SOP steps{score}{threshold}:\n"
+
+
+def render_conversation(result: ConversationResult) -> Styled:
+    text = Styled(shown(str(result.source)), "bold")
+    scenario = f" ({shown(result.scenario)})" if result.scenario is not None else ""
+    text.append(f"  {shown(result.subject)}{scenario}\n", "cyan")
+    previous = None
+    for line in result.checks():
+        if line.kind is CheckKind.SOP and previous is not CheckKind.SOP:
+            text.append(_sop_heading(result))
+        outcome_line(text, line.outcome, _label(line), line.detail, "    " if line.kind is CheckKind.SOP else "  ")
+        previous = line.kind
+    if result.metrics:
+        text.append("  quality (not part of the verdict): ", "dim")
+        text.append(shown(_metrics_line(result.metrics)) + "\n", "dim")
+    for note in result.notes:
+        text.append(f"  {shown(note)}\n", "dim")
+    verdict = result.verdict
+    text.append("  verdict: ")
+    text.append(WORDS[verdict], STYLES[verdict])
+    text.append(f" ({check_counts_text(result.check_counts())})\n")
+    return text
+
+
+def plain_conversation(result: ConversationResult) -> bytes:
+    """One conversation's text block, plain, as UTF-8 (what a worker sends back for piped output)."""
+    return render_conversation(result).plain.encode("utf-8")
+
+
+def render_tally(counts: Counts) -> Styled:
+    """The batch line after several conversations."""
+    return Styled(f"\n{counts.total} conversations: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored\n", "bold")
+
+
+def render_output_summary(counts: Counts, shards: int, folder: str) -> Styled:
+    """What `check --output` (and `report` of its folder) prints: the counts and where the shards are."""
+    return Styled(
+        f"{counts.total} conversations: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored\n"
+        f"results: {shards} shard{'s' if shards != 1 else ''} in {folder}\n"
+    )
+
+
+def render_load_error(error: LoadError) -> Styled:
+    text = Styled()
     for problem in error.problems:
-        text.append(f"{visible(problem.file)}:{problem.line}:{problem.column}:", style="bold red")
+        text.append(f"{visible(problem.file)}:{problem.line}:{problem.column}:", "bold red")
         text.append(f" {visible(problem.message)}\n")
+    return text
+
+
+def render_warnings(warnings: Iterable[Mapping[str, object]]) -> Styled:
+    """Probable typos, a `file:line:col: warning: ...` line each, with how often each recurs in its file."""
+    text = Styled()
+    for w in warnings:
+        again = f" ({int(w['count']) - 1} more like it in this file)" if int(w["count"]) > 1 else ""  # type: ignore[call-overload]
+        text.append(f"{visible(str(w['file']))}:{w['line']}:{w['column']}: warning: {visible(str(w['message']))}{again}\n")
     return text

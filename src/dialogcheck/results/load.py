@@ -1,35 +1,30 @@
-"""Reading a whole results folder back for reports, strictly or leniently.
+"""Reading a results folder an earlier process wrote: strictly for `dialogcheck report`, leniently for `--resume`.
 
-`dialogcheck report` reads strictly: a folder that is missing or broken is bad
-input, named with file, line and column, never a half-drawn report. At the end
-of `dialogcheck run` the same files are read leniently: an unreadable events
-file leaves that run's timeline empty rather than losing the reports.
+`report` reads strictly: a folder that is missing or broken is bad input,
+named with file, line and column, never a half-drawn report. `--resume` reads
+the runs already finished leniently: a run file it cannot read is a run still
+to do, and an events file it cannot read leaves that run's timeline empty.
+Either way each run comes back as the typed `RunResult` the codec reads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from ..checks.base import Outcome
 from ..errors import LoadError
-from .files import PLAN, SUMMARY_JSON, slug_folder
-from .plan import read_plan
-
-RunKey = tuple[str, int]
-
-
-@dataclass(frozen=True)
-class LoadedResults:
-    summary: dict[str, Any]
-    runs: list[dict[str, Any]]
-    events: dict[RunKey, list[dict[str, Any]]]
+from ..events.parse import EventFieldError, conversation_from_dicts
+from .codec import decode_conversation, decode_run
+from .files import PLAN, SUMMARY_JSON, ResultsFolder
+from .model import BatchResult, ConversationResult, Counts, RunResult
+from .plan import Plan, read_plan
 
 
-def _json(path: Path, line: int = 1) -> Any:
+def _json(path: Path) -> Any:
     """A JSON document, or a LoadError at the position where it broke."""
     try:
         data = path.read_bytes()
@@ -69,12 +64,44 @@ def _events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
-def _base(root: Path, slug: str, number: int) -> Path:
-    return root / slug_folder(slug) / f"run_{number}"
+def with_events(run: RunResult, events: list[dict[str, Any]]) -> RunResult:
+    """The run with its recorded events, read once as the typed record the HTML report draws."""
+    try:
+        record = conversation_from_dicts(events, f"{run.slug}/run_{run.number}", run.conversation_id)
+        note = None
+    except EventFieldError as err:
+        record, note = None, f"events shown as recorded: event {getattr(err, 'index', '?')}: {err}"
+    return replace(run, events=events, record=record, record_note=note)
 
 
-def load_results(root: str | Path) -> LoadedResults:
-    """Summary, finished runs (in plan order) and their events; raises LoadError on anything broken."""
+def _run_files(folder: ResultsFolder, slug: str, number: int, *, strict: bool) -> RunResult | None:
+    base = folder.run_base(slug, number)
+    path = base.with_name(base.name + ".json")
+    if not path.is_file():
+        return None  # not finished (a killed batch); the summary says so
+    try:
+        run = decode_run(_object(path, "scenario", "run", "verdict"), str(path))
+    except LoadError:
+        if strict:
+            raise
+        return None
+    try:
+        events = _events(base.with_name(base.name + ".events.jsonl"))
+    except (LoadError, OSError):
+        if strict:
+            raise
+        events = []
+    return with_events(run, events)
+
+
+def finished_runs(folder: ResultsFolder, plan: Plan) -> list[RunResult]:
+    """Every run of the plan an earlier process finished, with its events, in plan order (for `--resume`)."""
+    found = (_run_files(folder, slug, number, strict=False) for slug, number in plan.run_keys())
+    return [run for run in found if run is not None]
+
+
+def load_results(root: str | Path) -> BatchResult:
+    """The batch a results folder holds; raises LoadError on anything broken."""
     root = Path(root)
     if not root.is_dir():
         raise LoadError.one("no results folder here (give the folder `dialogcheck run` wrote)", str(root))
@@ -86,28 +113,54 @@ def load_results(root: str | Path) -> LoadedResults:
     rows = summary["scenarios"]
     if not isinstance(rows, list) or not all(isinstance(r, dict) and {"slug", "runs", "passed", "failed", "errored"} <= r.keys() for r in rows):
         raise LoadError.one("`scenarios` must list objects with `slug`, `runs`, `passed`, `failed` and `errored`", str(root / SUMMARY_JSON))
-    runs, events = [], {}
-    for slug, number in plan.run_keys():
-        base = _base(root, slug, number)
-        path = base.with_name(base.name + ".json")
-        if not path.is_file():
-            continue  # not finished (a killed batch); the summary says so
-        run = _object(path, "scenario", "run", "verdict")
-        if not isinstance(run["scenario"], dict) or "slug" not in run["scenario"] or not isinstance(run["run"], int):
-            raise LoadError.one("not a run document: `scenario.slug` and `run` are needed", str(path))
-        runs.append(run)
-        events[(slug, number)] = _events(base.with_name(base.name + ".events.jsonl"))
-    return LoadedResults(summary, runs, events)
+    folder = ResultsFolder(root)
+    runs = [run for slug, number in plan.run_keys() if (run := _run_files(folder, slug, number, strict=True)) is not None]
+    return BatchResult(
+        tuple(runs),
+        planned=summary.get("planned_runs", plan.total_runs),
+        started=summary.get("started"),
+        updated=summary.get("updated"),
+        interrupted=summary.get("interrupted"),
+        folder=str(root),
+    )
 
 
-def read_events(root: str | Path, runs: Sequence[Mapping[str, Any]]) -> dict[RunKey, list[dict[str, Any]]]:
-    """Every run's events, leniently: an unreadable file gives that run no events."""
-    found = {}
-    for run in runs:
-        slug, number = run["scenario"]["slug"], run["run"]
-        base = _base(Path(root), slug, number)
-        try:
-            found[(slug, number)] = _events(base.with_name(base.name + ".events.jsonl"))
-        except (LoadError, OSError):
-            found[(slug, number)] = []
-    return found
+@dataclass(frozen=True)
+class CheckOutput:
+    """A folder `check --output` wrote: its summary, and each conversation's result (read from its shard line)."""
+
+    summary: dict[str, Any]
+    results: list[ConversationResult]
+    shards: int
+
+    @property
+    def counts(self) -> Counts:
+        counts = Counts()
+        for outcome, key in ((Outcome.PASS, "passed"), (Outcome.FAIL, "failed"), (Outcome.ERROR, "errored")):
+            counts.add(outcome, int(self.summary[key]))
+        return counts
+
+
+def _shard_results(path: Path) -> list[ConversationResult]:
+    try:
+        if path.suffix == ".jsonl":
+            lines = [(number, line) for number, line in enumerate(path.read_bytes().splitlines(), 1) if line.strip()]
+            return [decode_conversation(orjson.loads(line), str(path), number) for number, line in lines]
+        from .parquet import result_values
+
+        values = result_values(path)
+        return [decode_conversation(orjson.loads(value), str(path), row) for row, value in enumerate(values, 1)]
+    except orjson.JSONDecodeError as err:
+        raise LoadError.one(f"not a result shard: invalid JSON ({err.msg})", str(path)) from None
+
+
+def load_check_output(folder: Path) -> CheckOutput | None:
+    """The folder `check --output` wrote (its summary.json and part-NNNNN shards), or None for another folder."""
+    summary_path = folder / SUMMARY_JSON
+    shards = sorted(p for p in folder.glob("part-*") if p.suffix in (".jsonl", ".parquet") and p.is_file())
+    if (folder / PLAN).exists() or not summary_path.is_file() or not shards:
+        return None
+    summary = _json(summary_path)
+    if not isinstance(summary, dict) or not {"conversations", "passed", "failed", "errored"} <= summary.keys():
+        raise LoadError.one("not the summary of `check --output`: `conversations`, `passed`, `failed` and `errored` are needed", str(summary_path))
+    return CheckOutput(summary, [result for shard in shards for result in _shard_results(shard)], len(shards))

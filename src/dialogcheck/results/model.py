@@ -1,99 +1,370 @@
-"""A finished run as plain data, and the statistics of a batch (pass rate, pass^k, flaky scenarios)."""
+"""The typed results of judging: a conversation, a run, a batch.
+
+Every renderer (text, JSON, JUnit, HTML), the results codec, the summary and
+the exit code read these, and nothing else: "every check of a result" is
+`ConversationResult.checks`, and "count the outcomes" is `Counts`. A result
+read back from a results file is the same type as one just judged; a check
+it names is then a `CheckRef` (its key and label), not the check object.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from math import comb
+from enum import Enum
 from typing import Any
 
-from ..checks.base import Outcome
+from .._shown import cut
+from ..checks.base import CheckResult, Outcome
+from ..errors import Problem
+from ..events.model import Conversation
+from ..llm.base import Usage
+from ..sop.model import Step, StepSetResult
 
 
 @dataclass(frozen=True)
-class RunRecord:
-    """One run of one scenario: its verdict and everything needed to read or re-judge it.
+class CheckRef:
+    """A check known by its key and label: how a results file names it, when the check itself is not at hand."""
 
-    `verdict` is ERROR for a harness failure (`error` says which); `result` is
-    the judged conversation (a ConversationResult) when the run got that far.
-    """
+    key: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Crash:
+    """An exception that ended a run or a check: kept whole, so a crashing agent, check or judge can be debugged."""
+
+    type: str
+    message: str
+    traceback: str | None = None
+    #: What raised it: a check's label, or None for the run itself (the agent, the simulator, the harness).
+    where: str | None = None
+
+
+@dataclass(frozen=True)
+class CriterionResult:
+    """A plain-language criterion, as the judge decided it (or why it could not)."""
+
+    criterion: str
+    outcome: Outcome
+    detail: str
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True)
+class MetricScore:
+    """One quality metric: a score from 1 to 5, or passed or not, with the judge's reasoning."""
+
+    name: str
+    reasoning: str
+    score: int | None = None
+    passed: bool | None = None
+
+
+@dataclass(frozen=True)
+class QualityScores:
+    """The quality metrics of a conversation; never part of the verdict. `error` says why none were scored."""
+
+    scores: tuple[MetricScore, ...] = ()
+    usage: Usage | None = None
+    error: str | None = None
+
+
+class CheckKind(str, Enum):
+    ASSERTION = "assertion"
+    SOP = "sop"
+    CRITERION = "criterion"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class CheckLine:
+    """One check of a conversation with what every view needs of it: where it came from and how it ended."""
+
+    kind: CheckKind
+    #: Assertions and criteria count from 1 in file order; SOP steps have their `step`.
+    index: int | None
+    outcome: Outcome
+    detail: str
+    evidence: tuple[int, ...] = ()
+    #: The assertion's or the step evaluator's check (or its `CheckRef`); None for a criterion.
+    check: object | None = None
+    step: Step | None = None
+    criterion: str | None = None
+    usage: Usage | None = None
+
+    @property
+    def key(self) -> str:
+        return self.check.key if self.check is not None else "criterion"  # type: ignore[attr-defined]
+
+    @property
+    def title(self) -> str:
+        """How a run's report names the check: its label, `SOP <id> <label or type>`, or `criterion '<text>'`."""
+        if self.kind is CheckKind.SOP:
+            return f"SOP {self.step.id} {self.step.label or self.key}"  # type: ignore[union-attr]
+        if self.kind is CheckKind.CRITERION:
+            return f"criterion {self.criterion!r}"
+        return self.check.label  # type: ignore[attr-defined]
+
+    @property
+    def short_title(self) -> str:
+        """How a summary names the check: its label, `SOP <id>`, or `criterion '<text>'`."""
+        if self.kind is CheckKind.SOP:
+            return f"SOP {self.step.id}"  # type: ignore[union-attr]
+        return self.title
+
+
+class Counts:
+    """How many of something passed, failed, errored and were skipped: the one counter of outcomes."""
+
+    __slots__ = ("by_outcome",)
+
+    def __init__(self, outcomes: Iterable[Outcome] = ()) -> None:
+        self.by_outcome = dict.fromkeys(Outcome, 0)
+        for outcome in outcomes:
+            self.by_outcome[outcome] += 1
+
+    def add(self, outcome: Outcome, n: int = 1) -> None:
+        self.by_outcome[outcome] += n
+
+    def update(self, other: Counts) -> None:
+        for outcome, n in other.by_outcome.items():
+            self.by_outcome[outcome] += n
+
+    @property
+    def passed(self) -> int:
+        return self.by_outcome[Outcome.PASS]
+
+    @property
+    def failed(self) -> int:
+        return self.by_outcome[Outcome.FAIL]
+
+    @property
+    def errored(self) -> int:
+        return self.by_outcome[Outcome.ERROR]
+
+    @property
+    def skipped(self) -> int:
+        return self.by_outcome[Outcome.SKIP]
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_outcome.values())
+
+    @property
+    def worst(self) -> Outcome:
+        """FAIL if anything failed; else ERROR if anything errored; else PASS (skips decide nothing)."""
+        if self.failed:
+            return Outcome.FAIL
+        return Outcome.ERROR if self.errored else Outcome.PASS
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Counts) and other.by_outcome == self.by_outcome
+
+    def __repr__(self) -> str:
+        return f"Counts(pass={self.passed}, fail={self.failed}, error={self.errored}, skip={self.skipped})"
+
+
+@dataclass(frozen=True)
+class ConversationResult:
+    """Everything decided about one conversation: its assertions, SOP steps and criteria, and its metrics."""
+
+    source: str
+    #: The name of the scenario or SOP it was judged against.
+    subject: str
+    assertions: tuple[CheckResult, ...] = ()
+    sop: StepSetResult | None = None
+    criteria: tuple[CriterionResult, ...] = ()
+    conversation_id: str | None = None
+    notes: tuple[str, ...] = ()
+    #: Quality metric scores, when asked for; never part of the verdict.
+    metrics: QualityScores | None = None
+    #: Token counts and cost of every judge call made for this conversation.
+    usage: Usage | None = None
+    #: The slug of its scenario, when it was judged as one of several.
+    scenario: str | None = None
+    #: Probable typos in the names of its record (file, line, column), as warnings.
+    warnings: tuple[Problem, ...] = ()
+    #: The exceptions of checks that crashed (each such check is an `error`).
+    crashes: tuple[Crash, ...] = ()
+
+    def checks(self) -> Iterator[CheckLine]:
+        """Every check in the order it is reported: assertions, SOP steps, criteria."""
+        for i, r in enumerate(self.assertions, 1):
+            yield CheckLine(CheckKind.ASSERTION, i, r.outcome, r.detail, r.evidence, check=r.check)
+        if self.sop is not None:
+            for s in self.sop.results:
+                yield CheckLine(CheckKind.SOP, None, s.result.outcome, s.result.detail, s.result.evidence, check=s.result.check, step=s.step)
+        for i, c in enumerate(self.criteria, 1):
+            yield CheckLine(CheckKind.CRITERION, i, c.outcome, c.detail, criterion=c.criterion, usage=c.usage)
+
+    def check_counts(self) -> Counts:
+        """The outcome of every single check, optional SOP steps included."""
+        return Counts(line.outcome for line in self.checks())
+
+    @property
+    def verdict(self) -> Outcome:
+        """FAIL if a check failed; else ERROR if one errored; else PASS. SOP steps count as their set's verdict."""
+        outcomes = [r.outcome for r in self.assertions] + [c.outcome for c in self.criteria]
+        if self.sop is not None:
+            outcomes.append(self.sop.outcome)
+        return Counts(outcomes).worst
+
+    @property
+    def any_error(self) -> bool:
+        """Whether some single check came out `error` (an optional step too), whatever the verdict."""
+        return self.check_counts().errored > 0
+
+
+@dataclass(frozen=True)
+class ScenarioInfo:
+    """The scenario a run played, as its results name it."""
 
     slug: str
+    name: str
+    path: str
+    type: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TranscriptLine:
+    role: str  # "user" or "agent"
+    text: str
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One run of one scenario: its verdict, what was said, and how it was judged.
+
+    `verdict` is ERROR for a harness failure (`error` says which); `crashes` keeps
+    every exception that ended the run or one of its checks. `conversation` is
+    the judged conversation when the run got that far. `events` are the recorded
+    events as written to `run_N.events.jsonl`.
+    """
+
+    scenario: ScenarioInfo
     number: int
-    scenario_name: str
-    scenario_path: str
     verdict: Outcome
-    result: Any = None
+    conversation: ConversationResult | None = None
     error: str | None = None
+    crashes: tuple[Crash, ...] = ()
     conversation_id: str | None = None
-    events: Sequence[Mapping[str, Any]] = field(default=())
-    transcript: Sequence[tuple[str, str]] = field(default=())
-    latencies: Sequence[float] = field(default=())
     ended_because: str | None = None
     duration: float = 0.0
-    scenario_type: str | None = None
-    tags: Sequence[str] = field(default=())
+    latencies: tuple[float, ...] = ()
+    transcript: tuple[TranscriptLine, ...] = ()
+    #: The recorded events as received, written to `run_N.events.jsonl`.
+    events: Sequence[Mapping[str, Any]] = field(default=(), repr=False, compare=False)
+    #: The same events read as the typed record the checks judged; None when they could not be read.
+    record: Conversation | None = field(default=None, repr=False, compare=False)
+    #: Why `record` is None though there are events (shown beside them in the HTML report).
+    record_note: str | None = None
+
+    @property
+    def slug(self) -> str:
+        return self.scenario.slug
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.scenario.slug, self.number)
+
+    def checks(self) -> Iterator[CheckLine]:
+        return self.conversation.checks() if self.conversation is not None else iter(())
+
+    def error_reason(self) -> str | None:
+        """Why an errored run errored: the harness error, else what its errored checks say (a judge failure, say)."""
+        if self.error:
+            return cut(self.error)
+        return "; ".join(f"{line.short_title}: {cut(line.detail)}" for line in self.checks() if line.outcome is Outcome.ERROR) or None
 
 
 #: pass^k is reported for k up to this many runs (a summary line stays readable).
 MAX_K = 8
 
 
-def pass_hat_k(passes: int, runs: int, k: int) -> float | None:
-    """The chance that k runs drawn from these all pass: C(c, k) / C(n, k) (tau-bench's pass^k)."""
-    if runs < k or runs == 0:
-        return None
-    return comb(passes, k) / comb(runs, k)
-
-
 @dataclass(frozen=True)
 class ScenarioStats:
     slug: str
     name: str
-    runs: int
-    passed: int
-    failed: int
-    errored: int
+    counts: Counts
+
+    @property
+    def runs(self) -> int:
+        return self.counts.total
 
     @property
     def judged(self) -> int:
-        return self.passed + self.failed
+        return self.counts.passed + self.counts.failed
 
     @property
     def pass_rate(self) -> float | None:
         """Passed over judged runs; errored runs say nothing about the agent and are counted apart."""
-        return self.passed / self.judged if self.judged else None
+        return self.counts.passed / self.judged if self.judged else None
 
     @property
     def flaky(self) -> bool:
-        return self.passed > 0 and self.failed > 0
+        return self.counts.passed > 0 and self.counts.failed > 0
 
-    def pass_hat(self, most: int = MAX_K) -> dict[int, float | None]:
-        """pass^1 .. pass^min(n, most), by a running product: C(c,k)/C(n,k) = prod (c-i)/(n-i), i < k."""
-        values: dict[int, float | None] = {}
+    def pass_hat(self, most: int = MAX_K) -> dict[int, float]:
+        """pass^1 .. pass^min(n, most): the chance that k runs drawn from these all pass, C(c, k) / C(n, k)."""
+        values: dict[int, float] = {}
         product = 1.0
         for k in range(1, min(self.judged, most) + 1):
-            product *= max(self.passed - (k - 1), 0) / (self.judged - (k - 1))
+            product *= max(self.counts.passed - (k - 1), 0) / (self.judged - (k - 1))
             values[k] = product
         return values
 
 
-def scenario_stats(runs: Sequence[Mapping[str, Any]]) -> list[ScenarioStats]:
-    """Per scenario, in the order the scenarios first appear, from run documents (`run_N.json`)."""
-    grouped: dict[str, list[Mapping[str, Any]]] = {}
+def scenario_stats(runs: Iterable[RunResult]) -> list[ScenarioStats]:
+    """Per scenario, in the order the scenarios first appear."""
+    grouped: dict[str, tuple[str, Counts]] = {}
     for run in runs:
-        grouped.setdefault(run["scenario"]["slug"], []).append(run)
-    stats = []
-    for slug, group in grouped.items():
-        verdicts = [run["verdict"] for run in group]
-        stats.append(
-            ScenarioStats(
-                slug,
-                group[0]["scenario"]["name"],
-                len(group),
-                verdicts.count("pass"),
-                verdicts.count("fail"),
-                verdicts.count("error"),
-            )
-        )
-    return stats
+        _, counts = grouped.setdefault(run.scenario.slug, (run.scenario.name, Counts()))
+        counts.add(run.verdict)
+    return [ScenarioStats(slug, name, counts) for slug, (name, counts) in grouped.items()]
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """A batch of runs: what was planned, what finished, and how each ended.
+
+    `passed`, `failed` and `errored` count runs; the summary, the reports and
+    the exit code are all made from this.
+    """
+
+    runs: tuple[RunResult, ...]
+    planned: int | None = None
+    started: str | None = None
+    updated: str | None = None
+    #: Whether Ctrl-C or SIGTERM cut it short; None while it runs.
+    interrupted: bool | None = None
+    #: Where the batch's results folder is, when it has one.
+    folder: str | None = None
+
+    @property
+    def counts(self) -> Counts:
+        return Counts(run.verdict for run in self.runs)
+
+    @property
+    def passed(self) -> int:
+        return self.counts.passed
+
+    @property
+    def failed(self) -> int:
+        return self.counts.failed
+
+    @property
+    def errored(self) -> int:
+        return self.counts.errored
+
+    def scenarios(self) -> list[ScenarioStats]:
+        return scenario_stats(self.runs)
+
+    def failed_runs(self) -> list[RunResult]:
+        return [run for run in self.runs if run.verdict is Outcome.FAIL]
+
+    def errored_runs(self) -> list[RunResult]:
+        return [run for run in self.runs if run.verdict is Outcome.ERROR]

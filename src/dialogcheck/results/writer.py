@@ -1,66 +1,80 @@
 """Writing a batch's results from one thread, so the event loop only hands finished runs over.
 
-Building a run's document and text and writing its files costs a few
-milliseconds of CPU a run; done on the event loop, fifty runs in flight wait
-behind it. A single writer thread keeps files in finishing order (the summary
-always follows the runs it counts) and is drained before the folder is read back.
+Encoding a run and writing its files costs a few milliseconds of CPU a run;
+done on the event loop, fifty runs in flight wait behind it. A single writer
+thread keeps files in finishing order (the summary always follows the runs
+it counts). The runs it wrote stay in memory: the summary and the reports at
+the end are made from them, never read back from the folder.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from datetime import datetime, timezone
 
 from ..checks.base import Outcome
-from .files import ResultsFolder, run_document, summary_document
-from .model import RunRecord
+from .files import ResultsFolder
+from .model import BatchResult, RunResult
+from .plan import Plan
 
 #: Seconds between rewrites of the summary while a batch runs (the final one is written after it).
 SUMMARY_EVERY = 1.0
 
 
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
 class BatchWriter:
-    """`add` each finished run; `close` waits until every file is on disk and raises the first failed write."""
+    """`add` each finished run; `close` waits until every file is on disk and raises the first failed write.
+
+    `render_run` and `render_summary` give the text of `run_N.txt` and `summary.txt`: the caller's
+    renderers, so this layer only moves data.
+    """
 
     def __init__(
         self,
         folder: ResultsFolder,
-        plan: Mapping[str, Any],
-        documents: list[dict[str, Any]],
-        render_run: Callable[[Mapping[str, Any]], str],
-        render_summary: Callable[[Mapping[str, Any]], str],
+        plan: Plan,
+        finished: Iterable[RunResult],
+        render_run: Callable[[RunResult], str],
+        render_summary: Callable[[BatchResult], str],
     ):
         self.folder = folder
         self.plan = plan
-        self.documents = documents  # runs already on disk (a resumed batch), then each one written
+        self.runs: list[RunResult] = list(finished)  # runs an earlier process finished (a resumed batch), then each one written
         self._render_run = render_run
         self._render_summary = render_summary
         self._last_summary = float("-inf")  # the first run writes one at once
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dialogcheck-results")
         self._writes: list[Future] = []
 
-    def add(self, record: RunRecord) -> None:
-        self._writes.append(self._thread.submit(self._write, record))
+    def add(self, run: RunResult) -> None:
+        self._writes.append(self._thread.submit(self._write, run))
 
-    def _write(self, record: RunRecord) -> None:
+    def batch(self, interrupted: bool | None = None) -> BatchResult:
+        """The batch so far, in plan order."""
+        order = {key: i for i, key in enumerate(self.plan.run_keys())}
+        runs = sorted(self.runs, key=lambda run: order.get(run.key, len(order)))
+        return BatchResult(tuple(runs), self.plan.total_runs, self.plan.started, now(), interrupted, str(self.folder.root))
+
+    def write_summary(self, batch: BatchResult) -> None:
+        self.folder.write_summary(batch, self._render_summary(batch))
+
+    def _write(self, run: RunResult) -> None:
         try:
-            document = self._write_run(record)
+            self.folder.write_run(run, self._render_run(run))
         except TypeError as err:  # a value JSON cannot hold (orjson's error is a TypeError); nothing of the run was written
-            document = self._write_run(unwritable(record, err))
-        self.documents.append(document)
-        now = time.monotonic()
-        if now - self._last_summary >= SUMMARY_EVERY:
-            summary = summary_document(self.documents, self.plan)
-            self.folder.write_summary(summary, self._render_summary(summary))
-            self._last_summary = now
-
-    def _write_run(self, record: RunRecord) -> dict[str, Any]:
-        document = run_document(record)
-        self.folder.write_run(record, document, self._render_run(document))
-        return document
+            run = unwritable(run, err)
+            self.folder.write_run(run, self._render_run(run))
+        self.runs.append(run)
+        moment = time.monotonic()
+        if moment - self._last_summary >= SUMMARY_EVERY:
+            self.write_summary(self.batch())
+            self._last_summary = moment
 
     def close(self) -> None:
         self._thread.shutdown(wait=True)
@@ -69,7 +83,7 @@ class BatchWriter:
                 raise write.exception()
 
 
-def unwritable(record: RunRecord, err: Exception) -> RunRecord:
+def unwritable(run: RunResult, err: Exception) -> RunResult:
     """The run as an errored one that says why it could not be written, without the parts that could not be.
 
     Agents' answers are made plain JSON where they are read, so this is the net
@@ -77,10 +91,11 @@ def unwritable(record: RunRecord, err: Exception) -> RunRecord:
     and every other run's files go on.
     """
     return replace(
-        record,
+        run,
         verdict=Outcome.ERROR,
         error=f"the run's record cannot be written as JSON ({err}); its events, transcript and checks are left out",
-        result=None,
+        conversation=None,
         events=(),
+        record=None,
         transcript=(),
     )

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import time
+import traceback
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .._redact import redact
 from ..checks.base import Outcome
 from ..connectors.base import AgentConnector, AgentError, describe, safe_text
-from ..evaluate import evaluate_async
 from ..events.parse import EventFieldError, conversation_from_dicts
 from ..judge.base import Judge
+from ..judging import evaluate_async
 from ..llm.base import LLMError
-from ..results.model import RunRecord
+from ..results.load import with_events
+from ..results.model import Crash, RunResult, ScenarioInfo, TranscriptLine
 from ..scenario.model import Scenario
 from ..simulate.loop import SimulatedConversation, simulate
 from ..simulate.user import SimulatedUser
@@ -54,43 +57,53 @@ def _harness_error(err: BaseException, time_limit: float) -> str:
     return f"the harness crashed: {describe(err)}"
 
 
+def _crash(err: BaseException) -> Crash | None:
+    """The exception of code that broke the run (an agent's own, or the harness's), kept whole; None for a peer's failure."""
+    if isinstance(err, AgentError):
+        err = err.__cause__  # an agent that raised: its own exception
+    elif isinstance(err, (TimeoutError, LLMError, EventFieldError)):
+        return None
+    if err is None:
+        return None
+    trace = "".join(traceback.format_exception(err))
+    return Crash(type(err).__name__, safe_text(str(err)), safe_text(trace))
+
+
 async def run_one(
     spec: RunSpec,
     agent: AgentConnector,
     make_user: Callable[[Scenario], SimulatedUser],
     judge: Judge | None,
     settings: BatchSettings,
-) -> RunRecord:
+) -> RunResult:
     scenario = spec.scenario
-    record = SimulatedConversation(f"sim-{uuid.uuid4()}")
+    simulated = SimulatedConversation(f"sim-{uuid.uuid4()}")
     started = time.perf_counter()
-    result, error = None, None
+    result = record = error = crash = None
     try:
         async with asyncio.timeout(settings.time_limit):
-            await simulate(scenario, agent, make_user(scenario), record)
-            conversation = conversation_from_dicts(record.events, f"{scenario.slug}/run_{spec.number}", record.conversation_id)
-            result = await evaluate_async(
-                scenario, conversation, judge=judge, no_judge=settings.no_judge, metrics=settings.metrics
-            )
+            await simulate(scenario, agent, make_user(scenario), simulated)
+            record = conversation_from_dicts(simulated.events, f"{scenario.slug}/run_{spec.number}", simulated.conversation_id)
+            result = await evaluate_async(scenario, record, judge=judge, no_judge=settings.no_judge, metrics=settings.metrics)
     except Exception as err:  # noqa: BLE001 - every harness failure becomes an errored run
-        error = safe_text(_harness_error(err, settings.time_limit))
-    return RunRecord(
-        slug=scenario.slug,
+        error = redact(safe_text(_harness_error(err, settings.time_limit)))
+        crash = _crash(err)
+    run = RunResult(
+        scenario=ScenarioInfo(scenario.slug, scenario.name, scenario.path, scenario.type, tuple(scenario.tags)),
         number=spec.number,
-        scenario_name=scenario.name,
-        scenario_path=scenario.path,
         verdict=Outcome.ERROR if error else result.verdict,
-        result=result,
+        conversation=result,
         error=error,
-        conversation_id=record.conversation_id,
-        events=record.events,
-        transcript=record.transcript,
-        latencies=record.latencies,
-        ended_because=record.ended_because,
+        crashes=((crash,) if crash else ()) + (result.crashes if result is not None else ()),
+        conversation_id=simulated.conversation_id,
+        ended_because=simulated.ended_because,
         duration=time.perf_counter() - started,
-        scenario_type=scenario.type,
-        tags=scenario.tags,
+        latencies=tuple(simulated.latencies),
+        transcript=tuple(TranscriptLine(who.lower(), text) for who, text in simulated.transcript),
+        events=simulated.events,
+        record=record,
     )
+    return run if record is not None else with_events(run, simulated.events)  # a run cut short: what it recorded, read once
 
 
 async def run_batch(
@@ -99,15 +112,15 @@ async def run_batch(
     make_user: Callable[[Scenario], SimulatedUser],
     judge: Judge | None,
     settings: BatchSettings,
-    on_finished: Callable[[RunRecord], None] = lambda record: None,
-) -> list[RunRecord]:
+    on_finished: Callable[[RunResult], None] = lambda run: None,
+) -> list[RunResult]:
     """Every run of `specs`, at most `settings.parallel` at once, in plan order."""
     gate = asyncio.Semaphore(settings.parallel)
 
-    async def one(spec: RunSpec) -> RunRecord:
+    async def one(spec: RunSpec) -> RunResult:
         async with gate:
-            record = await run_one(spec, agent, make_user, judge, settings)
-        on_finished(record)
-        return record
+            run = await run_one(spec, agent, make_user, judge, settings)
+        on_finished(run)
+        return run
 
     return list(await asyncio.gather(*(one(spec) for spec in specs)))

@@ -1,6 +1,6 @@
 """Streaming judgement: results in input order, a bounded window read ahead, the judge used per window."""
 
-from dialogcheck.batch import iter_results
+from dialogcheck.judging import iter_results
 from dialogcheck.checks.base import Outcome
 from dialogcheck.judge.base import JudgeVerdict
 from dialogcheck.scenario.load import load_scenario

@@ -1,0 +1,321 @@
+"""Checking recorded conversations against a scenario, several scenarios or an SOP: the library behind `dialogcheck check`.
+
+`check_conversations` yields a typed result per conversation. `CheckBatch` is
+the same check with what the command line needs besides: the results encoded
+where they are checked (in worker processes with `jobs`), shards written to an
+output folder, and the tally (verdicts, errored checks, probable typos) as the
+results go by. The input is planned into chunks (`engines.chunks`) and checked
+by an engine: in this process, in worker processes, or on Ray.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .engines.chunks import CHUNK_BYTES, ReadChunk, held_bytes, input_files, is_stream, plan_local
+from .engines.local import judged_in_order, shards_in_order, usable_cores
+from .engines.work import CheckJob, ChunkResult, Encoder, Judged
+from .errors import LoadError, Problem
+from .events.model import FRAMEWORK_TOOLS, Conversation
+from .events.parse import conversation_from_dicts
+from .judge.base import Judge
+from .judging import judge_requests
+from .pairing import ScenarioSet, compile_pair
+from .results.codec import conversation_line
+from .results.model import ConversationResult, Counts
+from .scenario.model import Scenario
+
+#: Inputs larger than this are judged as they are read instead of being read whole first.
+STREAM_ABOVE_BYTES = 64 * 2**20
+#: Inputs smaller than this are checked in this process whatever `jobs` says: starting workers costs more.
+IN_PROCESS_BELOW_BYTES = 2 * 2**20
+
+
+def load_subject(
+    scenario_paths: Sequence[str | Path] = (),
+    sop_path: str | Path | None = None,
+    pair: str | None = None,
+    framework_tools: frozenset[str] = FRAMEWORK_TOOLS,
+) -> Any:
+    """The SOP, the one scenario, or (several scenarios, or a `pair` pattern) a `ScenarioSet`; every problem of every file at once.
+
+    Scenarios take `framework_tools` from their project's config (an SOP file says its own). A bad `pair`
+    pattern raises ValueError.
+    """
+    if sop_path is not None:
+        from .sop.load import load_sop
+
+        return load_sop(sop_path)
+    from .scenario.load import load_scenario as load_one
+
+    load_scenario = functools.partial(load_one, framework_tools=framework_tools)
+    if len(scenario_paths) == 1 and pair is None and not Path(scenario_paths[0]).is_dir():
+        return load_scenario(scenario_paths[0])  # one scenario: every conversation against it, as it always was
+    files = _scenario_files(scenario_paths)
+    if len(files) == 1 and pair is None:
+        return load_scenario(files[0])  # a folder holding one scenario: the same
+    pattern = compile_pair(pair) if pair is not None else None
+    scenarios = _each(load_scenario, files)
+    if not scenarios:
+        raise LoadError.one("no scenario files found (.yml, .yaml)", " ".join(map(str, scenario_paths)))
+    return ScenarioSet.of(scenarios, pattern)
+
+
+def _scenario_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The scenario files of files, folders and projects, each once, in the order given."""
+    from .runner.project import scenario_files
+
+    found = _each(lambda given: scenario_files(Path(given)), paths)
+    return list(dict.fromkeys(f for files in found for f in files))
+
+
+def _each(load, items) -> list:
+    """`load` of every item, raising one `LoadError` with the problems of all of them."""
+    done, problems = [], []
+    for item in items:
+        try:
+            done.append(load(item))
+        except LoadError as err:
+            problems.extend(err.problems)
+    if problems:
+        raise LoadError(problems)
+    return done
+
+
+def judged_count(subject: Any) -> int:
+    """How many LLM-judged checks the scenario or SOP holds (of all the scenarios, for several)."""
+    if isinstance(subject, ScenarioSet):
+        return sum(len(judge_requests(s)) for s in subject.scenarios.values())
+    return len(judge_requests(subject))
+
+
+class WarningLog:
+    """Probable typos met in the input, each kind once a file: where it was first met, and how often.
+
+    A log that misspells a name does so on every line; one warning a file says it as well, and stays
+    small however long the log is.
+    """
+
+    #: The `event N: ` (or `row R: event N: `) a warning's message starts with: the same typo in another
+    #: event is the same warning.
+    _EVENT_INDEX = re.compile(r"^(row \d+: )?event \d+: ")
+
+    def __init__(self) -> None:
+        self.first: dict[tuple[str, str], Problem] = {}
+        self.count: dict[tuple[str, str], int] = {}
+
+    def add(self, warnings: Iterable[Problem]) -> None:
+        for problem in warnings:
+            key = (problem.file, self._EVENT_INDEX.sub("", problem.message, count=1))
+            if key not in self.first:
+                self.first[key] = problem
+                self.count[key] = 0
+            self.count[key] += 1
+
+    def __bool__(self) -> bool:
+        return bool(self.first)
+
+    def as_json(self) -> list[dict[str, object]]:
+        return [problem.to_dict() | {"count": self.count[key]} for key, problem in self.first.items()]
+
+
+@dataclass
+class CheckTally:
+    """What the exit code and the summary need, counted as results go by (flat however many there are)."""
+
+    counts: Counts = field(default_factory=Counts)
+    #: Some single check came out `error` (an optional SOP step too).
+    any_error: bool = False
+    warnings: WarningLog = field(default_factory=WarningLog)
+    shards: list[str] = field(default_factory=list)
+
+    def add(self, item: Judged | ChunkResult) -> None:
+        if isinstance(item, ChunkResult):
+            self.counts.update(item.counts)
+            self.any_error = self.any_error or item.any_error
+        else:
+            self.counts.add(item.verdict)
+            self.any_error = self.any_error or item.any_error
+        if item.warnings:
+            self.warnings.add(item.warnings)
+        if isinstance(item, ChunkResult) and item.shard:
+            self.shards.append(item.shard)
+
+
+@dataclass(frozen=True)
+class GivenConversations:
+    """Conversations handed over in memory (typed, or as lists of event dicts): one chunk, read in this process."""
+
+    conversations: tuple[Conversation | Sequence[Mapping[str, Any]], ...]
+
+    def read(self) -> Iterator[Conversation]:
+        for i, given in enumerate(self.conversations, 1):
+            yield given if isinstance(given, Conversation) else conversation_from_dicts(list(given), f"<conversation {i}>")
+
+
+class CheckBatch:
+    """One check of many conversations: where they come from, what judges them, and how many processes do it.
+
+    `sources` are paths (files, folders, `-` for standard input, a `run` results folder) or, in memory,
+    `Conversation`s or lists of event dicts. Small inputs are read whole before anything is judged, so
+    bad input anywhere stops the check before any result; big ones (past `STREAM_ABOVE_BYTES`, or with
+    `stream`) are judged as they are read, with flat memory, and bad input stops the check where it is.
+    `keep` keeps every result and its conversation (for reports), in this process.
+    """
+
+    def __init__(
+        self,
+        subject: Any,
+        sources: Iterable[Any],
+        *,
+        jobs: int | None = None,
+        judge: Judge | None = None,
+        no_judge: bool = False,
+        metrics: tuple[str, ...] = (),
+        input_format: str | None = None,
+        strict: bool = False,
+        stream: bool = False,
+        chunk_bytes: int | None = None,
+        keep: bool = False,
+    ):
+        self.subject = subject
+        self.judge, self.no_judge, self.metrics, self.strict = judge, no_judge, metrics, strict
+        self.keep = keep
+        self.tally = CheckTally()
+        self.kept: list[ConversationResult] = []
+        self.records: list[Conversation] = []
+        given = list(sources)
+        if given and all(not isinstance(source, (str, Path)) for source in given):
+            self._chunks: Iterable[Any] = [GivenConversations(tuple(given))]
+            self.streaming, self.workers = False, 1
+            return
+        files = input_files([str(source) for source in given], with_parquet=not input_format)
+        if not files:
+            raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(map(str, given)))
+        size = sum(_size(f) for f in files)
+        self.streaming = (stream or size > STREAM_ABOVE_BYTES) and not keep
+        chunks = plan_local(files, input_format, chunk_bytes or CHUNK_BYTES)
+        size_known = not any(is_stream(f) for f in files)
+        if not self.streaming:  # a pipe's size is known once it is read: it is read ahead up to the same bound
+            chunks, held, complete = _read_ahead(chunks, None if keep else STREAM_ABOVE_BYTES - size)
+            size, self.streaming, size_known = size + held, not complete, True
+        if not self.streaming and (judge is not None or keep):
+            chunks = [ReadChunk.of(chunk) for chunk in chunks]  # checked in this process: read once, all of it before any LLM call
+        self._chunks = chunks
+        self.workers = 1 if (size_known and size < IN_PROCESS_BELOW_BYTES) or keep else (jobs or usable_cores())
+
+    def _job(self, encode: Encoder | None = None, join: bytes | None = None, with_results: bool = False) -> CheckJob:
+        keep = with_results or self.keep
+        return CheckJob(self.subject, no_judge=self.no_judge, strict=self.strict, encode=encode, keep_results=keep, join=join)
+
+    def judged(self, encode: Encoder | None = None, join: bytes | None = None, *, with_results: bool = False) -> Iterator[Judged | ChunkResult]:
+        """Every conversation judged, in input order, encoded by `encode` where it is checked; counted in `tally`.
+
+        With `with_results` each `Judged` carries its typed result (from worker processes too). From workers
+        with `join`, each chunk comes back as one `ChunkResult` block. Bad input raises `LoadError` where it
+        is met (before any result, unless streaming).
+        """
+        job = self._job(encode, join, with_results)
+        items = judged_in_order(job, self._chunks, self.workers, judge=self.judge, metrics=self.metrics)
+        if not self.streaming:
+            items = iter(list(items))
+        for item in items:
+            self.tally.add(item)
+            if self.keep and isinstance(item, Judged) and item.result is not None:
+                self.kept.append(item.result)
+            yield item
+        if self.keep:
+            self.records = [conversation for chunk in self._chunks for conversation in chunk.read()]  # read chunks: no parsing again
+
+    def to_shards(self, folder: str, fmt: str) -> None:
+        """Each chunk's results as a shard in `folder` (the codec's JSON line a conversation), written where it was
+        checked; bad input, or a shard that cannot be written, removes every shard and raises."""
+        from .engines.shards import remove_shards, write_shard
+
+        results = shards_in_order(
+            self._job(conversation_line), self._chunks, self.workers, functools.partial(write_shard, folder, fmt), judge=self.judge, metrics=self.metrics
+        )
+        try:
+            for result in results:
+                result.raise_problems()
+                self.tally.add(result)
+                if self.keep:
+                    self.kept.extend(item.result for item in result.items if item.result is not None)
+        except (LoadError, OSError):
+            results.close()  # the chunks still in flight finish (and write) first
+            remove_shards(folder, fmt)
+            raise
+        if self.keep:
+            self.records = [conversation for chunk in self._chunks for conversation in chunk.read()]
+
+
+def _read_ahead(chunks, room: int | None):
+    """Plan every chunk (reading piped inputs into memory), unless the pipes fill more than `room` bytes
+    first: then the rest is planned as it is checked. (chunks, bytes held, whether every chunk is planned)."""
+    taken, held = [], 0
+    for chunk in chunks:
+        taken.append(chunk)
+        held += held_bytes(chunk)
+        if room is not None and held > room:
+            return itertools.chain(taken, chunks), held, False
+    return taken, held, True
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # reported when the file is read
+
+
+def _subject_of(subject: Any) -> Any:
+    """A loaded scenario, SOP or set of scenarios as it is; a path loaded as the file its top-level key says."""
+    if not isinstance(subject, (str, Path)):
+        return subject
+    path = Path(subject)
+    if path.is_dir():
+        return load_subject([path])
+    from .definitions import load_definition
+
+    definition = load_definition(path)
+    if definition.kind not in ("scenario", "sop"):
+        raise LoadError.one(f"expected a scenario or SOP file, got {definition.kind}", str(path))
+    return definition.value
+
+
+def check_conversations(
+    subject: Any,
+    sources: Iterable[Any],
+    *,
+    jobs: int | None = None,
+    engine: str = "local",
+    no_judge: bool = False,
+    judge: Judge | None = None,
+    metrics: tuple[str, ...] = (),
+    input_format: str | None = None,
+    strict: bool = False,
+) -> Iterator[ConversationResult]:
+    """Judge recorded conversations; one typed result each, in input order.
+
+    `subject` is a scenario or an SOP (loaded, or the path of its file; a folder of scenarios judges each
+    conversation against the one it names). `sources` are paths (files, folders, a `run` results folder)
+    or conversations in memory (`Conversation`s, or lists of event dicts). `jobs` worker processes share
+    the checks of big inputs (results still come in input order). LLM-judged checks need `judge` (see
+    `dialogcheck.judge.setup.judge_from_config`); without it they are `error`, or `skip` with `no_judge`.
+    Bad input raises `dialogcheck.LoadError` with its file, line and column.
+    """
+    if engine != "local":
+        raise ValueError(f"engine {engine!r}: check_conversations judges in this process and its workers (engine='local'); "
+                         "`dialogcheck check --engine ray --output DIR` writes Ray's results to a folder")
+    batch = CheckBatch(
+        _subject_of(subject), sources, jobs=jobs, judge=judge, no_judge=no_judge, metrics=metrics, input_format=input_format, strict=strict
+    )
+    for item in batch.judged(with_results=True):
+        if isinstance(item, Judged) and item.result is not None:
+            yield item.result

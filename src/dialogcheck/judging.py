@@ -1,0 +1,219 @@
+"""Judge one conversation against a scenario's goals or an SOP's steps, into a typed `ConversationResult`.
+
+Two steps, one path: first the judge decides every LLM-judged check (async,
+concurrently, only when a judge is given), then every check runs, pure and
+synchronous, with those judgements handed in. A check that crashes becomes an
+`error` result with its exception kept, never a crash of the batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from itertools import islice
+from typing import Any
+
+from .checks.base import CheckResult, Outcome
+from .checks.judged import Judgement, JudgeRequest, unjudged
+from .checks.patterns import PatternTimeout
+from .events.model import Conversation
+from .judge.base import Judge, judge_one
+from .pairing import ScenarioSet
+from .results.codec import quality_scores
+from .results.model import ConversationResult, Crash, CriterionResult
+from .scenario.model import Scenario
+
+#: What the judge must decide for a subject, each keyed `criterion:N` or `sop:STEP_ID`.
+JudgeItems = list[tuple[str, JudgeRequest]]
+
+NO_GOALS = "the scenario has no goals: it passes with zero checks"
+
+
+def judge_requests(subject: Any) -> JudgeItems:
+    """Every item a judge must decide for a scenario or an SOP, keyed `criterion:N` and `sop:STEP_ID`."""
+    tools = subject.framework_tools
+    if isinstance(subject, Scenario):
+        items = [(f"criterion:{i}", JudgeRequest(c, framework_tools=tools)) for i, c in enumerate(subject.goals.criteria)]
+        steps = subject.goals.sop
+    else:
+        items, steps = [], subject.steps
+    if steps is not None:
+        items += [(f"sop:{step_id}", replace(request, framework_tools=tools)) for step_id, request in steps.judge_requests()]
+    return items
+
+
+async def run_judge(conversation: Conversation, items: JudgeItems, judge: Judge) -> dict[str, Judgement]:
+    """Ask the judge every item at once; every failure comes back as an `error` judgement."""
+    judgements = await asyncio.gather(*(judge_one(judge, conversation, request) for _, request in items))
+    return {key: judgement for (key, _), judgement in zip(items, judgements)}
+
+
+def run_check(check: Any, conversation: Conversation) -> tuple[CheckResult, Crash | None]:
+    """Evaluate one check; one that crashes is an `error` result, with the exception it raised."""
+    try:
+        return check.evaluate(conversation), None
+    except PatternTimeout as err:
+        return CheckResult(check, Outcome.ERROR, str(err)), None
+    except Exception as err:  # noqa: BLE001 - a bug in one check must not hide the others
+        crash = Crash(type(err).__name__, str(err), traceback.format_exc(), where=check.label)
+        return CheckResult(check, Outcome.ERROR, f"the check crashed: {type(err).__name__}: {err}"), crash
+
+
+def _usage(judged: Mapping[str, Judgement]) -> Any:
+    usages = [j.usage for j in judged.values() if j.usage is not None]
+    return sum(usages[1:], usages[0]) if usages else None
+
+
+def _judged_for(subject: Any, conversation: Conversation, judge: Judge | None, no_judge: bool, judged):
+    if judged is not None:
+        return judged
+    items = judge_requests(subject)
+    if judge is None or no_judge or not items:
+        return {}
+    return asyncio.run(run_judge(conversation, items, judge))
+
+
+def _judge_checks(subject: Any, conversation: Conversation, judged: Mapping[str, Judgement], no_judge: bool) -> ConversationResult:
+    """Every check of `subject` on `conversation`, with the judgements already made."""
+    assertions, crashes, criteria, sop, notes = [], [], [], None, ()
+    if isinstance(subject, Scenario):
+        goals = subject.goals
+        for check in goals.assertions:
+            result, crash = run_check(check, conversation)
+            assertions.append(result)
+            crashes += [crash] if crash else []
+        for i, criterion in enumerate(goals.criteria):
+            judgement = judged.get(f"criterion:{i}") or unjudged(no_judge)
+            criteria.append(CriterionResult(criterion, judgement.outcome, judgement.detail, judgement.usage))
+        steps = goals.sop
+        notes = (NO_GOALS,) if goals.empty else ()
+    else:
+        steps = subject.steps
+    if steps is not None:
+        from_sop = {key.removeprefix("sop:"): j for key, j in judged.items() if key.startswith("sop:")}
+        sop = steps.evaluate(conversation, from_sop, no_judge)
+    return ConversationResult(
+        source=conversation.source,
+        subject=subject.name,
+        assertions=tuple(assertions),
+        sop=sop,
+        criteria=tuple(criteria),
+        conversation_id=conversation.conversation_id,
+        notes=notes,
+        usage=_usage(judged),
+        warnings=conversation.warnings,
+        crashes=tuple(crashes),
+    )
+
+
+def evaluate(
+    scenario: Scenario,
+    conversation: Conversation,
+    *,
+    judge: Judge | None = None,
+    no_judge: bool = False,
+    judged: Mapping[str, Judgement] | None = None,
+) -> ConversationResult:
+    """Run every assertion, SOP step and criterion of `scenario` on `conversation`.
+
+    Criteria and `llm_judge` steps are decided by `judge` (or taken from
+    `judged`, as `run_judge` returns it); with neither they come out `error`,
+    or `skip` when `no_judge` is set.
+    """
+    return _judge_checks(scenario, conversation, _judged_for(scenario, conversation, judge, no_judge, judged), no_judge)
+
+
+def evaluate_sop(
+    sop: Any,
+    conversation: Conversation,
+    *,
+    judge: Judge | None = None,
+    no_judge: bool = False,
+    judged: Mapping[str, Judgement] | None = None,
+) -> ConversationResult:
+    """Apply an SOP file's steps to one recorded conversation."""
+    return _judge_checks(sop, conversation, _judged_for(sop, conversation, judge, no_judge, judged), no_judge)
+
+
+async def evaluate_async(
+    subject: Any,
+    conversation: Conversation,
+    *,
+    judge: Judge | None = None,
+    no_judge: bool = False,
+    metrics: tuple[str, ...] = (),
+) -> ConversationResult:
+    """Ask the judge (and score metrics) for one conversation, then run its checks: a scenario or an SOP."""
+    items = judge_requests(subject) if judge is not None and not no_judge else []
+    judged = await run_judge(conversation, items, judge) if items else {}
+    scorer = getattr(judge, "score_metrics", None) if metrics and not no_judge else None
+    context = subject.simulation_context if isinstance(subject, Scenario) else None
+    scores = await scorer(conversation, metrics, context, framework_tools=subject.framework_tools) if scorer else None
+    result = _judge_checks(subject, conversation, judged, no_judge)
+    return replace(result, metrics=quality_scores(scores)) if scores is not None else result
+
+
+async def evaluate_pairs(
+    pairs: Sequence[tuple[Any, Conversation]],
+    *,
+    judge: Judge | None = None,
+    no_judge: bool = False,
+    metrics: tuple[str, ...] = (),
+    in_flight: int = 16,
+) -> list[ConversationResult]:
+    """Judge many conversations, each with its own scenario or SOP, asking the judge for several at once.
+
+    The judge's client bounds the LLM calls in flight; `in_flight` bounds how
+    many conversations wait on it, so memory stays flat on big batches.
+    """
+    gate = asyncio.Semaphore(in_flight)
+
+    async def one(subject: Any, conversation: Conversation) -> ConversationResult:
+        async with gate:
+            return await evaluate_async(subject, conversation, judge=judge, no_judge=no_judge, metrics=metrics)
+
+    return list(await asyncio.gather(*(one(s, c) for s, c in pairs)))
+
+
+#: Conversations waiting on the judge at once when many are judged in order.
+DEFAULT_WINDOW = 64
+
+
+def iter_results(
+    subject: Any,
+    conversations: Iterable[Conversation],
+    *,
+    judge: Judge | None = None,
+    no_judge: bool = False,
+    metrics: tuple[str, ...] = (),
+    window: int = DEFAULT_WINDOW,
+) -> Iterator[ConversationResult]:
+    """One result per conversation, in order, for a scenario, an SOP, or a `ScenarioSet`.
+
+    Conversations come from a lazy iterator and results go out as they are
+    decided, so memory stays flat however long the input is. Without a judge
+    this is plain synchronous code; with one, a window of conversations waits
+    on it at once and results still come out in input order. With a
+    `ScenarioSet` each conversation is judged against its own scenario, and
+    the first that has none raises `LoadError` there, before it is judged.
+    """
+    several = isinstance(subject, ScenarioSet)
+    pairs = subject.pairs(conversations) if several else ((subject, c) for c in conversations)
+    if judge is None or no_judge:
+        for scenario, conversation in pairs:
+            yield _paired(several, scenario, _judge_checks(scenario, conversation, {}, no_judge))
+        return
+    loop = asyncio.new_event_loop()
+    try:
+        while window_pairs := list(islice(pairs, window)):
+            results = loop.run_until_complete(evaluate_pairs(window_pairs, judge=judge, no_judge=no_judge, metrics=metrics, in_flight=window))
+            yield from (_paired(several, scenario, result) for (scenario, _), result in zip(window_pairs, results))
+    finally:
+        loop.close()
+
+
+def _paired(several: bool, scenario: Any, result: ConversationResult) -> ConversationResult:
+    """A result judged against one of several scenarios names it, so every output can say which."""
+    return replace(result, scenario=scenario.slug) if several else result

@@ -1,0 +1,361 @@
+"""The one codec of results: typed results to the JSON every results file and `--format json` hold, and back.
+
+`check --format json` prints `conversation_document`s; `check --output` writes
+them a line each in its shards; `run_N.json` is `run_document`, and
+`summary.json` is `summary_document`. Reading any of them back (`report`,
+`--resume`, a shard) gives the same typed results through the `decode_*`
+functions, so every reader of a results file speaks the model, not dicts.
+
+Text from outside (a judge's rationale, an agent's error, a message) is cut to
+`_shown.TEXT_LIMIT` characters here, so every file and report is bounded; the
+events file keeps every message whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from .._redact import redact
+from .._shown import cut
+from ..checks.base import CheckResult, Outcome
+from ..errors import LoadError, Problem
+from ..llm.base import Usage
+from ..sop.model import Step, StepResult, StepSetResult
+from .model import (
+    BatchResult,
+    CheckKind,
+    CheckRef,
+    Counts,
+    Crash,
+    ConversationResult,
+    CriterionResult,
+    MetricScore,
+    QualityScores,
+    RunResult,
+    ScenarioInfo,
+    TranscriptLine,
+)
+
+INDENT = orjson.OPT_INDENT_2
+
+
+# -- conversations ---------------------------------------------------------------------------------
+
+
+def conversation_document(result: ConversationResult, *, with_source: bool = False) -> dict[str, Any]:
+    """The `check --format json` shape of SPEC section 9 for one conversation."""
+    data: dict[str, Any] = {}
+    if with_source:
+        data["source"] = result.source
+    data["verdict"] = result.verdict.value
+    data["subject"] = result.subject
+    if result.scenario is not None:  # one of several scenarios: its slug, which pairs conversations with it
+        data["scenario"] = result.scenario
+    if result.conversation_id is not None:
+        data["conversation_id"] = result.conversation_id
+    assertions, steps, criteria = [], [], []
+    for line in result.checks():
+        if line.kind is CheckKind.ASSERTION:
+            assertions.append(
+                {
+                    "index": line.index,
+                    "key": line.check.key,  # type: ignore[union-attr]
+                    "label": line.check.label,  # type: ignore[union-attr]
+                    "passed": line.outcome is Outcome.PASS,
+                    "outcome": line.outcome.value,
+                    "detail": cut(line.detail),
+                    "evidence": list(line.evidence),
+                }
+            )
+        elif line.kind is CheckKind.SOP:
+            step = line.step
+            steps.append(
+                {
+                    "id": step.id,  # type: ignore[union-attr]
+                    "type": line.check.key,  # type: ignore[union-attr]
+                    "label": step.label,  # type: ignore[union-attr]
+                    "required": step.required,  # type: ignore[union-attr]
+                    "weight": step.weight,  # type: ignore[union-attr]
+                    "outcome": line.outcome.value,
+                    "detail": cut(line.detail),
+                    "evidence": list(line.evidence),
+                }
+            )
+        else:
+            criterion: dict[str, Any] = {"criterion": line.criterion, "outcome": line.outcome.value, "detail": cut(line.detail)}
+            if line.usage is not None:
+                criterion["usage"] = line.usage.to_dict()
+            criteria.append(criterion)
+    data["assertions"] = assertions
+    data["sop"] = steps
+    if result.sop is not None:
+        data["sop_outcome"] = result.sop.outcome.value
+        data["sop_score"] = result.sop.score
+    data["criteria"] = criteria
+    if result.metrics is not None:
+        data["metrics"] = _metrics_document(result.metrics)
+    if result.usage is not None:
+        data["usage"] = result.usage.to_dict()
+    if result.notes:
+        data["notes"] = list(result.notes)
+    return data
+
+
+def conversation_line(result: ConversationResult) -> bytes:
+    """One conversation as one line of JSON (a shard's line, an item of `{"conversations": [...]}`)."""
+    return orjson.dumps(conversation_document(result, with_source=True))
+
+
+def _metrics_document(metrics: QualityScores) -> dict[str, Any]:
+    if metrics.error is not None:
+        return {"error": metrics.error}
+    scores: dict[str, Any] = {}
+    for score in metrics.scores:
+        value = {"passed": score.passed} if score.passed is not None else {"score": score.score}
+        scores[score.name] = value | {"reasoning": score.reasoning}
+    if metrics.usage is not None:
+        scores["usage"] = metrics.usage.to_dict()
+    return scores
+
+
+def quality_scores(document: Mapping[str, Any]) -> QualityScores:
+    """The judge's metric answer (`{metric: {score|passed, reasoning}}`, `usage`, or `error`) as typed scores."""
+    if "error" in document:
+        return QualityScores(error=str(document["error"]))
+    usage = document.get("usage")
+    scores = tuple(
+        MetricScore(name, str(value.get("reasoning", "")), value.get("score"), value.get("passed"))
+        for name, value in document.items()
+        if name != "usage" and isinstance(value, Mapping)
+    )
+    return QualityScores(scores, _usage(usage))
+
+
+def _usage(value: Any) -> Usage | None:
+    if not isinstance(value, Mapping):
+        return None
+    return Usage(int(value.get("input_tokens") or 0), int(value.get("output_tokens") or 0), value.get("cost"))
+
+
+class _Reader:
+    """Reads one results document into typed results; every shape problem is a `LoadError` naming the file."""
+
+    def __init__(self, where: str, line: int | None = None):
+        self.where, self.line = where, line
+
+    def fail(self, message: str) -> LoadError:
+        return LoadError([Problem(message, self.where, self.line or 1, 1)])
+
+    def get(self, document: Mapping[str, Any], key: str, kind: type | tuple[type, ...], what: str, *, required: bool = True) -> Any:
+        if key not in document:
+            if required:
+                raise self.fail(f"not a dialogcheck results file: field `{key}` is missing in {what}")
+            return None
+        value = document[key]
+        if value is not None and not isinstance(value, kind):
+            raise self.fail(f"`{key}` in {what} has the wrong type ({type(value).__name__})")
+        return value
+
+    def outcome(self, value: Any, what: str) -> Outcome:
+        try:
+            return Outcome(value)
+        except ValueError:
+            raise self.fail(f"`{value}` in {what} is not an outcome (pass, fail, skip or error)") from None
+
+    def items(self, document: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+        found = self.get(document, key, list, "the result", required=False) or []
+        if not all(isinstance(item, Mapping) for item in found):
+            raise self.fail(f"`{key}` must list objects")
+        return found
+
+    def conversation(self, document: Mapping[str, Any], source: str, subject: str) -> ConversationResult:
+        assertions = tuple(
+            CheckResult(
+                CheckRef(str(a.get("key", "")), str(a.get("label") or a.get("key", ""))),
+                self.outcome(a.get("outcome"), "an assertion"),
+                str(a.get("detail") or ""),
+                tuple(a.get("evidence") or ()),
+            )
+            for a in self.items(document, "assertions")
+        )
+        steps = self.items(document, "sop")
+        sop = None
+        if steps or "sop_outcome" in document:
+            results = tuple(self._step(s) for s in steps)
+            sop = StepSetResult(results, document.get("sop_score"), None, self.outcome(document.get("sop_outcome", "pass"), "`sop_outcome`"))
+        criteria = tuple(
+            CriterionResult(str(c.get("criterion", "")), self.outcome(c.get("outcome"), "a criterion"), str(c.get("detail") or ""), _usage(c.get("usage")))
+            for c in self.items(document, "criteria")
+        )
+        metrics = document.get("metrics")
+        return ConversationResult(
+            source=str(document.get("source") or source),
+            subject=str(document.get("subject") or subject),
+            assertions=assertions,
+            sop=sop,
+            criteria=criteria,
+            conversation_id=document.get("conversation_id"),
+            notes=tuple(document.get("notes") or ()),
+            metrics=quality_scores(metrics) if isinstance(metrics, Mapping) else None,
+            usage=_usage(document.get("usage")),
+            scenario=document.get("scenario"),
+        )
+
+    def _step(self, s: Mapping[str, Any]) -> StepResult:
+        kind = str(s.get("type", ""))
+        ref = CheckRef(kind, kind)
+        step = Step(str(s.get("id", "")), s.get("label"), bool(s.get("required", True)), float(s.get("weight", 1.0)), ref)  # type: ignore[arg-type]
+        return StepResult(step, CheckResult(ref, self.outcome(s.get("outcome"), "an SOP step"), str(s.get("detail") or ""), tuple(s.get("evidence") or ())))
+
+
+def decode_conversation(document: Any, where: str, line: int | None = None) -> ConversationResult:
+    """A conversation's result as `check --format json` and the shards hold it; `LoadError` when it is not one."""
+    reader = _Reader(where, line)
+    if not isinstance(document, Mapping):
+        raise reader.fail("not a result: expected a JSON object")
+    for key in ("verdict", "subject"):
+        reader.get(document, key, str, "the result")
+    return reader.conversation(document, str(document.get("source") or where), document["subject"])
+
+
+# -- runs ------------------------------------------------------------------------------------------
+
+
+def run_document(run: RunResult) -> dict[str, Any]:
+    """`run_N.json`: verdict, every check with its detail, transcript, latency per turn, errors."""
+    judged = conversation_document(run.conversation) if run.conversation is not None else {}
+    for key in ("verdict", "subject", "conversation_id"):
+        judged.pop(key, None)
+    scenario = run.scenario
+    document = {
+        "scenario": {"slug": scenario.slug, "name": scenario.name, "path": scenario.path, "type": scenario.type, "tags": list(scenario.tags)},
+        "run": run.number,
+        "verdict": run.verdict.value,
+        # Harness errors quote what peers sent back (an agent's 500 page, its address): never a credential, never megabytes.
+        "error": cut(redact(run.error)) if run.error else run.error,
+        "conversation_id": run.conversation_id,
+        "ended_because": run.ended_because,
+        "duration_s": round(run.duration, 4),
+        "latency_s": [round(x, 4) for x in run.latencies],
+        # A message is cut to TEXT_LIMIT characters here; the events file keeps it whole.
+        "transcript": [{"role": line.role, "text": cut(line.text, f"run_{run.number}.events.jsonl")} for line in run.transcript],
+        **judged,
+    }
+    if run.crashes:
+        document["crashes"] = [
+            {"where": crash.where, "type": crash.type, "message": cut(redact(crash.message)), "traceback": cut(redact(crash.traceback or ""))}
+            for crash in run.crashes
+        ]
+    return document
+
+
+def encode_run(run: RunResult) -> bytes:
+    return orjson.dumps(run_document(run), option=INDENT)
+
+
+def decode_run(document: Any, where: str) -> RunResult:
+    """A run as `run_N.json` holds it; `LoadError` naming the file when it is not one."""
+    reader = _Reader(where)
+    if not isinstance(document, Mapping):
+        raise reader.fail("expected a JSON object")
+    for key in ("scenario", "run", "verdict"):
+        if key not in document:
+            raise reader.fail(f"not a dialogcheck results file: field `{key}` is missing")
+    scenario = document["scenario"]
+    if not isinstance(scenario, Mapping) or "slug" not in scenario or not isinstance(document["run"], int):
+        raise reader.fail("not a run document: `scenario.slug` and `run` are needed")
+    info = ScenarioInfo(
+        str(scenario["slug"]), str(scenario.get("name") or scenario["slug"]), str(scenario.get("path") or ""),
+        scenario.get("type"), tuple(scenario.get("tags") or ()),
+    )
+    verdict = reader.outcome(document["verdict"], "`verdict`")
+    judged = any(key in document for key in ("assertions", "sop", "criteria"))
+    conversation = reader.conversation(document, f"{info.slug}/run_{document['run']}", info.name) if judged else None
+    if conversation is not None:
+        conversation = _with_id(conversation, document.get("conversation_id"))
+    crashes = [c for c in document.get("crashes") or () if isinstance(c, Mapping)]
+    return RunResult(
+        scenario=info,
+        number=document["run"],
+        verdict=verdict,
+        conversation=conversation,
+        error=document.get("error"),
+        crashes=tuple(Crash(str(c.get("type")), str(c.get("message")), c.get("traceback"), c.get("where")) for c in crashes),
+        conversation_id=document.get("conversation_id"),
+        ended_because=document.get("ended_because"),
+        duration=float(document.get("duration_s") or 0.0),
+        latencies=tuple(document.get("latency_s") or ()),
+        transcript=tuple(TranscriptLine(str(t.get("role")), str(t.get("text", ""))) for t in document.get("transcript") or () if isinstance(t, Mapping)),
+    )
+
+
+def _with_id(result: ConversationResult, conversation_id: Any) -> ConversationResult:
+    from dataclasses import replace
+
+    return replace(result, conversation_id=conversation_id) if isinstance(conversation_id, str) else result
+
+
+# -- batches ---------------------------------------------------------------------------------------
+
+
+def summary_document(batch: BatchResult) -> dict[str, Any]:
+    """`summary.json` of a batch of runs: totals, per-scenario rates and pass^k, failed and errored runs."""
+    counts = batch.counts
+    document: dict[str, Any] = {
+        "started": batch.started,
+        "updated": batch.updated,
+        "planned_runs": batch.planned,
+        "completed_runs": len(batch.runs),
+        "passed": counts.passed,
+        "failed": counts.failed,
+        "errored": counts.errored,
+        "scenarios": [
+            {
+                "slug": s.slug,
+                "name": s.name,
+                "runs": s.runs,
+                "passed": s.counts.passed,
+                "failed": s.counts.failed,
+                "errored": s.counts.errored,
+                "pass_rate": s.pass_rate,
+                "pass_hat_k": {str(k): v for k, v in s.pass_hat().items()},
+                "flaky": s.flaky,
+            }
+            for s in batch.scenarios()
+        ],
+        "failed_runs": [
+            {
+                "slug": run.slug,
+                "run": run.number,
+                "failed_checks": [{"check": line.short_title, "detail": cut(line.detail)} for line in run.checks() if line.outcome is Outcome.FAIL],
+            }
+            for run in batch.failed_runs()
+        ],
+        "errored_runs": [{"slug": run.slug, "run": run.number, "error": run.error_reason()} for run in batch.errored_runs()],
+    }
+    if batch.interrupted is not None:
+        document["interrupted"] = batch.interrupted
+    return document
+
+
+def encode_summary(batch: BatchResult) -> bytes:
+    return orjson.dumps(summary_document(batch), option=INDENT)
+
+
+# -- checks of recorded conversations --------------------------------------------------------------
+
+
+def check_summary_document(counts: Counts, warnings: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """How many conversations passed, failed and errored (`check`'s summary), with the probable typos met."""
+    document: dict[str, Any] = {"conversations": counts.total, "passed": counts.passed, "failed": counts.failed, "errored": counts.errored}
+    if warnings:
+        document["warnings"] = list(warnings)
+    return document
+
+
+def events_jsonl(events: Iterable[Mapping[str, Any]]) -> bytes:
+    """Events as native JSON lines, one an event, as `run_N.events.jsonl` holds them."""
+    return b"".join(orjson.dumps(event) + b"\n" for event in events)

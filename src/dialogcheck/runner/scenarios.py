@@ -1,0 +1,266 @@
+"""Running scenarios against an agent: the library behind `dialogcheck run`.
+
+`run_scenarios` plans a batch (or the rest of one, to resume it), checks the
+agent is up, runs every scenario the planned number of times with a bounded
+number in flight, writes the results folder as runs finish (each run's files,
+the summary, then JUnit and HTML), and returns the typed `BatchResult`.
+`ScenarioBatch` is the same in steps, for a caller that shows progress or
+handles signals (the command line).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..config import AgentSettings, ProjectConfig, in_flight_for
+from ..connectors.base import AgentConnector, AgentError
+from ..errors import LoadError, Problem
+from ..report.batch_text import render_run, render_summary
+from ..report.html import render_batch_html
+from ..report.junit import render_junit
+from ..results.atomic import write_atomic
+from ..results.files import ResultsFolder, new_folder
+from ..results.load import finished_runs
+from ..results.lock import BatchLock
+from ..results.model import BatchResult, RunResult
+from ..results.plan import Plan, new_plan, read_plan
+from ..results.writer import BatchWriter
+from .batch import BatchSettings, RunSpec, run_batch
+from .project import Project, load_planned, load_project
+
+JUNIT, HTML = "junit.xml", "report.html"
+
+
+def make_users(project: Project, *, use_cache: bool = True, cache_dir: Path | None = None, mode: str = "auto", parallel: int = 1):
+    """One simulated user per run: the script when there is one (unless `mode` is llm), else the configured LLM."""
+    from ..simulate.user import LLMUser, ScriptedUser
+
+    unscripted = [s for s in project.scenarios if s.script is None or mode == "llm"]
+    settings = project.config.simulation.llm
+    if unscripted and settings is None:
+        raise LoadError(
+            Problem(
+                "this scenario has no `script`, and no simulation model is configured (simulation.llm in eval/conftest.yml)"
+                if s.script is None
+                else "--simulate llm needs a simulation model (simulation.llm in eval/conftest.yml)",
+                s.path,
+            )
+            for s in unscripted
+        )
+    client = templates = None
+    if unscripted:
+        from ..llm.factory import make_client
+        from ..llm.templates import Templates
+
+        role = project.config.simulation
+        limit = in_flight_for(role, parallel)
+        client = make_client(settings, cache=project.config.cache, max_in_flight=limit, use_cache=use_cache, cache_dir=cache_dir)  # type: ignore[arg-type]
+        templates = Templates(role.prompts)
+
+    def make_user(scenario):
+        if scenario.script is not None and mode != "llm":
+            return ScriptedUser(scenario.script)
+        return LLMUser(client, settings, scenario.simulation_context, templates)
+
+    return make_user
+
+
+def agent_settings(config: ProjectConfig, agent: str | AgentSettings | None) -> AgentSettings:
+    """The agent `agent` names (`rasa:URL`, `http:URL` or a URL, `python:MODULE:FUNC`; keeping the config's
+    `agent.timeout`), else the config's. Raises ValueError for a form it cannot read, LoadError for none at all."""
+    from ..connectors.factory import parse_agent_flag
+
+    configured = config.agent
+    if isinstance(agent, str):
+        settings = parse_agent_flag(agent)
+        return replace(settings, timeout=configured.timeout) if configured is not None else settings  # the flag says only where
+    if agent is not None:
+        return agent
+    if configured is None:
+        raise LoadError.one("no agent to talk to: set `agent` in eval/conftest.yml or pass --agent", str(config.path or config.root))
+    return configured
+
+
+class ScenarioBatch:
+    """A planned batch of runs, ready to go: its project, plan, agent, simulated users and judge.
+
+    Building it loads everything and reports every problem (`LoadError`, bad input) before any run;
+    `check_agent` finds an agent that is down; `run` claims the results folder and runs.
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[str | Path] = (),
+        *,
+        agent: str | AgentSettings | AgentConnector | None = None,
+        runs: int = 1,
+        parallel: int = 4,
+        time_limit: float = 300.0,
+        results: str | Path | None = None,
+        resume: str | Path | None = None,
+        config: str | Path | None = None,
+        no_judge: bool = False,
+        simulate: str = "auto",
+        use_cache: bool = True,
+        cache_dir: str | Path | None = None,
+    ):
+        self.started = datetime.now(timezone.utc)
+        self.resume, self.results = resume, results
+        cache = Path(cache_dir) if cache_dir else None
+        if resume is not None:
+            plan_file = ResultsFolder(resume).plan_path
+            self.plan = read_plan(plan_file)
+            self.project = load_planned(self.plan, str(plan_file))
+        else:
+            self.project = load_project(paths, config)
+            config_path = os.path.abspath(self.project.config.path) if self.project.config.path else None
+            self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, self.project.planned(runs))
+        self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel)
+        self.agent = agent if _is_connector(agent) else _connector(self.project, agent)  # type: ignore[arg-type]
+        evaluation = self.project.config.evaluation
+        self.settings = BatchSettings(parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=evaluation.metrics)
+        self.judge = None
+        if not no_judge:
+            from ..judge.setup import judge_from_config
+
+            self.judge = judge_from_config(self.project.config, use_cache=use_cache, cache_dir=cache, max_in_flight=in_flight_for(evaluation, parallel))
+
+    def check_agent(self) -> None:
+        """Raise `AgentError` when the agent cannot be reached at all (before any run or file of the batch)."""
+        asyncio.run(self.agent.check_reachable())
+
+    def claim(self) -> tuple[ResultsFolder, BatchLock]:
+        """The batch's folder, locked: the one resumed, the new or empty `results`, or a new `eval/results/<stamp>`."""
+        if self.resume is not None:
+            folder = ResultsFolder(self.resume)
+            return folder, folder.lock()
+        stamp = self.started.strftime("%Y%m%d-%H%M%S")
+        folder = ResultsFolder(self.results or new_folder(self.project.root / "eval" / "results", stamp))
+        return folder, folder.claim()
+
+    def run(self, on_finished: Callable[[RunResult], None] = lambda run: None, on_start: Callable[[asyncio.Task], None] | None = None) -> BatchResult:
+        """Claim the folder, run what the plan still holds, and write the results; the batch, interrupted or not.
+
+        Ctrl-C (or a cancellation of the task `on_start` is given) ends the batch early: the finished
+        runs are kept and the summary says it was interrupted, so `resume` can finish it.
+        """
+        folder, lock = self.claim()
+        with lock:
+            specs, finished = self._runs_to_do(folder)
+            writer = BatchWriter(folder, self.plan, finished, lambda run: render_run(run).plain, lambda batch: render_summary(batch).plain)
+            interrupted = self._go(specs, writer, on_finished, on_start)
+            try:
+                writer.close()  # every finished run on disk before the summary
+                batch = writer.batch(interrupted)
+                writer.write_summary(batch)
+            except Exception as err:  # noqa: BLE001 - a disk error, or a value no file can hold: bad output, never a traceback
+                raise LoadError.one(f"cannot write the results: {err}", str(folder.root)) from None
+            if not interrupted:
+                try:
+                    write_reports(batch, [folder.root / JUNIT], [folder.root / HTML])
+                except OSError as err:
+                    raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or folder.root)) from None
+            return batch
+
+    def _runs_to_do(self, folder: ResultsFolder) -> tuple[list[RunSpec], list[RunResult]]:
+        """The runs of the plan not finished yet, and those that are; a new batch's plan is written first."""
+        by_slug = {s.slug: s for s in self.project.scenarios}
+        if self.resume is None:
+            try:
+                folder.write_plan(self.plan)
+            except OSError as err:
+                raise LoadError.one(f"cannot write the plan: {err.strerror or err}", str(folder.plan_path)) from None
+            return [RunSpec(by_slug[slug], number) for slug, number in self.plan.run_keys()], []
+        finished = finished_runs(folder, self.plan)
+        done = {run.key for run in finished}
+        return [RunSpec(by_slug[slug], number) for slug, number in self.plan.run_keys() if (slug, number) not in done], finished
+
+    def _go(self, specs, writer: BatchWriter, on_finished, on_start) -> bool:
+        """Run `specs`, each run handed to `writer` as it finishes; whether the batch was cut short."""
+
+        def finished(run: RunResult) -> None:
+            writer.add(run)  # its files are encoded and written on the writer's thread
+            on_finished(run)
+
+        async def go():
+            if on_start is not None:
+                on_start(asyncio.current_task())  # type: ignore[arg-type]
+            try:
+                return await run_batch(specs, self.agent, self.make_user, self.judge, self.settings, finished)
+            finally:
+                await self.agent.aclose()
+
+        try:
+            asyncio.run(go())
+        except (KeyboardInterrupt, asyncio.CancelledError):  # finished runs are already with the writer
+            return True
+        return False
+
+
+def _is_connector(agent: Any) -> bool:
+    return agent is not None and not isinstance(agent, (str, AgentSettings)) and hasattr(agent, "send")
+
+
+def _connector(project: Project, agent: str | AgentSettings | None) -> AgentConnector:
+    """The connector of the agent named; `AgentSetupError` (bad input) when it cannot be set up."""
+    from ..connectors.base import AgentSetupError
+    from ..connectors.factory import connector_from_settings
+
+    try:
+        settings = agent_settings(project.config, agent)
+    except ValueError as err:
+        raise AgentSetupError(str(err)) from None
+    try:
+        return connector_from_settings(settings, project.root)
+    except (ValueError, AgentError) as err:
+        raise AgentSetupError(f"cannot set up the agent: {err}") from None
+
+
+def write_reports(batch: BatchResult, junit_paths: Sequence[str | Path] = (), html_paths: Sequence[str | Path] = ()) -> list[str]:
+    """Render the batch's JUnit and HTML once each, write each copy atomically; the paths written, in order."""
+    written = []
+    for paths, render in ((junit_paths, render_junit), (html_paths, render_batch_html)):
+        if paths:
+            content = render(batch)
+            for path in paths:
+                write_atomic(path, content)
+                written.append(str(path))
+    return written
+
+
+def run_scenarios(
+    paths: Sequence[str | Path] = (),
+    *,
+    agent: str | AgentSettings | AgentConnector | None = None,
+    runs: int = 1,
+    parallel: int | None = None,
+    results: str | Path | None = None,
+    resume: str | Path | None = None,
+    no_judge: bool = False,
+    time_limit: float = 300.0,
+    config: str | Path | None = None,
+    simulate: str = "auto",
+    use_cache: bool = True,
+    cache_dir: str | Path | None = None,
+) -> BatchResult:
+    """Run scenarios against an agent and judge each run; the batch's typed result.
+
+    `paths` are a project folder (its `eval/scenarios/`), scenario files or folders of them (default: `.`).
+    The agent is the project's (`agent` in `eval/conftest.yml`) unless `agent` names one: `rasa:URL`,
+    `http:URL` (or the URL alone), `python:MODULE:FUNC`, or a connector object. Results go to `results`
+    (a new or empty folder), else `eval/results/<timestamp>`; `resume` finishes the batch of a results
+    folder instead. `passed`, `failed` and `errored` of the result count runs. Bad input raises
+    `dialogcheck.LoadError`; an agent that cannot be set up, `AgentSetupError`; one that is down, `AgentError`.
+    """
+    batch = ScenarioBatch(
+        paths, agent=agent, runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume,
+        config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir,
+    )
+    batch.check_agent()
+    return batch.run()
