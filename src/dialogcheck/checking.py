@@ -291,7 +291,7 @@ def _subject_of(subject: Any) -> Any:
 
 def check_conversations(
     subject: Any,
-    sources: Iterable[Any],
+    sources: str | Path | Iterable[Any],
     *,
     jobs: int | None = None,
     engine: str = "local",
@@ -314,7 +314,7 @@ def check_conversations(
         raise ValueError(f"engine {engine!r}: check_conversations judges in this process and its workers (engine='local'); "
                          "`dialogcheck check --engine ray --output DIR` writes Ray's results to a folder")
     batch = CheckBatch(
-        _subject_of(subject), sources, jobs=jobs, judge=judge, no_judge=no_judge, metrics=metrics, input_format=input_format, strict=strict
+        _subject_of(subject), [sources] if isinstance(sources, (str, Path)) else sources, jobs=jobs, judge=judge, no_judge=no_judge, metrics=metrics, input_format=input_format, strict=strict
     )
     for item in batch.judged(with_results=True):
         if isinstance(item, Judged) and item.result is not None:

@@ -235,7 +235,7 @@ def write_reports(batch: BatchResult, junit_paths: Sequence[str | Path] = (), ht
 
 
 def run_scenarios(
-    paths: Sequence[str | Path] = (),
+    paths: str | Path | Sequence[str | Path] = (),
     *,
     agent: str | AgentSettings | AgentConnector | None = None,
     runs: int = 1,
@@ -259,7 +259,7 @@ def run_scenarios(
     `dialogcheck.LoadError`; an agent that cannot be set up, `AgentSetupError`; one that is down, `AgentError`.
     """
     batch = ScenarioBatch(
-        paths, agent=agent, runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume,
+        [paths] if isinstance(paths, (str, Path)) else paths, agent=agent, runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume,
         config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir,
     )
     batch.check_agent()
