@@ -373,7 +373,7 @@ def scan_events(conversation) -> int:
 def bench_linear(args: argparse.Namespace) -> dict[str, Any]:
     from dialogcheck.checks import ASSERTIONS
     from dialogcheck.config import LLMSettings
-    from dialogcheck.judge.llm_judge import LLMJudge
+    from dialogcheck.judge.chat_judge import ChatJudge
     from dialogcheck.scenario.model import Goals
     from dialogcheck.sop.model import StepSet
 
@@ -384,10 +384,10 @@ def bench_linear(args: argparse.Namespace) -> dict[str, Any]:
     worst_sop_path.write_text(WORST_SOP, encoding="utf-8")
     scenarios = {"fixture": dialogcheck.load_scenario(SCENARIO), "worst": dialogcheck.load_scenario(worst_path)}
     sops = {"fixture": dialogcheck.load_sop(SOP), "worst": dialogcheck.load_sop(worst_sop_path)}
-    judge = LLMJudge(InstantChatClient(), LLMSettings(provider="openai", model="instant"))
+    judge = ChatJudge(InstantChatClient(), LLMSettings(provider="openai", model="instant"))
     # Past `max_prompt_chars` (1M characters by default; both sizes here pass it) the judge stops rendering
     # and errs, so its cost is bounded; a judge without the limit shows that the rendering itself is linear.
-    unlimited = LLMJudge(InstantChatClient(), LLMSettings(provider="openai", model="instant", max_prompt_chars=10**12))
+    unlimited = ChatJudge(InstantChatClient(), LLMSettings(provider="openai", model="instant", max_prompt_chars=10**12))
     log(f"linear: one conversation of {small:,} and {large:,} events…")
     events = synth.Generator(args.seed).long_events(large)
     convs = {size: warm(dialogcheck.load_conversation(events[:size])) for size in (small, large)}

@@ -69,10 +69,6 @@ class LLMSettings:
     allowed_env: frozenset[str] | None = None
 
     @property
-    def openai_compatible(self) -> bool:
-        return self.provider in OPENAI_COMPATIBLE
-
-    @property
     def endpoint(self) -> str | None:
         """Where requests go: `base_url`, else the provider's own API (None for a provider without one)."""
         return self.base_url or PROVIDER_ENDPOINTS.get(self.provider)

@@ -14,7 +14,7 @@ import pytest
 from dialogcheck.checks.judged import JudgeRequest
 from dialogcheck.config import LLMSettings
 from dialogcheck.events import load_conversation
-from dialogcheck.judge.llm_judge import LLMJudge
+from dialogcheck.judge.chat_judge import ChatJudge
 from dialogcheck.llm.factory import make_client
 from tests.conftest import EXAMPLE
 
@@ -31,7 +31,7 @@ def _clean_env():
 
 def test_a_real_model_judges_an_obvious_criterion():
     settings = LLMSettings(provider="openai_compatible", model=MODEL, base_url=BASE_URL, timeout=120, options={"temperature": 0})
-    judge = LLMJudge(make_client(settings, cache=None, max_in_flight=1), settings)
+    judge = ChatJudge(make_client(settings, cache=None, max_in_flight=1), settings)
     conversation = load_conversation(EXAMPLE / "conversations" / "damaged_card_express.jsonl")
     holds = asyncio.run(judge.judge(conversation, JudgeRequest("The agent ordered a replacement card")))
     fails = asyncio.run(judge.judge(conversation, JudgeRequest("The agent transferred money to another account")))

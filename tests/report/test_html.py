@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import hashlib
 import html
 import re
@@ -87,3 +88,16 @@ def test_check_writes_an_html_report(tmp_path):
     page = out.read_text()
     assert "4 conversations: 2 passed, 2 failed, 0 errored" in page
     assert page.count('class="run"') == 4 and "damaged_card_express.jsonl" in page
+
+
+def test_an_agent_that_raises_leaves_its_traceback_in_the_run_file_and_the_report(hostile_batch):
+    document = json.loads((hostile_batch / "gamma" / "run_1.json").read_text())
+    (crash,) = document["crashes"]
+    assert (crash["where"], crash["type"]) == (None, "LookupError")
+    assert crash["message"] == "no such card </script><b>bold</b>"
+    assert crash["traceback"].startswith("Traceback (most recent call last):")
+    assert 'raise LookupError("no such card </script><b>bold</b>")' in crash["traceback"]
+    assert "crashes" not in json.loads((hostile_batch / "alpha" / "run_1.json").read_text())  # none when nothing crashed
+    page = (hostile_batch / "report.html").read_text()
+    assert '<details class="crash"><summary>LookupError: no such card &lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;</summary>' in page
+    assert "raise LookupError(&quot;no such card &lt;/script&gt;" in page

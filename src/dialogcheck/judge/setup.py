@@ -7,12 +7,12 @@ from pathlib import Path
 from ..config import ProjectConfig
 from ..llm.factory import make_client
 from ..llm.templates import Templates
-from .llm_judge import LLMJudge
+from .chat_judge import ChatJudge
 
 
 def judge_from_config(
     config: ProjectConfig | None, *, use_cache: bool = True, cache_dir: Path | None = None, max_in_flight: int | None = None
-) -> LLMJudge | None:
+) -> ChatJudge | None:
     """The LLM judge of `evaluation.llm`, behind retries, the in-flight limit and the disk cache.
 
     Raises `LLMError` when the provider's SDK is not installed.
@@ -27,4 +27,4 @@ def judge_from_config(
         use_cache=use_cache,
         cache_dir=cache_dir,
     )
-    return LLMJudge(client, settings, Templates(config.evaluation.prompts))
+    return ChatJudge(client, settings, Templates(config.evaluation.prompts))

@@ -26,7 +26,7 @@ from ..checks.base import Outcome
 from ..events.model import BotMessage, Conversation, ToolRun, UserMessage, opens_turn
 from ..events.values import show
 from ..judge.ledger import ledger_line
-from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, ScenarioStats, TranscriptLine
+from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, Crash, RunResult, ScenarioStats, TranscriptLine
 
 _OUTCOMES = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP"}
 _ID = re.compile(r"[^A-Za-z0-9_-]")
@@ -82,6 +82,7 @@ class Entry:
     transcript: tuple[TranscriptLine, ...] = ()
     latencies: tuple[float, ...] = ()
     whole_in: str | None = None
+    crashes: tuple[Crash, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -218,6 +219,7 @@ def _entry_html(entry: Entry) -> str:
     anchor = run_anchor(entry.slug, entry.number)
     verdict = entry.verdict.value
     error = f'<p class="run-error"><strong>Run errored:</strong> {_e(cut(str(entry.error)))}</p>' if entry.error else ""
+    error += "".join(_crash_html(crash) for crash in entry.crashes)
     return (
         f'<section class="run" id="{anchor}" data-verdict="{verdict}" data-slug="{_e(entry.slug)}">'
         f'<details{"" if verdict == "pass" else " open"}><summary>{_badge(verdict)}<h3>{_e(entry.title)}</h3>'
@@ -225,6 +227,15 @@ def _entry_html(entry: Entry) -> str:
         f'<div class="run-body"><p class="meta">{_e(" · ".join(f for f in entry.facts if f))}</p>{error}'
         f'<div class="run-grid"><div class="run-checks">{_checks_html(entry, anchor)}</div>'
         f'<div class="run-timeline"><h4>Transcript and events</h4>{_turns_html(entry, anchor)}</div></div></div></details></section>'
+    )
+
+
+def _crash_html(crash: Crash) -> str:
+    """An exception that broke the run or a check, its traceback folded."""
+    where = f" in {crash.where}" if crash.where else ""
+    return (
+        f'<details class="crash"><summary>{_e(crash.type)}{_e(where)}: {_e(cut(crash.message, limit=TEXT_LIMIT))}</summary>'
+        f'<pre class="traceback">{_e(cut(crash.traceback or ""))}</pre></details>'
     )
 
 
@@ -325,7 +336,7 @@ def _run_entry(run: RunResult) -> Entry:
         slug=scenario.slug, number=run.number, title=f"{scenario.slug} run {run.number}", verdict=run.verdict,
         checks=tuple(run.checks()), facts=tuple(facts), sop_score=sop.score if sop is not None else None, error=run.error,
         record=run.record, raw_events=run.events if run.record is None else (), note=run.record_note,
-        transcript=run.transcript, latencies=run.latencies, whole_in=f"run_{run.number}.events.jsonl",
+        transcript=run.transcript, latencies=run.latencies, whole_in=f"run_{run.number}.events.jsonl", crashes=run.crashes,
     )
 
 

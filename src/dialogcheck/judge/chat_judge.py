@@ -33,8 +33,11 @@ METRIC_DESCRIPTIONS = {
 }
 
 
-class LLMJudge:
-    """Implements `Judge` (criteria, `llm_judge` steps) and scores quality metrics."""
+class ChatJudge:
+    """The judge that asks a chat model: implements `Judge` (criteria, `llm_judge` steps) and scores quality metrics.
+
+    Named apart from `checks.sop_judge.LlmJudge`, the SOP step it decides.
+    """
 
     def __init__(
         self,

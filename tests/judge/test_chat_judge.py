@@ -10,7 +10,7 @@ from dialogcheck.judge.answers import CRITERION_SCHEMA
 from dialogcheck.llm.structured import MalformedAnswer, parse_json_answer
 from dialogcheck.judge.base import JudgeError
 from dialogcheck.judge.ledger import render_ledger
-from dialogcheck.judge.llm_judge import LLMJudge
+from dialogcheck.judge.chat_judge import ChatJudge
 from dialogcheck.judge.transcript import render_transcript
 from dialogcheck.llm.base import ChatResponse, LLMError, Usage
 from dialogcheck.llm.templates import Templates
@@ -36,7 +36,7 @@ class ScriptedClient:
 
 
 def judge(client, **kw):
-    return asyncio.run(LLMJudge(client, SETTINGS, **kw).judge(CONVERSATION, JudgeRequest("The agent orders a card", "be strict")))
+    return asyncio.run(ChatJudge(client, SETTINGS, **kw).judge(CONVERSATION, JudgeRequest("The agent orders a card", "be strict")))
 
 
 def test_a_pass_with_its_rationale_and_the_prompt_it_was_given():
@@ -83,7 +83,7 @@ def test_a_provider_failure_is_a_judge_error():
 
 def test_request_model_overrides_the_configured_one():
     client = ScriptedClient('{"verdict": "PASS", "rationale": "ok"}')
-    asyncio.run(LLMJudge(client, SETTINGS).judge(CONVERSATION, JudgeRequest("c", model="bigger")))
+    asyncio.run(ChatJudge(client, SETTINGS).judge(CONVERSATION, JudgeRequest("c", model="bigger")))
     assert client.requests[0].model == "bigger"
 
 
@@ -108,7 +108,7 @@ def test_metrics_are_scored_in_one_call():
         ' "tone": {"score": 4, "reasoning": "polite"}}'
     )
     client = ScriptedClient(answer)
-    scores = asyncio.run(LLMJudge(client, SETTINGS).score_metrics(CONVERSATION, ("task_completion", "tone"), "wants a card"))
+    scores = asyncio.run(ChatJudge(client, SETTINGS).score_metrics(CONVERSATION, ("task_completion", "tone"), "wants a card"))
     assert scores["task_completion"] == {"passed": True, "reasoning": "card ordered"}
     assert scores["tone"] == {"score": 4, "reasoning": "polite"}
     prompt = client.requests[0].messages[0].content
@@ -126,8 +126,8 @@ def test_a_conversation_past_max_prompt_chars_is_a_judge_error_and_nothing_is_se
     client = ScriptedClient()
     small = LLMSettings(provider="openai", model="judge-model", max_prompt_chars=5000)
     with pytest.raises(JudgeError, match=r"too long to judge: its transcript and event ledger pass 5,000 characters"):
-        asyncio.run(LLMJudge(client, small).judge(long_conversation(40), JudgeRequest("The agent answers")))
-    scores = asyncio.run(LLMJudge(client, small).score_metrics(long_conversation(40), ("tone",)))
+        asyncio.run(ChatJudge(client, small).judge(long_conversation(40), JudgeRequest("The agent answers")))
+    scores = asyncio.run(ChatJudge(client, small).score_metrics(long_conversation(40), ("tone",)))
     assert "too long to judge" in scores["error"]
     assert client.requests == []
 
@@ -135,7 +135,7 @@ def test_a_conversation_past_max_prompt_chars_is_a_judge_error_and_nothing_is_se
 def test_a_conversation_within_max_prompt_chars_is_judged_whole():
     client = ScriptedClient('{"verdict": "PASS", "rationale": "ok"}')
     small = LLMSettings(provider="openai", model="judge-model", max_prompt_chars=5000)
-    assert asyncio.run(LLMJudge(client, small).judge(long_conversation(10), JudgeRequest("The agent answers"))).passed
+    assert asyncio.run(ChatJudge(client, small).judge(long_conversation(10), JudgeRequest("The agent answers"))).passed
     prompt = client.requests[0].messages[0].content
     assert "USER: question 9 " in prompt and "tool lookup(n=9) -> ok" in prompt
 
@@ -144,16 +144,16 @@ def test_the_limit_counts_the_transcript_and_the_ledger_together():
     conversation = long_conversation(10)
     transcript, ledger = render_transcript(conversation), render_ledger(conversation)
     both = len(transcript) + len(ledger) + 2  # each rendering counts one newline a line, its last one included
-    fits = LLMJudge(ScriptedClient('{"verdict": "PASS", "rationale": "ok"}'), LLMSettings("openai", "m", max_prompt_chars=both))
+    fits = ChatJudge(ScriptedClient('{"verdict": "PASS", "rationale": "ok"}'), LLMSettings("openai", "m", max_prompt_chars=both))
     assert asyncio.run(fits.judge(conversation, JudgeRequest("c"))).passed
     with pytest.raises(JudgeError, match="too long"):
-        asyncio.run(LLMJudge(ScriptedClient(), LLMSettings("openai", "m", max_prompt_chars=both - 1)).judge(conversation, JudgeRequest("c")))
+        asyncio.run(ChatJudge(ScriptedClient(), LLMSettings("openai", "m", max_prompt_chars=both - 1)).judge(conversation, JudgeRequest("c")))
     assert len(transcript) < both - 1  # the transcript alone fits: the ledger tipped it over
 
 
 def test_metric_out_of_range_is_retried_then_reported():
     bad = '{"tone": {"score": 9, "reasoning": "x"}}'
-    scores = asyncio.run(LLMJudge(ScriptedClient(bad, bad, bad), SETTINGS).score_metrics(CONVERSATION, ("tone",)))
+    scores = asyncio.run(ChatJudge(ScriptedClient(bad, bad, bad), SETTINGS).score_metrics(CONVERSATION, ("tone",)))
     assert scores == {"error": "no valid answer after 3 attempts: tone.score: 9 is greater than the maximum of 5"}
 
 
@@ -176,9 +176,9 @@ def test_the_judge_and_the_metrics_see_the_tools_the_subject_does_not_call_frame
     answers = ['{"verdict": "PASS", "rationale": "cancel ran"}'] * 2
     answers.append('{"tone": {"score": 4, "reasoning": "polite"}}')
     client = ScriptedClient(*answers)
-    asyncio.run(LLMJudge(client, SETTINGS).judge(conversation, JudgeRequest("The agent cancels")))
+    asyncio.run(ChatJudge(client, SETTINGS).judge(conversation, JudgeRequest("The agent cancels")))
     own = frozenset({"activate"})
-    asyncio.run(LLMJudge(client, SETTINGS).judge(conversation, JudgeRequest("The agent cancels", framework_tools=own)))
-    asyncio.run(LLMJudge(client, SETTINGS).score_metrics(conversation, ("tone",), framework_tools=own))
+    asyncio.run(ChatJudge(client, SETTINGS).judge(conversation, JudgeRequest("The agent cancels", framework_tools=own)))
+    asyncio.run(ChatJudge(client, SETTINGS).score_metrics(conversation, ("tone",), framework_tools=own))
     seen = ["tool cancel(order='o-1') -> ok" in request.messages[0].content for request in client.requests]
     assert seen == [False, True, True]
