@@ -176,29 +176,7 @@ def _output_folder(output_dir: str, output_format: str) -> None:
 @FORMAT_OPTION
 @click.argument("conversations", nargs=-1, required=True, type=click.Path())
 @env_options
-def check(
-    scenario_paths: tuple[str, ...],
-    sop_paths: tuple[str, ...],
-    pair: str | None,
-    config_path: str | None,
-    no_judge: bool,
-    metrics: bool,
-    no_cache: bool,
-    cache_dir: str | None,
-    input_format: str | None,
-    junit_path: str | None,
-    html_path: str | None,
-    stream: bool,
-    strict: bool,
-    jobs: int | None,
-    engine: str,
-    ray_address: str | None,
-    output_dir: str | None,
-    shard_format: str,
-    chunk_mb: float | None,
-    output_format: str,
-    conversations: tuple[str, ...],
-) -> None:
+def check(**given) -> None:
     """Judge recorded CONVERSATIONS (files or folders) against --scenario or --sop.
 
     CONVERSATIONS are JSONL (one conversation a line, or one event a line),
@@ -216,92 +194,125 @@ def check(
     Exit code 0 when every conversation passed, 1 when a check failed, 2 for
     bad input, 3 when a check errored (for example, no judge configured).
     """
-    sop_path = _usage(scenario_paths, sop_paths, pair, engine, output_dir, shard_format, input_format, junit_path, html_path, conversations)
-    where = scenario_paths[0] if scenario_paths else sop_path
-    try:
-        config = _config(where, config_path)
-        subject = load_subject(scenario_paths, sop_path, pair, config.framework_tools if config else FRAMEWORK_TOOLS)
-    except LoadError as err:
-        fail_with_load_error(err, output_format)
-    except ValueError as err:
-        raise click.BadParameter(str(err), param_hint="'--pair'") from None
-    if engine == "ray" and (metrics or (wants_judge(subject, no_judge, False) and config is not None and config.evaluation.llm is not None)):
+    o = CheckOptions(**given)
+    _refuse_what_cannot_go_together(o)
+    config, subject = _config_and_subject(o)
+    if o.engine == "ray" and (o.metrics or (wants_judge(subject, o.no_judge, False) and config is not None and config.evaluation.llm is not None)):
         raise click.UsageError("--engine ray runs the deterministic checks: add --no-judge to skip LLM-judged ones, or use --engine local")
-    if output_dir:
-        _output_folder(output_dir, output_format)
-    chunk_bytes = int(chunk_mb * 2**20) if chunk_mb else None
-    if engine == "ray":
-        _check_on_ray(subject, conversations, no_judge, strict, jobs, ray_address, output_dir, shard_format, chunk_bytes, output_format)
-    judge = _make_judge(config, no_cache, cache_dir, where, output_format) if wants_judge(subject, no_judge, metrics) else None
+    if o.output_dir:
+        _output_folder(o.output_dir, o.output_format)
+    if o.engine == "ray":
+        _check_on_ray(o, subject)
+    judge = _make_judge(config, o.no_cache, o.cache_dir, o.where, o.output_format) if wants_judge(subject, o.no_judge, o.metrics) else None
     try:
         batch = CheckBatch(
-            subject, conversations, jobs=jobs, judge=judge, no_judge=no_judge,
-            metrics=QUALITY_METRICS if metrics else (config.evaluation.metrics if config else ()),
-            input_format=input_format, strict=strict, stream=stream, chunk_bytes=chunk_bytes, keep=bool(junit_path or html_path),
+            subject, o.conversations, jobs=o.jobs, judge=judge, no_judge=o.no_judge,
+            metrics=QUALITY_METRICS if o.metrics else (config.evaluation.metrics if config else ()),
+            input_format=o.input_format, strict=o.strict, stream=o.stream, chunk_bytes=o.chunk_bytes, keep=bool(o.junit_path or o.html_path),
         )
     except LoadError as err:
-        fail_with_load_error(err, output_format)
-    _check_locally(batch, Outputs(output_dir, shard_format, junit_path, html_path, output_format), " ".join(conversations))
-
-
-def _usage(scenario_paths, sop_paths, pair, engine, output_dir, shard_format, input_format, junit_path, html_path, conversations) -> str | None:
-    """The options that cannot go together, as usage errors (exit 2); the SOP path, when given."""
-    if bool(scenario_paths) == bool(sop_paths):
-        raise click.UsageError("give exactly one of --scenario or --sop")
-    if len(sop_paths) > 1:
-        raise click.UsageError("give --sop once: an SOP applies to every conversation (several scenarios may be given with --scenario)")
-    if pair is not None and sop_paths:
-        raise click.UsageError("--pair pairs conversations with scenarios: it does not go with --sop")
-    _check_options(engine, output_dir, shard_format, input_format, junit_path, html_path)
-    if engine == "ray" and any(is_stream(Path(c)) for c in conversations if "://" not in c):
-        raise click.UsageError("--engine ray reads files and object-store URIs, which its tasks open themselves: save a pipe's input to a file first")
-    return sop_paths[0] if sop_paths else None
+        fail_with_load_error(err, o.output_format)
+    _check_locally(batch, o)
 
 
 @dataclass(frozen=True)
-class Outputs:
-    """Where `check` writes: stdout in a format, or shards in a folder; and the reports."""
+class CheckOptions:
+    """The options of `check`, as click parsed them."""
 
-    folder: str | None
+    scenario_paths: tuple[str, ...]
+    sop_paths: tuple[str, ...]
+    pair: str | None
+    config_path: str | None
+    no_judge: bool
+    metrics: bool
+    no_cache: bool
+    cache_dir: str | None
+    input_format: str | None
+    junit_path: str | None
+    html_path: str | None
+    stream: bool
+    strict: bool
+    jobs: int | None
+    engine: str
+    ray_address: str | None
+    output_dir: str | None
     shard_format: str
-    junit: str | None
-    html: str | None
-    format: str
+    chunk_mb: float | None
+    output_format: str
+    conversations: tuple[str, ...]
+
+    @property
+    def sop_path(self) -> str | None:
+        return self.sop_paths[0] if self.sop_paths else None
+
+    @property
+    def where(self) -> str:
+        """The file the subject came from, where a problem of the project's setup is reported."""
+        return self.scenario_paths[0] if self.scenario_paths else self.sop_paths[0]
+
+    @property
+    def chunk_bytes(self) -> int | None:
+        return int(self.chunk_mb * 2**20) if self.chunk_mb else None
 
 
-def _check_locally(batch: CheckBatch, out: Outputs, given: str) -> None:
+def _refuse_what_cannot_go_together(o: CheckOptions) -> None:
+    """Options that cannot go together are usage errors (exit 2)."""
+    if bool(o.scenario_paths) == bool(o.sop_paths):
+        raise click.UsageError("give exactly one of --scenario or --sop")
+    if len(o.sop_paths) > 1:
+        raise click.UsageError("give --sop once: an SOP applies to every conversation (several scenarios may be given with --scenario)")
+    if o.pair is not None and o.sop_paths:
+        raise click.UsageError("--pair pairs conversations with scenarios: it does not go with --sop")
+    _check_options(o.engine, o.output_dir, o.shard_format, o.input_format, o.junit_path, o.html_path)
+    if o.engine == "ray" and any(is_stream(Path(c)) for c in o.conversations if "://" not in c):
+        raise click.UsageError("--engine ray reads files and object-store URIs, which its tasks open themselves: save a pipe's input to a file first")
+
+
+def _config_and_subject(o: CheckOptions):
+    """The project's config (when there is one) and the scenario, scenarios or SOP to judge by; bad input is exit 2."""
+    try:
+        config = _config(o.where, o.config_path)
+        return config, load_subject(o.scenario_paths, o.sop_path, o.pair, config.framework_tools if config else FRAMEWORK_TOOLS)
+    except LoadError as err:
+        fail_with_load_error(err, o.output_format)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="'--pair'") from None
+    raise AssertionError("unreachable")
+
+
+def _check_locally(batch: CheckBatch, out: CheckOptions) -> None:
     """Judge in order and write as the results come; bad input stops it with exit 2, one JSON document in JSON."""
     writer = None
     try:
-        if out.folder:
+        if out.output_dir:
             _to_shards(batch, out)
         else:
-            writer = _writer(batch, out.format)
-            for item in batch.judged(*_encoding(out.format), with_results=writer_needs_results(out.format)):
+            writer = _writer(batch, out.output_format)
+            for item in batch.judged(*_encoding(out.output_format), with_results=writer_needs_results(out.output_format)):
                 writer.add(item)
         if batch.tally.counts.total == 0:
-            raise LoadError.one("no conversation files found (.json, .jsonl)", given)
-        _write_reports(batch, out.junit, out.html)
+            raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(out.conversations))
+        _write_reports(batch, out.junit_path, out.html_path)
     except LoadError as err:  # bad input: before anything was written, or (streaming) where it stands
-        _fail(err, writer, out.format)
+        _fail(err, writer, out.output_format)
     if writer is not None:
         writer.finish()
-    if out.folder:
-        _summary(batch.tally, out.folder, out.format)
-    elif out.format != "json":
+    if out.output_dir:
+        _summary(batch.tally, out.output_dir, out.output_format)
+    elif out.output_format != "json":
         print_warnings(batch.tally)
-    if out.format != "json":
+    if out.output_format != "json":
         note = judge_note(batch.subject, batch.judge, batch.no_judge)
         if note:
             print_text(Styled(f"{note}\n", "dim"))
     raise SystemExit(check_exit_code(batch.tally.counts, batch.tally.any_error))
 
 
-def _to_shards(batch: CheckBatch, out: Outputs) -> None:
+def _to_shards(batch: CheckBatch, out: CheckOptions) -> None:
     try:
-        batch.to_shards(out.folder, out.shard_format)  # type: ignore[arg-type]
+        batch.to_shards(out.output_dir, out.shard_format)  # type: ignore[arg-type]
     except OSError as err:  # a shard could not be written (the folder's place is a file, a full disk, ...)
-        _cannot_write_output(err, out.folder, out.format)
+        _cannot_write_output(err, out.output_dir, out.output_format)
 
 
 def _styled_terminal() -> bool:
@@ -336,13 +347,15 @@ def _fail(err: LoadError, writer, output_format: str) -> None:
     fail_with_load_error(err, output_format)
 
 
-def _check_on_ray(subject, conversations, no_judge, strict, jobs, address, output_dir, shard_format, chunk_bytes, output_format):
+def _check_on_ray(o: CheckOptions, subject) -> None:
     from ..engines.ray_engine import CHUNK_BYTES, EngineError, RayUnavailable, run_ray
 
-    job = CheckJob(subject, no_judge=no_judge, strict=strict, encode=conversation_line)
+    job = CheckJob(subject, no_judge=o.no_judge, strict=o.strict, encode=conversation_line)
+    output_format, output_dir = o.output_format, o.output_dir
     try:
         outcome = run_ray(
-            job, conversations, output_dir, shard_format, address=address, cpus=jobs or usable_cores(), chunk_bytes=chunk_bytes or CHUNK_BYTES
+            job, o.conversations, output_dir, o.shard_format, address=o.ray_address, cpus=o.jobs or usable_cores(),
+            chunk_bytes=o.chunk_bytes or CHUNK_BYTES,
         )
     except LoadError as err:
         fail_with_load_error(err, output_format)
@@ -354,7 +367,7 @@ def _check_on_ray(subject, conversations, no_judge, strict, jobs, address, outpu
     tally = CheckTally(counts=outcome.counts, any_error=outcome.any_error, shards=list(outcome.shards))
     tally.warnings.add(outcome.warnings)
     if tally.counts.total == 0:
-        fail_with_load_error(LoadError.one("no conversations found", " ".join(conversations)), output_format)
+        fail_with_load_error(LoadError.one("no conversations found", " ".join(o.conversations)), output_format)
     _summary(tally, output_dir, output_format)
     raise SystemExit(check_exit_code(tally.counts, tally.any_error))
 
