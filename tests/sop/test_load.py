@@ -4,15 +4,8 @@ import textwrap
 
 import pytest
 
-from dialogcheck.checks.sop import (
-    ConfirmationRequested,
-    FieldAssertion,
-    LlmJudge,
-    NoToolCalled,
-    ToolCalled,
-    ToolInputContains,
-    ToolSequence,
-)
+from dialogcheck.checks.sop import ConfirmationRequested, LlmJudge, NoToolCalled, ToolCalled, ToolInputContains, ToolSequence
+from dialogcheck.checks.sop_fields import Equals, GreaterThan, Matches
 from dialogcheck.errors import LoadError
 from dialogcheck.scenario.load import load_scenario
 from dialogcheck.sop import Sop, StepSet, load_sop
@@ -40,14 +33,10 @@ def test_every_evaluator_type_parses_with_the_seed_field_names():
         ToolSequence(("get_order", "set_delivery_address|set_address"), False),
         ToolInputContains(
             "get_order",
-            (
-                FieldAssertion("order_id", "matches", pattern=r"^#W\d+$"),
-                FieldAssertion("items.0.qty", "gt", value=0),
-                FieldAssertion("express", "equals", value=True),
-            ),
+            assertions=(Matches("order_id", r"^#W\d+$"), GreaterThan("items.0.qty", 0), Equals("express", True)),
         ),
         NoToolCalled(("complete_cart", "refund")),
-        ConfirmationRequested("set_delivery_address", "(?i)confirm", None, 3),
+        ConfirmationRequested("set_delivery_address", pattern="(?i)confirm", within_last_n_turns=3),
         LlmJudge("Agent verifies identity", "strict", "judge-1"),
     ]
     assert [step.id for step in steps.steps] == [f"step-{n}" for n in range(1, 7)]
