@@ -115,9 +115,8 @@ class EventCheck(Check):
         return len(self.mismatches(event))
 
     def first_match(self, conversation: Conversation) -> Event | None:
-        matches = self.matches
         for event in self.candidates(conversation):
-            if matches(event):
+            if self.matches(event):
                 return event
         return None
 
