@@ -260,6 +260,13 @@ def test_step_load_errors(text, message):
     assert steps_error(text) == message
 
 
+@pytest.mark.parametrize("broken", ["toolSlug: 3", "toolSlug: x, catalogSlug: 3"])
+def test_a_step_whose_evaluator_does_not_load_is_not_compared_for_its_id(broken):
+    """Whatever field of its evaluator is wrong: the step is not built, so it holds no id a later step could repeat."""
+    text = f"- id: a\n  evaluator: {{type: tool_called, {broken}}}\n- id: a\n  evaluator: {{type: tool_called, toolSlug: y}}\n"
+    assert "duplicate step id" not in steps_error(text)
+
+
 def test_all_problems_of_a_list_are_reported_in_order():
     message = steps_error(
         """\
