@@ -51,9 +51,8 @@ class CheckResult(msgspec.Struct, frozen=True):
 class Check(ABC):
     """A yes-or-no question about a conversation.
 
-    A subclass is a frozen dataclass whose fields are its file schema (`checks.schema`); its `key` names it in
-    files and registries. It may add the loader's hooks: `refuse(key, fields, context)` and
-    `validate(values, fields, context)` for rules that involve more than one field or where it is written.
+    A subclass is a frozen dataclass whose fields are its file schema (`checks.schema`), read by the one
+    loader (`checks.load`); its `key` names it in files and in the registries.
     """
 
     key: ClassVar[str]

@@ -32,6 +32,7 @@ class ConfirmationRequested(Check):
 
     before_tool_slug: str = spec(name="beforeToolSlug", tool_slug=True)
     catalog_slug: str | None = spec(None, name="catalogSlug")
+    #: Read after `catalogSlug`, so keyword-only.
     pattern: str = spec(kw_only=True, regex=True)
     within_last_n_turns: int = spec(DEFAULT_WINDOW, kw_only=True, name="withinLastNTurns", minimum=1)
     framework_tools: frozenset[str] = framework_tools_field()

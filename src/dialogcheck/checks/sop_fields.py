@@ -80,7 +80,7 @@ class FieldAssertion(ABC):
         """What the op wanted, for a failure: `a number greater than 3`."""
 
     def argument(self) -> str:
-        """What the op takes, as `describe` writes it after the op's name."""
+        """What the op takes, as `described` writes it after the op's name."""
         return f" {show(self.value)}"  # type: ignore[attr-defined]
 
     def wrong_kind(self, actual: Any) -> str:
@@ -244,6 +244,7 @@ class _FieldsCheck(Check):
 
     tool_slug: str = spec(name="toolSlug", tool_slug=True)
     catalog_slug: str | None = spec(None, name="catalogSlug")
+    #: Read after `catalogSlug`, so keyword-only; each evaluator declares it with its ops.
     assertions: tuple[FieldAssertion, ...] = spec(kw_only=True)
     framework_tools: frozenset[str] = framework_tools_field()
 

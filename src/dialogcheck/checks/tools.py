@@ -206,6 +206,7 @@ class ToolsWithinOneTurn(Check):
 
     allow_extra_calls: bool
     ordered: bool = False
+    #: Read after the flags, so keyword-only.
     calls: tuple[ToolExecuted, ...] = spec(
         kw_only=True,
         item="call",
