@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 from ruamel.yaml import YAML
 
 from dialogcheck import load_scenario, load_sop
@@ -142,9 +143,9 @@ def test_the_comparison_with_the_schema_sees_a_wrong_type_a_bound_and_required_n
     cls = SOP_EVALUATORS["confirmation_requested"]
     window = next(field for field in schema(cls) if field.key == "withinLastNTurns")
     assert _described(window, DEFAULT_WINDOW) == "integer ≥ 1, default 4"
-    assert _described(dataclasses.replace(window, spec=dataclasses.replace(window.spec, minimum=0)), 4) != "integer ≥ 1, default 4"
-    assert _described(dataclasses.replace(window, required=True), 4) == "integer ≥ 1, required"
-    assert _described(dataclasses.replace(window, type=float), 4) == "number ≥ 1, default 4"
+    assert _described(replace(window, spec=replace(window.spec, minimum=0)), 4) != "integer ≥ 1, default 4"
+    assert _described(replace(window, required=True), 4) == "integer ≥ 1, required"
+    assert _described(replace(window, type=float), 4) == "number ≥ 1, default 4"
 
 
 def test_the_seven_evaluators_are_all_there_is():

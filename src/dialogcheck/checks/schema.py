@@ -21,17 +21,18 @@ import dataclasses
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass
+from dataclasses import MISSING
 from functools import cache
 from typing import Any, Union
+
+import msgspec
 
 #: The metadata key under which a field's `FieldSpec` is kept.
 SPEC = "dialogcheck"
 
 
-@dataclass(frozen=True)
-class FieldSpec:
-    """How a field is written in a file, beyond what its type says."""
+class FieldSpec(msgspec.Struct, frozen=True):
+    """How a field is written in a file, beyond what its type says (a struct: every check module builds many)."""
 
     #: The file's key, when it is not the Python name (`toolSlug` for `tool_slug`).
     name: str | None = None
@@ -60,7 +61,7 @@ class FieldSpec:
     #: Items written `{key: ...}`: the keys allowed and the class each builds (default: the item class's `key`).
     tags: Mapping[str, type] | None = None
     #: Keys of such items that are refused, with the reason (`sequencing` does not nest).
-    refused_tags: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    refused_tags: Mapping[str, str] = msgspec.field(default_factory=dict)
     #: The message for any other key: a format of `key`, `what` and `hint` (a did-you-mean).
     unknown_tag: str = "unknown key `{key}`{hint}"
     #: The item's field that holds its key, for a list written as a mapping (`path: {op: ...}`).
@@ -69,7 +70,7 @@ class FieldSpec:
     tagged_by: str | None = None
     #: Keys of each item refused here, with the reason (`memory_was_cleared` takes no `value`): reported with
     #: the item's unknown keys, and never read.
-    item_refuses: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    item_refuses: Mapping[str, str] = msgspec.field(default_factory=dict)
     #: Set by the loader from the definition's settings (the name of the setting), never read from the file.
     setting: str | None = None
     #: `refuse(cls, fields, context)`, asked before the field is read when the file sets it: a message refuses it.
@@ -87,8 +88,7 @@ def spec(
     return dataclasses.field(default=default, hash=hash, repr=repr, kw_only=kw_only, metadata={SPEC: FieldSpec(**rules)})
 
 
-@dataclass(frozen=True)
-class SchemaField:
+class SchemaField(msgspec.Struct, frozen=True):
     """One field of a schema class, as the loader reads it."""
 
     attr: str
