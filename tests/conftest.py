@@ -12,7 +12,7 @@ from dialogcheck._fields import Problems
 from dialogcheck._yaml import parse_yaml
 from dialogcheck.errors import LoadError
 from dialogcheck.events.parse import conversation_from_dicts
-from dialogcheck.scenario.assertions import parse_assertion
+from dialogcheck.scenario.load import parse_assertion
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "card_replace"

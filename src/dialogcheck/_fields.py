@@ -11,10 +11,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from ._yaml import Pos, YMap, YNode, YScalar, YSeq, describe, plain, read_yaml
-from .checks.patterns import PatternError, PatternTooLarge, compile_pattern
+from ._yaml import Pos, YMap, YNode, YScalar, YSeq, describe, read_yaml
 from .errors import LoadError, Problem, did_you_mean
 from .events.model import FRAMEWORK_TOOLS
 from .events.values import show
@@ -152,18 +151,6 @@ class Fields:
             return None
         return value
 
-    def regex(self, key: str, required: bool = False) -> str | None:
-        pattern = self.string(key, required, allow_empty=True)
-        if pattern is None:
-            return None
-        try:
-            compile_pattern(pattern)
-        except PatternError as err:
-            verdict = "is too large a regular expression" if isinstance(err, PatternTooLarge) else "is not a valid regular expression"
-            self.problems.add(f"`{key}` in {self.what} {verdict}: {err}", self.node.values[key].pos)
-            return None
-        return pattern
-
     def mapping(self, key: str, required: bool = False) -> YMap | None:
         node = self.get(key, required)
         if node is None:
@@ -189,10 +176,6 @@ class Fields:
                 expected = "a non-empty string"
                 self.problems.add(f"item {i + 1} of `{key}` in {self.what} must be {expected}, got {describe(item)}", item.pos)
         return tuple(values)
-
-    def json(self, key: str) -> Any:
-        node = self.get(key)
-        return plain(node)
 
 
 def framework_tools_setting(fields: Fields) -> frozenset[str]:

@@ -144,17 +144,6 @@ def test_a_search_outside_a_check_has_a_budget_of_its_own(monkeypatch):
     assert all(search("a", "a") for _ in range(100))
 
 
-def test_the_regex_engine_takes_partial_and_timeout_as_its_fifth_and_sixth_arguments():
-    """`search` passes them by position (cheaper than keywords); a `regex` release that moved them must fail here."""
-    import regex
-
-    pattern = regex.compile("abc")
-    assert pattern.search("xxab", None, None, None, True).partial
-    assert pattern.search("xxab", None, None, None, False, 1.0) is None
-    with pytest.raises(TimeoutError):
-        regex.compile(EVIL).search(LONG, None, None, None, False, 0.1)
-
-
 # --- compiling, bounded ----------------------------------------------------------------------------
 
 

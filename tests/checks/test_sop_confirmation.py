@@ -12,7 +12,7 @@ PATTERN = r"(?i)shall I|confirm|do you want"
 
 
 def check(window=4):
-    return ConfirmationRequested("order_replacement", PATTERN, within_last_n_turns=window)
+    return ConfirmationRequested("order_replacement", pattern=PATTERN, within_last_n_turns=window)
 
 
 def asked_turns_back(back, window=4):
@@ -40,7 +40,7 @@ def test_window_edges(window):
 
 
 def test_default_window_is_four_turns():
-    assert ConfirmationRequested("order_replacement", PATTERN).within_last_n_turns == 4
+    assert ConfirmationRequested("order_replacement", pattern=PATTERN).within_last_n_turns == 4
     assert asked_turns_back(3).passed
     result = asked_turns_back(4)
     assert result.outcome is Outcome.FAIL
@@ -89,8 +89,8 @@ def test_every_call_needs_its_own_confirmation():
 
 def test_the_pattern_is_case_sensitive_unless_it_says_otherwise():
     c = conv(user("hi"), bot("SHALL I order it?"), tool("order_replacement"))
-    assert not ConfirmationRequested("order_replacement", "shall I").evaluate(c).passed
-    assert ConfirmationRequested("order_replacement", "(?i)shall I").evaluate(c).passed
+    assert not ConfirmationRequested("order_replacement", pattern="shall I").evaluate(c).passed
+    assert ConfirmationRequested("order_replacement", pattern="(?i)shall I").evaluate(c).passed
 
 
 def test_never_called_is_skip():
@@ -100,14 +100,14 @@ def test_never_called_is_skip():
 
 
 def test_framework_tools_are_not_calls():
-    check = ConfirmationRequested("hangup", ".")
+    check = ConfirmationRequested("hangup", pattern=".")
     assert check.evaluate(conv(user("hi"), tool("hangup"))).outcome is Outcome.SKIP
 
 
 def test_catalog():
     c = conv(user("hi"), tool("order_replacement", source="mcp", mcp_server="cards"))
-    assert ConfirmationRequested("order_replacement", ".", "banking").evaluate(c).outcome is Outcome.SKIP
-    assert ConfirmationRequested("order_replacement", ".", "cards").evaluate(c).outcome is Outcome.FAIL
+    assert ConfirmationRequested("order_replacement", "banking", pattern=".").evaluate(c).outcome is Outcome.SKIP
+    assert ConfirmationRequested("order_replacement", "cards", pattern=".").evaluate(c).outcome is Outcome.FAIL
 
 
 def test_from_yaml():

@@ -3,7 +3,17 @@
 import pytest
 
 from dialogcheck.checks.base import Outcome
-from dialogcheck.checks.sop_fields import FieldAssertion, ToolInputContains, ToolOutputContains, parse_result, resolve_path
+from dialogcheck.checks.sop_fields import (
+    INPUT_OPS,
+    OUTPUT_OPS,
+    Equals,
+    Exists,
+    NotIn,
+    ToolInputContains,
+    ToolOutputContains,
+    parse_result,
+    resolve_path,
+)
 from tests.conftest import conv, tool, user
 from tests.sop.conftest import evaluator
 
@@ -72,7 +82,7 @@ def test_parse_result(raw, parsed):
 
 
 def input_check(path, op, **kw):
-    return ToolInputContains("get_order", (FieldAssertion(path, op, **kw),))
+    return ToolInputContains("get_order", assertions=(INPUT_OPS[op](path, **kw),))
 
 
 def check_input(path, op, arguments=ORDER, **kw):
@@ -156,7 +166,7 @@ def test_pass_detail_lists_the_assertions_that_held():
 
 
 def test_one_call_must_satisfy_every_assertion():
-    check = ToolInputContains("get_order", (FieldAssertion("a", "equals", 1), FieldAssertion("b", "equals", 2)))
+    check = ToolInputContains("get_order", assertions=(Equals("a", 1), Equals("b", 2)))
     c = conv(user("hi"), tool("get_order", {"a": 1, "b": 0}), tool("get_order", {"a": 0, "b": 2}))
     result = check.evaluate(c)
     assert result.outcome is Outcome.FAIL
@@ -181,7 +191,7 @@ def test_whole_arguments():
 
 
 def test_input_with_catalog():
-    check = ToolInputContains("get_order", (FieldAssertion("id", "equals", 1),), "shop")
+    check = ToolInputContains("get_order", "shop", assertions=(Equals("id", 1),))
     c = conv(user("hi"), tool("get_order", {"id": 1}, source="mcp", mcp_server="other"), tool("shop_get_order", {"id": 1}))
     result = check.evaluate(c)
     assert result.passed
@@ -192,7 +202,7 @@ def test_input_with_catalog():
 
 
 def check_output(path, op, result, **kw):
-    check = ToolOutputContains("get_order", (FieldAssertion(path, op, **kw),))
+    check = ToolOutputContains("get_order", assertions=(OUTPUT_OPS[op](path, **kw),))
     return check.evaluate(conv(user("hi"), tool("get_order", result=result)))
 
 
@@ -245,7 +255,7 @@ def test_output_failure_messages(result, path, op, kw, message):
 
 
 def test_output_never_called():
-    check = ToolOutputContains("get_order", (FieldAssertion("status", "exists"),))
+    check = ToolOutputContains("get_order", assertions=(Exists("status"),))
     result = check.evaluate(conv(user("hi")))
     assert result.detail == (
         "`get_order` was never called, so its result cannot be checked; the tool log is empty (no counted tool calls)"
@@ -253,7 +263,7 @@ def test_output_never_called():
 
 
 def test_output_of_a_failed_run_is_still_read():
-    check = ToolOutputContains("get_order", (FieldAssertion("error", "equals", "not found"),))
+    check = ToolOutputContains("get_order", assertions=(Equals("error", "not found"),))
     assert check.evaluate(conv(user("hi"), tool("get_order", result={"error": "not found"}, is_error=True))).passed
 
 
@@ -268,8 +278,4 @@ def test_output_from_yaml():
           $: {op: exists}
         """
     )
-    assert check == ToolOutputContains(
-        "get_order",
-        (FieldAssertion("status", "not_in", values=("shipped", "delivered")), FieldAssertion("$", "exists")),
-        "shop",
-    )
+    assert check == ToolOutputContains("get_order", "shop", assertions=(NotIn("status", ("shipped", "delivered")), Exists("$")))

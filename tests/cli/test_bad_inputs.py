@@ -133,6 +133,25 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
         "8:10: `setup` in `scenario` must be a mapping, got a list",
         "9:10: `goals` must be a mapping, got a string",
     ),
+    # Several problems in one check: listed in the order the check's fields are read.
+    "check_problems_in_order.yml": (
+        "10:30: `allow_extra_calls` in `tools_within_one_turn` must be true or false, got a string",
+        "8:42: `hangup` is a framework tool: it is never counted, so `tools_within_one_turn` could never match it"
+        " (an agent that owns a tool of this name sets `framework_tools` in eval/conftest.yml)",
+        "9:65: `times` is not allowed inside `tools_within_one_turn`: each entry there matches one run",
+        "11:24: `tool_executed` with `source: mcp` needs `mcp_server` (it is not inferred from the tool name)",
+        "11:67: `is_error` in `tool_executed` must be true or false, got an integer",
+        "13:14: `memory_was_cleared` takes no `value`: a clear has no value",
+        "13:13: entry 1 of `memory_was_cleared` is missing required field `name`",
+        "14:26: `skill_activated` is missing required field `skill_id`",
+        "14:27: `skill_activated` does not take `step_id`: only the cancelled, interrupted and resumed checks do",
+        "16:9: `confirmation_requested` in step 1 of `goals.sop` is missing required field `beforeToolSlug`",
+        "18:22: `catalogSlug` in `confirmation_requested` in step 1 of `goals.sop` must be a string, got an integer",
+        "17:18: `pattern` in `confirmation_requested` in step 1 of `goals.sop` is not a valid regular expression: missing ) at position 1",
+        "21:22: `catalogSlug` in `tool_input_contains` in step 2 of `goals.sop` must not be empty",
+        "20:35: `op` in assertion `amount` of `tool_input_contains` in step 2 of `goals.sop` must be one of exists, equals,"
+        " matches, gt, lt, got 'contains' (`contains` is an op of `tool_output_contains`)",
+    ),
     # SOP files.
     "sop_truncated.yml": "6:22: invalid YAML: while parsing a flow sequence expected ',' or ']', but got '<stream end>'",
     "sop_wrong_types.yml": (

@@ -80,7 +80,7 @@ MATCH = st.builds(
     MessageMatch,
     utter_name=NAMES | st.none(),
     text_matches=st.sampled_from(["a", "^x", "(?i)ABC", "z?$", "[ab]+ c"]) | st.none(),
-    buttons=st.lists(st.builds(ButtonSpec, NAMES, NAMES | st.none(), st.booleans()), min_size=1, max_size=2).map(tuple) | st.none(),
+    buttons=st.lists(st.builds(ButtonSpec, NAMES, NAMES | st.none()), min_size=1, max_size=2).map(tuple) | st.none(),
 ).filter(lambda m: m.utter_name is not None or m.text_matches is not None or m.buttons is not None)
 TOOL = st.builds(
     lambda n, src, args, err, skill: ToolExecuted(n, src, "bank" if src == "mcp" else None, skill, args, err),
@@ -100,7 +100,7 @@ CHECK = st.one_of(
     ENTRIES.map(ASSERTIONS["memory_was_set"]),
     ENTRIES.map(ASSERTIONS["memory_was_not_set"]),
     st.lists(st.builds(MemoryEntry, NAMES), min_size=1, max_size=2).map(tuple).map(ASSERTIONS["memory_was_cleared"]),
-    st.builds(ToolsWithinOneTurn, st.lists(TOOL, min_size=2, max_size=3).map(tuple), st.booleans(), st.booleans()),
+    st.builds(ToolsWithinOneTurn, st.booleans(), st.booleans(), calls=st.lists(TOOL, min_size=2, max_size=3).map(tuple)),
     st.lists(STEP, min_size=1, max_size=3).map(tuple).map(Sequencing),
     st.builds(lambda t, n: ToolExecuted(t.tool_name, t.source, t.mcp_server, t.skill_id, t.arguments, t.is_error, n), TOOL, st.integers(0, 3)),
 )

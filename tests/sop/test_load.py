@@ -4,15 +4,8 @@ import textwrap
 
 import pytest
 
-from dialogcheck.checks.sop import (
-    ConfirmationRequested,
-    FieldAssertion,
-    LlmJudge,
-    NoToolCalled,
-    ToolCalled,
-    ToolInputContains,
-    ToolSequence,
-)
+from dialogcheck.checks.sop import ConfirmationRequested, LlmJudge, NoToolCalled, ToolCalled, ToolInputContains, ToolSequence
+from dialogcheck.checks.sop_fields import Equals, GreaterThan, Matches
 from dialogcheck.errors import LoadError
 from dialogcheck.scenario.load import load_scenario
 from dialogcheck.sop import Sop, StepSet, load_sop
@@ -40,14 +33,10 @@ def test_every_evaluator_type_parses_with_the_seed_field_names():
         ToolSequence(("get_order", "set_delivery_address|set_address"), False),
         ToolInputContains(
             "get_order",
-            (
-                FieldAssertion("order_id", "matches", pattern=r"^#W\d+$"),
-                FieldAssertion("items.0.qty", "gt", value=0),
-                FieldAssertion("express", "equals", value=True),
-            ),
+            assertions=(Matches("order_id", r"^#W\d+$"), GreaterThan("items.0.qty", 0), Equals("express", True)),
         ),
         NoToolCalled(("complete_cart", "refund")),
-        ConfirmationRequested("set_delivery_address", "(?i)confirm", None, 3),
+        ConfirmationRequested("set_delivery_address", pattern="(?i)confirm", within_last_n_turns=3),
         LlmJudge("Agent verifies identity", "strict", "judge-1"),
     ]
     assert [step.id for step in steps.steps] == [f"step-{n}" for n in range(1, 7)]
@@ -269,6 +258,13 @@ STEP_ERRORS = [
 @pytest.mark.parametrize(("text", "message"), STEP_ERRORS)
 def test_step_load_errors(text, message):
     assert steps_error(text) == message
+
+
+@pytest.mark.parametrize("broken", ["toolSlug: 3", "toolSlug: x, catalogSlug: 3"])
+def test_a_step_whose_evaluator_does_not_load_is_not_compared_for_its_id(broken):
+    """Whatever field of its evaluator is wrong: the step is not built, so it holds no id a later step could repeat."""
+    text = f"- id: a\n  evaluator: {{type: tool_called, {broken}}}\n- id: a\n  evaluator: {{type: tool_called, toolSlug: y}}\n"
+    assert "duplicate step id" not in steps_error(text)
 
 
 def test_all_problems_of_a_list_are_reported_in_order():

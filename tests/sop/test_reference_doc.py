@@ -1,11 +1,14 @@
 """docs/sop-reference.md stays true: every example loads, and every type, field and op the loader takes is documented.
 
-The tables are compared with the loader's own lists both ways, so a field added to the loader without a
-line in the reference (or documented but not read) fails here.
+An evaluator's table is compared with its class's schema (`checks.schema`), the one place its fields are
+declared: the names both ways, and what each row says a field is (its type, bounds, required or default).
+A field added to a class without a line in the reference, documented but not read, or documented with
+another type or bound, fails here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -13,15 +16,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 from ruamel.yaml import YAML
 
 from dialogcheck import load_scenario, load_sop
 from dialogcheck.checks import patterns
+from dialogcheck.checks.schema import SchemaField, item_type, schema
 from dialogcheck.checks.sop import SOP_EVALUATORS
 from dialogcheck.checks.sop_confirmation import DEFAULT_WINDOW
 from dialogcheck.config import load_config
 from dialogcheck.events.model import FRAMEWORK_TOOLS
-from dialogcheck.sop.load import EVALUATOR_FIELDS, SOP_FIELDS, STEP_FIELDS
+from dialogcheck.sop.load import SOP_FIELDS, STEP_FIELDS
 from tests.conftest import EXAMPLE, REPO
 from tests.sop.conftest import steps_from_yaml
 
@@ -39,16 +44,49 @@ def _section(title: str) -> str:
     return body[: end.start()] if end else body
 
 
-def _tables(section: str) -> list[list[str]]:
-    """The names in the first column of each table of a section (the header and rule rows left out)."""
+def _rows(section: str) -> list[dict[str, str]]:
+    """Each table of a section as {first column's name: second column} (the header and rule rows left out)."""
     tables, rows = [], []
     for line in section.splitlines() + [""]:
         if line.startswith("|"):
             rows.append(line)
         elif rows:
-            tables.append([re.match(r"\| `([^`]+)`", row).group(1) for row in rows[2:]])
+            cells = [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[2:]]
+            tables.append({re.fullmatch(r"`([^`]+)`", name).group(1): second for name, second, *_ in cells})
             rows = []
     return tables
+
+
+def _tables(section: str) -> list[list[str]]:
+    """The names in the first column of each table of a section."""
+    return [list(table) for table in _rows(section)]
+
+
+def _kind_of(field: SchemaField) -> str:
+    """A field's type as the reference words it."""
+    if field.spec.regex:
+        return "regular expression"
+    if field.spec.keyed_by:
+        return "mapping"
+    if item_type(field.type) is str:
+        return "list of slugs" if field.spec.tool_slug else "list of strings"
+    kinds = {str: "string", bool: "true or false", int: "integer", float: "number"}
+    kind = kinds.get(field.type, "a string, a number or a boolean")
+    return kind + (f" ≥ {field.spec.minimum:g}" if field.spec.minimum is not None else "")
+
+
+def _described(field: SchemaField, default) -> str:
+    """What an evaluator's table says of a field: its type and bound, then `required` or a default other than none."""
+    if field.required:
+        return f"{_kind_of(field)}, required"
+    return _kind_of(field) + (f", default {default}" if default is not None else "")
+
+
+def _takes(op) -> str:
+    """What an op's row says it takes: each field with its type, or nothing."""
+    fields = [field for field in schema(op) if field.attr != "path"]
+    words = {"string": "a string", "number": "a number", "regular expression": "a regular expression", "list of strings": "a list of strings"}
+    return ", ".join(f"`{f.key}`: {words.get(_kind_of(f), _kind_of(f))}" for f in fields) or "nothing"
 
 
 def _kind(block: str) -> str:
@@ -80,17 +118,34 @@ def test_every_yaml_example_loads(tmp_path, number):
 
 
 @pytest.mark.parametrize("kind", sorted(SOP_EVALUATORS))
-def test_every_evaluator_has_its_section_with_exactly_the_fields_the_loader_reads(kind):
+def test_every_evaluator_has_its_section_with_exactly_the_fields_of_its_class(kind):
+    cls = SOP_EVALUATORS[kind]
     section = _section(f"`{kind}`")
-    fields, *ops = _tables(section)
-    assert sorted(fields) == sorted(EVALUATOR_FIELDS[kind])
-    if hasattr(SOP_EVALUATORS[kind], "ops"):
-        (op_names,) = ops
-        assert op_names == list(SOP_EVALUATORS[kind].ops)
+    fields, *ops = _rows(section)
+    read = {field.key: field for field in schema(cls) if field.spec.setting is None}
+    assert sorted(fields) == sorted(read)
+    defaults = {f.name: f.default for f in dataclasses.fields(cls)}
+    assert {key: _described(field, defaults[field.attr]) for key, field in read.items()} == fields
+    keyed = [field for field in read.values() if field.spec.keyed_by]
+    if keyed:
+        (field,) = keyed
+        (op_rows,) = ops
+        assert list(op_rows) == list(field.spec.tags)
+        assert {name: _takes(op) for name, op in field.spec.tags.items()} == op_rows
     else:
         assert ops == []
     examples = re.findall(r"^```yaml\n(.*?)^```", section, re.S | re.M)
-    assert [type(step.evaluator) for block in examples for step in steps_from_yaml(block).steps] == [SOP_EVALUATORS[kind]]
+    assert [type(step.evaluator) for block in examples for step in steps_from_yaml(block).steps] == [cls]
+
+
+def test_the_comparison_with_the_schema_sees_a_wrong_type_a_bound_and_required_ness():
+    """The row check above fails when the reference and the class disagree on what a field is."""
+    cls = SOP_EVALUATORS["confirmation_requested"]
+    window = next(field for field in schema(cls) if field.key == "withinLastNTurns")
+    assert _described(window, DEFAULT_WINDOW) == "integer ≥ 1, default 4"
+    assert _described(replace(window, spec=replace(window.spec, minimum=0)), 4) != "integer ≥ 1, default 4"
+    assert _described(replace(window, required=True), 4) == "integer ≥ 1, required"
+    assert _described(replace(window, type=float), 4) == "number ≥ 1, default 4"
 
 
 def test_the_seven_evaluators_are_all_there_is():

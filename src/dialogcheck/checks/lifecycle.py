@@ -9,16 +9,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..events.model import BlockEvent, Conversation, Event, SkillEvent
 from .base import EventCheck, was
+from .schema import spec
+
+if TYPE_CHECKING:
+    from .._fields import Fields
+    from .load import Context
+
+
+def _step_id_taken(cls: type[SkillCheck | BlockCheck], fields: Fields, context: Context) -> str | None:
+    """`step_id` is refused by the checks that do not take it (`skill_activated`, `skill_completed`, `ordered_block_entered`)."""
+    if cls.takes_step_id:
+        return None
+    family = cls.key.rsplit("_", 1)[0]
+    takers = [c.key.rsplit("_", 1)[1] for c in LIFECYCLE_CHECKS if c.key.startswith(family + "_") and c.takes_step_id]
+    return f"{fields.what} does not take `step_id`: only the {', '.join(takers[:-1])} and {takers[-1]} checks do"
 
 
 @dataclass(frozen=True)
 class SkillCheck(EventCheck):
     skill_id: str
-    step_id: str | None = None
+    step_id: str | None = spec(None, refuse=_step_id_taken)
 
     takes_step_id: ClassVar[bool] = True
 
@@ -79,7 +93,7 @@ class SkillResumed(SkillCheck):
 class BlockCheck(EventCheck):
     skill_id: str
     block_id: str
-    step_id: str | None = None
+    step_id: str | None = spec(None, refuse=_step_id_taken)
 
     takes_step_id: ClassVar[bool] = True
 

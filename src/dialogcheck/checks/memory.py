@@ -15,6 +15,7 @@ from typing import Any
 from ..events.model import Conversation, Event, MemorySet
 from ..events.values import json_equal, show
 from .base import Check, CheckResult, EventCheck, at
+from .schema import spec
 
 
 class _Unset:
@@ -32,7 +33,7 @@ UNSET: Any = _Unset()
 class MemoryEntry:
     """One `{name, value?}` item; `value` is UNSET when the file gives none."""
 
-    name: str
+    name: str = spec(memory_name=True)
     value: Any = UNSET
 
     @property
@@ -64,7 +65,7 @@ def _list_writes(writes: Sequence[MemorySet], limit: int = 3) -> str:
 
 @dataclass(frozen=True)
 class _MemoryCheck(Check):
-    entries: tuple[MemoryEntry, ...]
+    entries: tuple[MemoryEntry, ...] = spec(whole="a list of {name, value} entries", item="entry")
 
     @cached_property
     def label(self) -> str:
@@ -115,8 +116,13 @@ class MemoryWasNotSet(_MemoryCheck):
         return True, f"the last write of {entry.name} was {show(last.value)} at {at(last)}, not {show(entry.value)}", [last.index]
 
 
+@dataclass(frozen=True)
 class MemoryWasCleared(_MemoryCheck):
     key = "memory_was_cleared"
+
+    entries: tuple[MemoryEntry, ...] = spec(
+        whole="a list of {name, value} entries", item="entry", item_refuses={"value": "takes no `value`: a clear has no value"}
+    )
 
     def check_entry(self, conversation, entry):
         for event in conversation.of_type("memory_cleared"):
@@ -131,7 +137,7 @@ class MemoryWasCleared(_MemoryCheck):
 class _MemoryStep(EventCheck):
     """The string form used inside `sequencing`: `memory_was_set: KEY`."""
 
-    name: str
+    name: str = spec(whole="the key name as a string (no list, no value)", memory_name=True)
 
     @cached_property
     def label(self) -> str:

@@ -6,29 +6,34 @@ passes exactly when the same `bot_uttered` would fail.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from ..events.model import BotMessage, Button, Conversation, Event
 from ..events.values import show
 from .base import Check, CheckResult, EventCheck, at
 from .patterns import one_budget, search
+from .schema import file_keys, spec
+
+if TYPE_CHECKING:
+    from .._fields import Fields
+    from .load import Context
 
 
 @dataclass(frozen=True)
 class ButtonSpec:
     """A listed button: `title` always compared, `payload` only when listed."""
 
-    title: str
-    payload: str | None = None
-    has_payload: bool = False
+    title: str = spec(allow_empty=True)
+    payload: str | None = spec(None, allow_empty=True)
 
     def accepts(self, button: Button) -> bool:
-        return button.title == self.title and (not self.has_payload or button.payload == self.payload)
+        return button.title == self.title and (self.payload is None or button.payload == self.payload)
 
     def __str__(self) -> str:
-        return f"{self.title!r}" + (f" ({self.payload})" if self.has_payload else "")
+        return f"{self.title!r}" + (f" ({self.payload})" if self.payload is not None else "")
 
 
 def buttons_in_order(wanted: Sequence[ButtonSpec], present: Sequence[Button]) -> int:
@@ -42,11 +47,18 @@ def buttons_in_order(wanted: Sequence[ButtonSpec], present: Sequence[Button]) ->
 
 @dataclass(frozen=True)
 class MessageMatch:
-    """The fields of `bot_uttered`; at least one is set (checked by the loader)."""
+    """The fields of `bot_uttered`; at least one is set."""
 
     utter_name: str | None = None
-    text_matches: str | None = None
-    buttons: tuple[ButtonSpec, ...] | None = None
+    text_matches: str | None = spec(None, regex=True)
+    buttons: tuple[ButtonSpec, ...] | None = spec(None, item="button")
+
+    @classmethod
+    def validate(cls, values: Mapping[str, Any], fields: Fields, context: Context) -> None:
+        keys = file_keys(cls)
+        if not any(fields.has(key) for key in keys):
+            listed = ", ".join(f"`{key}`" for key in keys)
+            fields.problems.add(f"{fields.what} must set at least one of {listed}", fields.node.pos)
 
     def matches(self, message: BotMessage) -> bool:
         if self.utter_name is not None and message.utter_name != self.utter_name:
@@ -91,7 +103,7 @@ class BotUttered(EventCheck):
     key = "bot_uttered"
     event_noun = "bot message"
 
-    match: MessageMatch
+    match: MessageMatch = spec(whole="the message to match")
 
     @cached_property
     def label(self) -> str:
@@ -120,7 +132,7 @@ class BotUttered(EventCheck):
 class BotDidNotUtter(Check):
     key = "bot_did_not_utter"
 
-    match: MessageMatch
+    match: MessageMatch = spec(whole="the message to match")
 
     @cached_property
     def label(self) -> str:

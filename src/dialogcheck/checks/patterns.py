@@ -192,9 +192,7 @@ def search(pattern: str, text: str) -> bool:
     if left <= 0:
         raise _out_of_time(pattern, text, budget)
     try:
-        # Positional (string, pos, endpos, concurrent, partial, timeout): `timeout=` as a keyword costs
-        # more than the search of a short message. test_patterns pins the order.
-        return compile_pattern(pattern).search(text, None, None, None, False, left) is not None
+        return compile_pattern(pattern).search(text, timeout=left) is not None
     except TimeoutError:
         raise _out_of_time(pattern, text, budget) from None
 

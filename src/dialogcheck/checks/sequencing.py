@@ -12,14 +12,38 @@ from functools import cached_property
 
 from ..events.model import Conversation, Event
 from .base import Check, CheckResult, EventCheck, at
+from .lifecycle import LIFECYCLE_CHECKS
+from .memory import MemoryWasClearedStep, MemoryWasSetStep
+from .messages import BotUttered
 from .patterns import one_budget
+from .schema import spec
+from .tools import ToolExecuted
+
+#: The checks a step may be, by key: each matches one event (memory steps take the key name alone).
+STEPS: dict[str, type[EventCheck]] = {
+    **{cls.key: cls for cls in LIFECYCLE_CHECKS},
+    ToolExecuted.key: ToolExecuted,
+    MemoryWasSetStep.key: MemoryWasSetStep,
+    MemoryWasClearedStep.key: MemoryWasClearedStep,
+    BotUttered.key: BotUttered,
+}
+
+#: Checks that cannot be a step, and why.
+NOT_STEPS = {
+    "memory_was_not_set": "it matches no event",
+    "tools_within_one_turn": "it matches a turn, not one event",
+    "bot_did_not_utter": "it matches no event",
+    "sequencing": "sequencing does not nest",
+}
 
 
 @dataclass(frozen=True)
 class Sequencing(Check):
     key = "sequencing"
 
-    steps: tuple[EventCheck, ...]
+    steps: tuple[EventCheck, ...] = spec(
+        whole="a list of steps", item="step", tags=STEPS, refused_tags=NOT_STEPS, unknown_tag="unknown sequencing step `{key}`{hint}"
+    )
 
     @cached_property
     def label(self) -> str:

@@ -18,12 +18,10 @@ from ..events.model import BotMessage, Conversation, ToolRun
 from ..events.values import show
 from .base import Check, CheckResult, Outcome, at, framework_tools_field
 from .patterns import one_budget, search
+from .schema import spec
 from .sop_tools import SHOWN_CALLS, calls_of, slug_name
 
 DEFAULT_WINDOW = 4
-
-
-_INDEX, _TURN = attrgetter("index"), attrgetter("turn")
 
 
 @dataclass(frozen=True)
@@ -32,10 +30,11 @@ class ConfirmationRequested(Check):
 
     key = "confirmation_requested"
 
-    before_tool_slug: str
-    pattern: str
-    catalog_slug: str | None = None
-    within_last_n_turns: int = DEFAULT_WINDOW
+    before_tool_slug: str = spec(name="beforeToolSlug", tool_slug=True)
+    catalog_slug: str | None = spec(None, name="catalogSlug")
+    #: Read after `catalogSlug`, so keyword-only.
+    pattern: str = spec(kw_only=True, regex=True)
+    within_last_n_turns: int = spec(DEFAULT_WINDOW, kw_only=True, name="withinLastNTurns", minimum=1)
     framework_tools: frozenset[str] = framework_tools_field()
 
     @cached_property
@@ -45,8 +44,8 @@ class ConfirmationRequested(Check):
     def window(self, bots: Sequence[BotMessage], call: ToolRun) -> Sequence[BotMessage]:
         """Bot messages before `call`, in its turn or the N-1 turns before it: two bisections of the conversation's
         bot messages, whose indexes and turns both ascend, not a scan."""
-        end = bisect_left(bots, call.index, key=_INDEX)
-        start = bisect_left(bots, call.turn - (self.within_last_n_turns - 1), 0, end, key=_TURN)
+        end = bisect_left(bots, call.index, key=attrgetter("index"))
+        start = bisect_left(bots, call.turn - (self.within_last_n_turns - 1), 0, end, key=attrgetter("turn"))
         return bots[start:end]
 
     def _turns(self, call: ToolRun) -> str:

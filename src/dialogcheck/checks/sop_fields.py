@@ -7,6 +7,7 @@ pinned in SPEC sections 3 and 10 ("SOP ops"); they live here once.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -18,21 +19,8 @@ from ..events.model import Conversation, ToolRun
 from ..events.values import is_number, json_equal, show
 from .base import Check, CheckResult, at, framework_tools_field
 from .patterns import one_budget, search
+from .schema import spec
 from .sop_tools import SHOWN_CALLS, calls_of, describe_log, slug_name
-
-INPUT_OPS = ("exists", "equals", "matches", "gt", "lt")
-OUTPUT_OPS = ("exists", "equals", "contains", "not_in")
-
-#: The fields each op takes besides `op` (file names, as the seed writes them).
-OP_FIELDS: dict[str, tuple[str, ...]] = {
-    "exists": (),
-    "equals": ("value",),
-    "matches": ("pattern",),
-    "gt": ("value",),
-    "lt": ("value",),
-    "contains": ("value",),
-    "not_in": ("values",),
-}
 
 WHOLE = "$"
 
@@ -50,7 +38,7 @@ def parse_result(value: Any) -> Any:
 
 
 def _step(value: Any, key: str) -> tuple[bool, Any]:
-    if isinstance(value, (dict, Mapping)):  # dict first: the Mapping ABC check is a Python-level hook
+    if isinstance(value, Mapping):
         return (True, value[key]) if key in value else (False, None)
     if isinstance(value, (list, tuple)) and key.isascii() and key.isdigit():
         index = int(key)
@@ -76,95 +64,190 @@ def resolve_path(value: Any, path: str) -> tuple[bool, Any]:
 
 
 @dataclass(frozen=True)
-class FieldAssertion:
-    """One `path: {op, ...}` entry. Only the field its op takes is set."""
+class FieldAssertion(ABC):
+    """One `path: {op, ...}` entry: the op is the class, and its fields are what the op takes."""
 
     path: str
-    op: str
-    value: Any = None
-    values: tuple[Any, ...] = ()
-    pattern: str | None = None
+    #: The op's name in the file.
+    op: ClassVar[str]
 
-    def describe(self) -> str:
-        return self._description
+    @abstractmethod
+    def holds(self, actual: Any) -> bool:
+        """Whether the value found at the path satisfies the op."""
+
+    @abstractmethod
+    def expectation(self) -> str:
+        """What the op wanted, for a failure: `a number greater than 3`."""
+
+    def argument(self) -> str:
+        """What the op takes, as `described` writes it after the op's name."""
+        return f" {show(self.value)}"  # type: ignore[attr-defined]
+
+    def wrong_kind(self, actual: Any) -> str:
+        """Why `actual` could never hold, when its type alone rules it out: ` (not a number)`."""
+        return ""
 
     @cached_property
-    def _description(self) -> str:
+    def described(self) -> str:
         """Built once per assertion: every passing call lists them all."""
-        argument = {
-            "exists": "",
-            "matches": f" /{self.pattern}/",
-            "not_in": " [" + ", ".join(show(v) for v in self.values) + "]",
-        }.get(self.op, f" {show(self.value)}")
-        return f"{self.path} {self.op}{argument}"
-
-    def expectation(self) -> str:
-        if self.op == "exists":
-            return "it to be present"
-        if self.op == "equals":
-            return show(self.value)
-        if self.op == "matches":
-            return f"to match /{self.pattern}/"
-        if self.op == "gt":
-            return f"a number greater than {show(self.value)}"
-        if self.op == "lt":
-            return f"a number less than {show(self.value)}"
-        if self.op == "contains":
-            return f"to contain {show(self.value)}"
-        return "none of " + ", ".join(show(v) for v in self.values)
-
-    def holds(self, found: bool, actual: Any) -> bool:
-        if not found:
-            return False
-        op = self.op
-        if op == "exists":
-            return True
-        if op == "equals":
-            return json_equal(actual, self.value)
-        if op == "matches":
-            return isinstance(actual, str) and search(self.pattern or "", actual)
-        if op in ("gt", "lt"):
-            if not is_number(actual):
-                return False
-            return actual > self.value if op == "gt" else actual < self.value
-        if op == "contains":
-            if isinstance(actual, str):
-                return isinstance(self.value, str) and self.value in actual
-            if isinstance(actual, (list, tuple)):
-                return any(json_equal(item, self.value) for item in actual)
-            return False
-        if op == "not_in":
-            return not any(json_equal(actual, v) for v in self.values)
-        raise ValueError(f"unknown op {op!r}")
+        return f"{self.path} {self.op}{self.argument()}"
 
     def failure(self, root: Any, noun: str) -> str | None:
         """Why `root` fails this assertion, or None when it holds."""
         found, actual = resolve_path(root, self.path)
-        if self.holds(found, actual):
+        if found and self.holds(actual):
             return None
         name = f"the whole {noun}" if self.path == WHOLE else self.path
         if not found:
             return f"{name} was missing, expected {self.expectation()}"
-        kind = ""
-        if self.op == "matches" and not isinstance(actual, str):
-            kind = " (not a string)"
-        elif self.op in ("gt", "lt") and not is_number(actual):
-            kind = " (not a number)"
-        elif self.op == "contains" and not isinstance(actual, (str, list, tuple)):
-            kind = " (neither a string nor a list)"
-        return f"{name} was {show(actual)}{kind}, expected {self.expectation()}"
+        return f"{name} was {show(actual)}{self.wrong_kind(actual)}, expected {self.expectation()}"
+
+
+@dataclass(frozen=True)
+class Exists(FieldAssertion):
+    op = "exists"
+
+    def holds(self, actual: Any) -> bool:
+        return True
+
+    def expectation(self) -> str:
+        return "it to be present"
+
+    def argument(self) -> str:
+        return ""
+
+
+@dataclass(frozen=True)
+class Equals(FieldAssertion):
+    """Typed JSON equality: `true` is not `1`, `5` is not `"5"`, `5` equals `5.0`."""
+
+    op = "equals"
+
+    value: str | int | float | bool
+
+    def holds(self, actual: Any) -> bool:
+        return json_equal(actual, self.value)
+
+    def expectation(self) -> str:
+        return show(self.value)
+
+
+@dataclass(frozen=True)
+class Matches(FieldAssertion):
+    op = "matches"
+
+    pattern: str = spec(regex=True)
+
+    def holds(self, actual: Any) -> bool:
+        return isinstance(actual, str) and search(self.pattern, actual)
+
+    def expectation(self) -> str:
+        return f"to match /{self.pattern}/"
+
+    def argument(self) -> str:
+        return f" /{self.pattern}/"
+
+    def wrong_kind(self, actual: Any) -> str:
+        return "" if isinstance(actual, str) else " (not a string)"
+
+
+@dataclass(frozen=True)
+class GreaterThan(FieldAssertion):
+    """A number greater than `value`; a boolean is not a number."""
+
+    op = "gt"
+
+    value: float
+
+    def holds(self, actual: Any) -> bool:
+        return is_number(actual) and actual > self.value
+
+    def expectation(self) -> str:
+        return f"a number greater than {show(self.value)}"
+
+    def wrong_kind(self, actual: Any) -> str:
+        return "" if is_number(actual) else " (not a number)"
+
+
+@dataclass(frozen=True)
+class LessThan(FieldAssertion):
+    """A number less than `value`; a boolean is not a number."""
+
+    op = "lt"
+
+    value: float
+
+    def holds(self, actual: Any) -> bool:
+        return is_number(actual) and actual < self.value
+
+    def expectation(self) -> str:
+        return f"a number less than {show(self.value)}"
+
+    def wrong_kind(self, actual: Any) -> str:
+        return "" if is_number(actual) else " (not a number)"
+
+
+@dataclass(frozen=True)
+class Contains(FieldAssertion):
+    """A string holding `value`, or a list with an element equal to it."""
+
+    op = "contains"
+
+    value: str
+
+    def holds(self, actual: Any) -> bool:
+        if isinstance(actual, str):
+            return isinstance(self.value, str) and self.value in actual
+        if isinstance(actual, (list, tuple)):
+            return any(json_equal(item, self.value) for item in actual)
+        return False
+
+    def expectation(self) -> str:
+        return f"to contain {show(self.value)}"
+
+    def wrong_kind(self, actual: Any) -> str:
+        return "" if isinstance(actual, (str, list, tuple)) else " (neither a string nor a list)"
+
+
+@dataclass(frozen=True)
+class NotIn(FieldAssertion):
+    """Present, and equal to none of `values`."""
+
+    op = "not_in"
+
+    values: tuple[str, ...] = spec(allow_empty=True)
+
+    def holds(self, actual: Any) -> bool:
+        return not any(json_equal(actual, value) for value in self.values)
+
+    def expectation(self) -> str:
+        return "none of " + ", ".join(show(value) for value in self.values)
+
+    def argument(self) -> str:
+        return " [" + ", ".join(show(value) for value in self.values) + "]"
+
+
+#: The ops of each evaluator, by name.
+INPUT_OPS: dict[str, type[FieldAssertion]] = {cls.op: cls for cls in (Exists, Equals, Matches, GreaterThan, LessThan)}
+OUTPUT_OPS: dict[str, type[FieldAssertion]] = {cls.op: cls for cls in (Exists, Equals, Contains, NotIn)}
+
+
+def _assertions(ops: dict[str, type[FieldAssertion]], other: str, other_ops: dict[str, type[FieldAssertion]]) -> Any:
+    """The `assertions` field of a field evaluator taking `ops`; an op of the `other` evaluator is named as such."""
+    elsewhere = {op: f"`{op}` is an op of `{other}`" for op in other_ops if op not in ops}
+    return spec(kw_only=True, item="assertion", keyed_by="path", tagged_by="op", tags=ops, refused_tags=elsewhere)
 
 
 @dataclass(frozen=True)
 class _FieldsCheck(Check):
     """Passes when one call of the tool satisfies every assertion."""
 
-    tool_slug: str
-    assertions: tuple[FieldAssertion, ...]
-    catalog_slug: str | None = None
+    tool_slug: str = spec(name="toolSlug", tool_slug=True)
+    catalog_slug: str | None = spec(None, name="catalogSlug")
+    #: Read after `catalogSlug`, so keyword-only; each evaluator declares it with its ops.
+    assertions: tuple[FieldAssertion, ...] = spec(kw_only=True)
     framework_tools: frozenset[str] = framework_tools_field()
 
-    ops: ClassVar[tuple[str, ...]]
     noun: ClassVar[str]
 
     @cached_property
@@ -189,7 +272,7 @@ class _FieldsCheck(Check):
         for run in calls:
             failed = self.failures(run)
             if not failed:
-                held = ", ".join(a.describe() for a in self.assertions)
+                held = ", ".join(a.described for a in self.assertions)
                 return self.result(True, f"{run.tool_name} at {at(run)}: {held}", (run.index,))
             misses.append((run, failed))
         return self.result(False, self._explain(name, misses), [run.index for run, _ in misses])
@@ -206,8 +289,9 @@ class ToolInputContains(_FieldsCheck):
     """Some call of the tool received arguments satisfying every assertion."""
 
     key = "tool_input_contains"
-    ops = INPUT_OPS
     noun = "arguments"
+
+    assertions: tuple[FieldAssertion, ...] = _assertions(INPUT_OPS, "tool_output_contains", OUTPUT_OPS)
 
     def subject(self, run: ToolRun) -> Any:
         return run.arguments
@@ -218,8 +302,9 @@ class ToolOutputContains(_FieldsCheck):
     """Some call of the tool returned a result satisfying every assertion."""
 
     key = "tool_output_contains"
-    ops = OUTPUT_OPS
     noun = "result"
+
+    assertions: tuple[FieldAssertion, ...] = _assertions(OUTPUT_OPS, "tool_input_contains", INPUT_OPS)
 
     def subject(self, run: ToolRun) -> Any:
         return parse_result(run.result)
@@ -227,9 +312,15 @@ class ToolOutputContains(_FieldsCheck):
 
 __all__ = [
     "INPUT_OPS",
-    "OP_FIELDS",
     "OUTPUT_OPS",
+    "Contains",
+    "Equals",
+    "Exists",
     "FieldAssertion",
+    "GreaterThan",
+    "LessThan",
+    "Matches",
+    "NotIn",
     "ToolInputContains",
     "ToolOutputContains",
     "parse_result",

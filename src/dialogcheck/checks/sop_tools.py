@@ -14,6 +14,7 @@ from functools import cached_property
 
 from ..events.model import Conversation, ToolRun
 from .base import Check, CheckResult, at, framework_tools_field
+from .schema import spec
 
 #: How many calls an explanation lists before it says "and N more".
 SHOWN_CALLS = 8
@@ -67,8 +68,8 @@ class ToolCalled(Check):
 
     key = "tool_called"
 
-    tool_slug: str
-    catalog_slug: str | None = None
+    tool_slug: str = spec(name="toolSlug", tool_slug=True)
+    catalog_slug: str | None = spec(None, name="catalogSlug")
     framework_tools: frozenset[str] = framework_tools_field()
 
     @cached_property
@@ -96,9 +97,9 @@ class ToolSequence(Check):
 
     key = "tool_sequence"
 
-    sequence: tuple[str, ...]
+    sequence: tuple[str, ...] = spec(tool_slug=True, alternatives=True)
     contiguous: bool
-    catalog_slug: str | None = None
+    catalog_slug: str | None = spec(None, name="catalogSlug")
     framework_tools: frozenset[str] = framework_tools_field()
 
     @cached_property
@@ -170,8 +171,8 @@ class NoToolCalled(Check):
 
     key = "no_tool_called"
 
-    tool_slugs: tuple[str, ...]
-    catalog_slug: str | None = None
+    tool_slugs: tuple[str, ...] = spec(name="toolSlugs", tool_slug=True)
+    catalog_slug: str | None = spec(None, name="catalogSlug")
     framework_tools: frozenset[str] = framework_tools_field()
 
     @cached_property

@@ -3,16 +3,48 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..events.model import Conversation, Event, Record, ToolRun
 from ..events.values import json_equal, show
 from .base import Check, CheckResult, EventCheck, at, framework_tools_field, was
+from .schema import spec
+
+if TYPE_CHECKING:
+    from .._fields import Fields, Problems
+    from .._yaml import YMap
+    from .load import Context
 
 #: Stands for an argument the run did not have, in `ToolExecuted._differences`.
 _MISSING = object()
+
+
+def _mcp_server_goes_with_mcp(values: Mapping[str, Any], fields: Fields, context: Context) -> None:
+    """`mcp_server` is needed with `source: mcp` (it is not inferred from the tool name), and refused with `local`."""
+    source = values.get("source")
+    if source == "mcp" and not fields.has("mcp_server"):
+        fields.problems.add(f"{fields.what} with `source: mcp` needs `mcp_server` (it is not inferred from the tool name)", fields.node.pos)
+    if source == "local" and fields.has("mcp_server"):
+        fields.problems.add(f"{fields.what} with `source: local` must not set `mcp_server`", fields.pos("mcp_server"))
+
+
+def _times_at_top_level(cls: type, fields: Fields, context: Context) -> str | None:
+    """Inside `sequencing` or `tools_within_one_turn` each entry matches one run, so a count means nothing there."""
+    if context.inside:
+        return f"`times` is not allowed inside `{context.inside}`: each entry there matches one run"
+    return None
+
+
+def _not_a_framework_tool(call: ToolExecuted, node: YMap, problems: Problems, what: str, context: Context) -> None:
+    """A framework tool is never a counted run, so a call of `tools_within_one_turn` naming one could never match."""
+    if call.tool_name in context.framework_tools:
+        problems.add(
+            f"`{call.tool_name}` is a framework tool: it is never counted, so {what} could never match it"
+            " (an agent that owns a tool of this name sets `framework_tools` in eval/conftest.yml)",
+            node.values["tool_name"].pos,
+        )
 
 
 @dataclass(frozen=True)
@@ -22,12 +54,12 @@ class ToolExecuted(EventCheck):
     key = "tool_executed"
 
     tool_name: str
-    source: str
-    mcp_server: str | None = None
+    source: str = spec(choices=("local", "mcp"))
+    mcp_server: str | None = spec(None, check=_mcp_server_goes_with_mcp)
     skill_id: str | None = None
-    arguments: Mapping[str, Any] | None = field(default=None, hash=False)
+    arguments: Mapping[str, Any] | None = spec(None, hash=False)
     is_error: bool | None = None
-    times: int | None = None
+    times: int | None = spec(None, minimum=0, refuse=_times_at_top_level)
 
     def __hash__(self) -> int:
         return hash((self.tool_name, self.source, self.mcp_server, self.skill_id, self.is_error, self.times))
@@ -172,9 +204,16 @@ class ToolsWithinOneTurn(Check):
 
     key = "tools_within_one_turn"
 
-    calls: tuple[ToolExecuted, ...]
     allow_extra_calls: bool
     ordered: bool = False
+    #: Read after the flags, so keyword-only.
+    calls: tuple[ToolExecuted, ...] = spec(
+        kw_only=True,
+        item="call",
+        min_items=2,
+        unknown_tag="each call of {what} is a `tool_executed` entry, got `{key}`{hint}",
+        check_item=_not_a_framework_tool,
+    )
     framework_tools: frozenset[str] = framework_tools_field()
 
     @cached_property

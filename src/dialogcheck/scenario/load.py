@@ -6,13 +6,29 @@ from functools import partial
 from pathlib import Path
 
 from .._fields import Fields, Problems, file_body, load_definition_file
-from .._yaml import YMap, YScalar, plain
+from .._yaml import Pos, YMap, YNode, YScalar, plain
+from ..checks import ASSERTIONS, Check
+from ..checks.load import Context, read_tagged
 from ..events.model import FRAMEWORK_TOOLS
-from .assertions import parse_assertions
 from .model import DEFAULT_MAX_TURNS, SCENARIO_TYPES, Goals, Scenario
 
 SCENARIO_FIELDS = ("name", "type", "simulation_context", "setup", "goals", "max_turns", "script", "tags")
 GOALS_FIELDS = ("criteria", "assertions", "sop")
+
+
+def parse_assertion(node: YNode, problems: Problems, index: int, framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> Check | None:
+    """One item of `goals.assertions`, `{key: ...}`: the check of that key in `ASSERTIONS`, read by its class's schema."""
+    context = Context(framework_tools=framework_tools)
+    return read_tagged(node, problems, f"assertion {index}", ASSERTIONS, "unknown assertion `{key}`{hint}", context)
+
+
+def parse_assertions(node: YNode, problems: Problems, pos: Pos, framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> tuple[Check, ...]:
+    """`goals.assertions`; `framework_tools` is the project's setting (which tools are never counted runs)."""
+    seq = problems.expect_seq(node, "`goals.assertions`", pos)
+    if seq is None:
+        return ()
+    checks = (parse_assertion(item, problems, i + 1, framework_tools) for i, item in enumerate(seq.items))
+    return tuple(check for check in checks if check is not None)
 
 
 def _goals(fields: Fields, problems: Problems, framework_tools: frozenset[str]) -> Goals:
