@@ -12,15 +12,17 @@ import dialogcheck
 SRC = Path(dialogcheck.__file__).parent
 
 #: Every top-level part of the package, lowest layer first. A part may import its own layer and those
-#: below it, never one above: helpers with no domain, the conversation record, the checks, the files
+#: below it, never one above: helpers with no domain, the conversation record, reading fields of YAML
+#: files, the checks, the files
 #: that define checks, the project's config with its LLM clients, the typed results, the judge, judging
 #: one conversation, the engines that move data, the renderers, the connectors and the simulated user,
 #: the library that runs checks and simulations, and the CLI.
 LAYERS: list[set[str]] = [
     {"errors", "_paths", "_redact", "_shown", "_yaml"},
     {"events"},
+    {"_fields"},
     {"checks"},
-    {"_fields", "scenario", "sop", "pairing", "importers"},
+    {"scenario", "sop", "pairing", "importers"},
     {"llm", "config", "definitions"},
     {"results"},
     {"judge"},

@@ -19,7 +19,7 @@ import pytest
 
 from dialogcheck import load_scenario, load_sop
 from dialogcheck.errors import LoadError
-from dialogcheck.evaluate import evaluate, evaluate_sop
+from dialogcheck.judging import evaluate, evaluate_sop
 from tests.conftest import REPO, bot, conv, ev, tool, user
 
 CORPUS = REPO / "tests" / "data" / "check_definitions.jsonl"
