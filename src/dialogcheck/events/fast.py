@@ -12,8 +12,9 @@ paths can differ only in speed.
 Where msgspec reads JSON text differently from orjson, which reads it for the
 general reader, the line goes the general way too: an integer orjson cannot
 hold exactly (it reads one of 19 digits or more as a float, msgspec as an
-exact int), and a key spelt like the name the type field goes by in the
-classes' JSON form (it would set the event's type).
+exact int). A key spelt like the name the type field goes by in the classes'
+JSON form cannot set an event's type: each class's `type` is the one value
+it is tagged with.
 
 The known event types refuse fields they do not read. A field the general
 reader found harmless (Rasa's `parse_data` on a user event: not one edit from
@@ -26,7 +27,7 @@ it is reported.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import msgspec
 
@@ -67,7 +68,6 @@ class TrackerDecoder:
         self._suspects: dict[type[Event], str] = {}  # learned types one edit from a known one -> that one
         self._extras: dict[str, list[str]] = {}  # known type -> harmless fields learned for it
         self._canonical: dict[type[Event], Any] = {}  # a subclass taking extras -> a copier into its known class
-        self._tags: dict[type[Event], str] = {}  # every class decoded into -> the `event` value it is read for
         self._build()
 
     def _build(self) -> None:
@@ -94,7 +94,6 @@ class TrackerDecoder:
         )
         self._decoder = msgspec.json.Decoder(tracker)
         self._learned_classes = frozenset(self._learned.values())
-        self._tags = {cls: cls.__struct_config__.tag for cls in classes}
 
     def learn(self, events: Sequence[Event], recorded: Sequence[Any]) -> None:
         """Take what the general loader read from a line (its events and their objects as recorded): plain
@@ -103,7 +102,7 @@ class TrackerDecoder:
         room = MAX_LEARNED_TYPES - len(self._learned)
         changed = False
         for name in sorted(new)[: max(room, 0)]:
-            cls = msgspec.defstruct(f"Recorded{len(self._learned)}", [("type", str, name)], bases=(Event,), tag=name, kw_only=True)
+            cls = msgspec.defstruct(f"Recorded{len(self._learned)}", [("type", Literal[name], name)], bases=(Event,), tag=name, kw_only=True)
             self._learned[name] = cls
             if type_hint(name):
                 self._suspects[cls] = type_hint(name)
@@ -152,13 +151,11 @@ class TrackerDecoder:
 
     def _finish(self, events: list[Event], warnings: list[NameWarning]) -> tuple[Event, ...] | None:
         """The events settled as the general reader settles them (`parse.settle`); None when it would read them otherwise."""
-        tags, canonical, learned = self._tags, self._canonical, self._learned_classes
+        canonical, learned = self._canonical, self._learned_classes
         turn = 0
         try:
             for i, event in enumerate(events):
                 cls = type(event)
-                if event.type != tags[cls]:
-                    return None  # a recorded key set the type: the general reader does not read that key
                 if cls in canonical:  # read with a learned field: the record is the known type's own
                     event = events[i] = canonical[cls](event)
                 elif cls in learned:  # any other type is a plain `Event`, as the general reader makes it

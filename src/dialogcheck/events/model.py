@@ -65,10 +65,11 @@ class Event(Record, tag_field="event", kw_only=True, rename=NOT_RECORDED):
     """Fields every event has.
 
     Each event type has its own class, tagged with the `event` value it is
-    recorded under; any other type is a plain `Event` naming its `type`. The
-    known types refuse fields they do not read, so a decoded line is known to
-    hold no misspelt field (`typos.py`). The objects as recorded are kept on
-    the `Conversation` (`raw_events`).
+    recorded under, whose `type` can be nothing else (a recorded key spelt like
+    the type field's JSON name cannot change it); any other type is a plain
+    `Event` naming its `type`. The known types refuse fields they do not read,
+    so a decoded line is known to hold no misspelt field (`typos.py`). The
+    objects as recorded are kept on the `Conversation` (`raw_events`).
     """
 
     type: str
@@ -81,7 +82,7 @@ class Event(Record, tag_field="event", kw_only=True, rename=NOT_RECORDED):
 
 
 class UserMessage(Event, tag="user", kw_only=True, forbid_unknown_fields=True):
-    type: str = "user"
+    type: Literal["user"] = "user"
     text: str | None = ""  # null reads as "" (the loader sees to it)
 
     kind: ClassVar[str] = "user"
@@ -97,7 +98,7 @@ class Button(Record):
 
 
 class BotMessage(Event, tag="bot", kw_only=True, forbid_unknown_fields=True):
-    type: str = "bot"
+    type: Literal["bot"] = "bot"
     text: str | None = ""  # null reads as "" (the loader sees to it)
     utter_name: str | None = None
     buttons: tuple[Button, ...] = ()
@@ -126,7 +127,7 @@ class BlockEvent(Event, kw_only=True):
 
 
 class MemorySet(Event, tag="memory_set", kw_only=True, forbid_unknown_fields=True):
-    type: str = "memory_set"
+    type: Literal["memory_set"] = "memory_set"
     key: str
     value: Any
 
@@ -134,7 +135,7 @@ class MemorySet(Event, tag="memory_set", kw_only=True, forbid_unknown_fields=Tru
 
 
 class MemoryCleared(Event, tag="memory_cleared", kw_only=True, forbid_unknown_fields=True):
-    type: str = "memory_cleared"
+    type: Literal["memory_cleared"] = "memory_cleared"
     key: str
 
     kind: ClassVar[str] = "memory_cleared"
@@ -143,7 +144,7 @@ class MemoryCleared(Event, tag="memory_cleared", kw_only=True, forbid_unknown_fi
 class ToolRun(Event, tag="tool_executed", kw_only=True, forbid_unknown_fields=True):
     """A `tool_executed` event. `counted` is false for framework tools."""
 
-    type: str = "tool_executed"
+    type: Literal["tool_executed"] = "tool_executed"
     tool_name: str
     source: Literal["local", "mcp"]
     arguments: dict[str, Any] = {}
@@ -177,7 +178,7 @@ def _tagged(base: type[Event], name: str) -> type[Event]:
     """The class of events recorded as `name`: `base` with that tag and `type`."""
     return msgspec.defstruct(
         "".join(part.title() for part in name.split("_")),
-        [("type", str, name)],
+        [("type", Literal[name], name)],
         bases=(base,),
         tag=name,
         kw_only=True,
