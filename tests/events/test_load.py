@@ -342,7 +342,7 @@ def test_framework_tools_are_the_spec_set():
 def test_framework_tools_recorded_but_not_counted():
     conversation = load_conversation([tool(name) for name in sorted(FRAMEWORK_TOOLS)] + [tool("search_knowledge"), tool("cannot_help"), tool("lookup")])
     assert len(conversation.tool_runs) == 13
-    assert [run.tool_name for run in conversation.tool_log()] == ["search_knowledge", "cannot_help", "lookup"]
+    assert [run.tool_name for run in conversation.counted_tool_runs] == ["search_knowledge", "cannot_help", "lookup"]
     assert not any(run.counted for run in conversation.tool_runs if run.tool_name in FRAMEWORK_TOOLS)
 
 

@@ -264,6 +264,11 @@ class Conversation:
         return self.by_type.get("tool_executed", ())  # type: ignore[return-value]
 
     @cached_property
+    def counted_tool_runs(self) -> Sequence[ToolRun]:
+        """The tool log under the default framework-tool list (`FRAMEWORK_TOOLS`)."""
+        return self.tool_log(FRAMEWORK_TOOLS)
+
+    @cached_property
     def _tool_logs(self) -> dict[frozenset[str], Sequence[ToolRun]]:
         return {}
 
