@@ -55,9 +55,10 @@ class Record(msgspec.Struct, frozen=True, gc=False):
     """A small frozen record, out of the garbage collector's reach (see the module docstring)."""
 
 
-#: Fields the reader fills in, never read from a recorded object. Their names in the struct's JSON form keep
-#: them apart from a log's own `"type"` or `"turn"` keys, and the readers never take them from a recorded
-#: object (a key spelt like one is an unknown field there, as any other).
+#: Fields the reader fills in, never read from a recorded object. Their names in the classes' JSON form keep
+#: them apart from a log's own `"type"`, `"index"` or `"turn"` keys; a key spelt like one of these names is
+#: not read either (`parse.py` reads only recorded names, a decoded `type` can only be its class's own, and
+#: `settle` sets index and turn).
 NOT_RECORDED = {name: f"(dialogcheck {name})" for name in ("type", "index", "turn")}
 
 
@@ -83,7 +84,7 @@ class Event(Record, tag_field="event", kw_only=True, rename=NOT_RECORDED):
 
 class UserMessage(Event, tag="user", kw_only=True, forbid_unknown_fields=True):
     type: Literal["user"] = "user"
-    text: str | None = ""  # null reads as "" (the loader sees to it)
+    text: str | None = ""  # null reads as "" (`parse.settle` sees to it)
 
     kind: ClassVar[str] = "user"
 
@@ -99,7 +100,7 @@ class Button(Record):
 
 class BotMessage(Event, tag="bot", kw_only=True, forbid_unknown_fields=True):
     type: Literal["bot"] = "bot"
-    text: str | None = ""  # null reads as "" (the loader sees to it)
+    text: str | None = ""  # null reads as "" (`parse.settle` sees to it)
     utter_name: str | None = None
     buttons: tuple[Button, ...] = ()
     data: dict[str, Any] | None = None  # the tracker form's `data.buttons`, read by the loader
