@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dialogcheck.connectors import AgentButton, AgentError, AgentMessage, AgentSetupError, AgentTurn, HttpConnector
+from dialogcheck.events.parse import conversation_from_dicts
 from tests.connectors.conftest import BUTTONS, GREETING, Reply, talk
 
 CID = "sim-0002"
@@ -33,7 +34,8 @@ def test_a_turn_with_buttons_and_events_and_no_separate_record(agent_server):
     assert turn.messages == (
         AgentMessage("Shall I replace it?", "utter_ask_replace", tuple(AgentButton(b["title"], b["payload"]) for b in BUTTONS)),
     )
-    assert turn.events == ({"event": "skill_activated", "skill_id": "card_replace"},)
+    assert turn.recorded == ({"event": "skill_activated", "skill_id": "card_replace"},)
+    assert turn.events == conversation_from_dicts(turn.recorded).events  # read where the answer is read
     assert record is None
 
 

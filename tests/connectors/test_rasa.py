@@ -7,6 +7,7 @@ import time
 import pytest
 
 from dialogcheck.connectors import AgentButton, AgentError, AgentMessage, AgentSetupError, AgentTurn, RasaConnector
+from dialogcheck.events.parse import conversation_from_dicts
 from tests.connectors.conftest import BUTTONS, GREETING, Reply, talk
 
 CID = "sim-0001"
@@ -37,16 +38,18 @@ def test_a_conversation_with_buttons_and_the_tracker_record(rasa_server):
         broken = await c.send(CID, "my card is broken")
         return language, broken, await c.recorded_events(CID)
 
-    language, broken, events = talk(RasaConnector(rasa_server.url + "/", 0.3), steps)
+    language, broken, record = talk(RasaConnector(rasa_server.url + "/", 0.3), steps)
     assert language.messages == (AgentMessage("I speak en."),)  # the slots were set before the first turn
     assert broken.messages == (
         AgentMessage("Shall I replace it?", None, tuple(AgentButton(b["title"], b["payload"]) for b in BUTTONS)),
     )
     assert broken.events == ()  # the REST channel reports no events: the tracker does
-    assert [e["event"] for e in events] == [
+    assert [e["event"] for e in record.raw_events] == [e.type for e in record.events] == [
         "user", "session_started", "action", "bot", "slot", "slot", "user", "bot",
         "user", "skill_activated", "tool_executed", "memory_set", "bot",
     ]
+    assert record == conversation_from_dicts(record.raw_events, CID, CID)  # read once, as a file of them would be
+    assert [(e.index, e.turn) for e in record.events][-2:] == [(11, 2), (12, 2)]  # `/session_start` opens no turn
     get = rasa_server.requests[-1]
     assert (get.method, get.path, get.query) == ("GET", f"/conversations/{CID}/tracker", "include_events=ALL")
 
@@ -59,7 +62,7 @@ def test_conversations_are_kept_apart_by_sender(rasa_server):
         return await c.recorded_events("sim-a"), await c.recorded_events("sim-b")
 
     a, b = talk(RasaConnector(rasa_server.url, 0.3), steps)
-    assert len(a) == 9 and len(b) == 4
+    assert (len(a), a.conversation_id, len(b), b.conversation_id) == (9, "sim-a", 4, "sim-b")
 
 
 def test_an_image_only_message_reads_as_empty_text(rasa_server):

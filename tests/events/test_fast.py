@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,7 +17,10 @@ from dialogcheck.events import load
 from dialogcheck.events.fast import TrackerDecoder
 from dialogcheck.events.model import Event, UserMessage
 from dialogcheck.events.parse import conversation_from_dicts
+from dialogcheck.events.typos import KNOWN_FIELDS
 from tests.property.test_properties import EVENT, JSON, NAMES, TEXT
+
+DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 
 #: The tracker form's other spellings, nulls the general loader tolerates, and values of the wrong type.
 ODD_EVENT = st.one_of(
@@ -36,6 +44,60 @@ ODD_EVENT = st.one_of(
 )
 TRACKER = st.fixed_dictionaries(
     {"events": st.lists(EVENT | ODD_EVENT, max_size=12)}, optional={"sender_id": NAMES | st.integers(-5, 5), "conversation_id": NAMES}
+)
+
+
+#: Names a hostile or sloppy log may use: every field any type reads, the names the reader fills in (as
+#: themselves and as the classes' JSON form spells them), typos, harmless extras and tracker-level keys.
+HOSTILE_KEYS = st.sampled_from(
+    sorted({name for fields in KNOWN_FIELDS.values() for name in fields})
+    + ["(dialogcheck type)", "(dialogcheck index)", "(dialogcheck turn)", "type", "index", "turn"]
+    + ["txt", "tool_nmae", "argumnets", "parse_data", "intent", "utter_action", "skill", "events", "sender_id"]
+)
+KINDS = st.sampled_from([*KNOWN_FIELDS, "action", "slot", "tool_exectued", "usr", "Bot", ""])
+#: Number tokens that orjson and msgspec may read differently: past 64 bits, at the edges of i64 and u64, huge exponents.
+NUMBER_TOKENS = st.sampled_from(
+    ["18446744073709551615", "18446744073709551616", "-9223372036854775808", "-9223372036854775809",
+     "1234567890123456789", "123456789012345678901234567890", "-0", "1E2", "1e400", "1e-400", "0.1e1", "-1.5e308"]
+)
+#: String tokens as JSON text: plain text, escapes, a lone surrogate (orjson refuses it), a surrogate pair.
+STRING_TOKENS = TEXT.map(json.dumps) | KINDS.map(json.dumps) | st.sampled_from(['"\\ud800"', '"\\ud83d\\ude00"', '"\\u0000"', '"a: 12345678901234567890123"'])
+
+
+def _text(tree) -> str:
+    """JSON text of a tree whose objects are lists of pairs (so a key can repeat) and whose leaves are tokens."""
+    kind, content = tree
+    if kind == "token":
+        return content
+    if kind == "list":
+        return "[" + ",".join(_text(item) for item in content) + "]"
+    return "{" + ",".join(f"{json.dumps(key)}:{_text(value)}" for key, value in content) + "}"
+
+
+LEAF = st.one_of(
+    st.sampled_from(["null", "true", "false", "[]", "{}"]),
+    st.integers(-(10**25), 10**25).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    NUMBER_TOKENS,
+    STRING_TOKENS,
+).map(lambda token: ("token", token))
+VALUE = st.recursive(
+    LEAF,
+    lambda inner: st.lists(inner, max_size=3).map(lambda items: ("list", items))
+    | st.lists(st.tuples(HOSTILE_KEYS, inner), max_size=3).map(lambda pairs: ("object", pairs)),
+    max_leaves=6,
+)
+#: A valid event (as the loader's own tests write them) with hostile pairs added after it, so that most
+#: events are readable and the fast path has something to read.
+HOSTILE_EVENT = st.builds(
+    lambda event, extra: ("object", [(key, ("token", orjson.dumps(value).decode())) for key, value in event.items()] + extra),
+    EVENT | ODD_EVENT,
+    st.lists(st.tuples(HOSTILE_KEYS, VALUE) | st.tuples(st.just("event"), KINDS.map(lambda k: ("token", json.dumps(k)))), max_size=2),
+)
+HOSTILE_TRACKER = st.builds(
+    lambda events, extra: ("object", [("events", ("list", events)), *extra]),
+    st.lists(HOSTILE_EVENT, max_size=6),
+    st.lists(st.tuples(st.sampled_from(["sender_id", "conversation_id", "scenario", "events", "(dialogcheck type)"]), VALUE), max_size=2),
 )
 
 
@@ -67,6 +129,38 @@ def test_the_fast_decoder_reads_every_file_as_the_general_loader_does(tmp_path, 
     path = tmp_path / "batch.jsonl"
     path.write_bytes(b"".join(orjson.dumps(t) + b"\n" for t in trackers))
     assert read(path, fast=True) == read(path, fast=False)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(HOSTILE_TRACKER, min_size=1, max_size=3))
+def test_the_fast_decoder_reads_hostile_json_text_as_the_general_loader_does(tmp_path, trackers):
+    """Lines written as text (a key may repeat, a number may not fit 64 bits, a key may be spelt like a
+    name the reader fills in): read twice, so the second time the decoder has learned from the first."""
+    lines = [_text(tracker) for tracker in trackers]
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(lines + lines) + "\n", encoding="utf-8", errors="surrogatepass")
+    assert read(path, fast=True) == read(path, fast=False)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"event": "user", "text": "hi", "(dialogcheck type)": "bot"},
+        {"event": "action", "name": "x", "(dialogcheck type)": "tool_executed"},
+        {"event": "memory_set", "key": "k", "value": 123456789012345678901234567890},
+        {"event": "tool_executed", "tool_name": "t", "source": "local", "arguments": {"id": -9223372036854775809}},
+    ],
+    ids=["forged-type", "forged-type-of-another-type", "integer-past-64-bits", "integer-below-i64"],
+)
+def test_a_line_the_decoder_would_read_otherwise_goes_the_general_way(tmp_path, event):
+    """The decoder defers to the general loader where msgspec reads the text differently from orjson."""
+    line = orjson.dumps({"events": [{"event": "user", "text": "x"}]}) + b"\n" + json.dumps({"events": [event]}).encode()
+    path = tmp_path / "forged.jsonl"
+    path.write_bytes(line + b"\n" + line + b"\n")
+    fast, general = read(path, fast=True), read(path, fast=False)
+    assert fast == general
+    (read_event,) = general[1][2]
+    assert read_event.type == event["event"]  # the key spelt like the type field is not read
 
 
 def test_tracker_lines_are_decoded_fast_and_keep_what_was_recorded(tmp_path):
@@ -122,3 +216,25 @@ def test_a_bad_event_after_good_lines_is_reported_by_the_general_loader(tmp_path
     with pytest.raises(LoadError) as info:
         list(load.iter_conversation_file(path))
     assert str(info.value).startswith(f"{path}:3:") and f"event 1: {message}" in str(info.value)
+
+
+def test_check_judges_a_line_with_a_forged_type_key_as_the_general_loader_reads_it(tmp_path):
+    """End to end: the second line (read by the fast decoder) names its user message `bot` under the key the type
+    field goes by. Read as a bot message, `bot_uttered` crashed on it (a user message has no `utter_name`) and the
+    conversation came out errored; it is a user message, so the check fails on the real bot message."""
+    lines = [
+        {"sender_id": "a", "events": [{"event": "user", "text": "hi"}, {"event": "bot", "text": "hello", "metadata": {"utter_action": "utter_greet"}}]},
+        {"sender_id": "b", "events": [{"event": "user", "text": "hi", "(dialogcheck type)": "bot"}, {"event": "bot", "text": "hello"}]},
+    ]
+    (tmp_path / "forged.jsonl").write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    (tmp_path / "greets.yml").write_text(
+        "scenario:\n  name: greets\n  simulation_context: x\n  goals:\n    assertions:\n      - bot_uttered: {utter_name: utter_greet}\n"
+    )
+    done = subprocess.run(
+        [DIALOGCHECK, "check", "--no-judge", "--format", "json", "--scenario", "greets.yml", "forged.jsonl"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    first, second = json.loads(done.stdout)["conversations"]
+    assert (first["verdict"], second["verdict"]) == ("pass", "fail")
+    assert second["assertions"][0]["detail"].endswith("but utter_name was null, expected 'utter_greet'")

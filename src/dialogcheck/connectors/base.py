@@ -1,16 +1,21 @@
 """The seam between the simulation loop and the agent under test.
 
 Every connector (Rasa/Mantle server, generic HTTP JSON agent, Python
-callable) answers the same three calls with plain data. A connector that
-cannot reach or understand the agent raises `AgentError`: the run is then
-errored (a harness failure), never failed.
+callable) answers the same three calls with plain data, its events read into
+typed events where the answer is read. A connector that cannot reach or
+understand the agent raises `AgentError`: the run is then errored (a harness
+failure), never failed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from ..events.model import Conversation, Event
+from ..events.native import native_object
+from ..events.parse import EventFieldError, EventReader
 
 
 @dataclass(frozen=True)
@@ -28,15 +33,48 @@ class AgentMessage:
 
 @dataclass(frozen=True)
 class AgentTurn:
-    """What the agent said and did in answer to one message (or to the opening)."""
+    """What the agent said and did in answer to one message (or to the opening).
+
+    `events` are the events (SPEC section 1) this turn produced, typed; user and bot events may be left
+    out. A connector written in Python may give them as native event objects instead: they are read as the
+    turn is made (`events.parse`), and one that cannot be read raises `EventFieldError` naming its field.
+    """
 
     messages: tuple[AgentMessage, ...] = ()
-    #: Native event objects (SPEC section 1) this turn produced; user and bot events may be left out.
-    events: tuple[Mapping[str, Any], ...] = field(default=())
+    events: tuple[Event, ...] = ()
+    #: Each event as the agent recorded it, what `run_N.events.jsonl` holds (made from `events` when not given).
+    recorded: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.recorded) != len(self.events) or not all(isinstance(event, Event) for event in self.events):
+            events, recorded = read_events(self.events)
+            object.__setattr__(self, "events", events)
+            object.__setattr__(self, "recorded", recorded)
 
     @property
     def has_text(self) -> bool:
         return any(m.text.strip() for m in self.messages)
+
+
+def read_events(items: Iterable[Event | Mapping[str, Any]]) -> tuple[tuple[Event, ...], tuple[dict[str, Any], ...]]:
+    """Typed events and the native objects they are recorded as, from either: a typed event is kept and
+    written in its native form, a native object is read (a copy of it kept). `EventFieldError` when one
+    cannot be read, its position in `.index`."""
+    reader = EventReader()
+    events: list[Event] = []
+    recorded: list[dict[str, Any]] = []
+    for i, item in enumerate(items):
+        if isinstance(item, Event):
+            events.append(item)
+            recorded.append(native_object(item))
+            continue
+        try:
+            events.append(reader.add(item))
+        except EventFieldError as err:
+            err.index = i  # type: ignore[attr-defined]
+            raise
+        recorded.append(dict(item))
+    return tuple(events), tuple(recorded)
 
 
 class AgentError(Exception):
@@ -78,8 +116,9 @@ class AgentConnector(Protocol):
         """Send one user message; return the agent's answer for that turn."""
         ...
 
-    async def recorded_events(self, conversation_id: str) -> Sequence[Mapping[str, Any]] | None:
-        """The agent's own full record of the conversation (a Rasa tracker), or None to use the turns."""
+    async def recorded_events(self, conversation_id: str) -> Conversation | Sequence[Mapping[str, Any]] | None:
+        """The agent's own full record of the conversation (a Rasa tracker), already read or as native event
+        objects; None to use the turns."""
         ...
 
     async def aclose(self) -> None:

@@ -8,7 +8,7 @@ Answer: `{"messages": [{"text", "utter_name"?, "buttons"?}], "events": [...]}`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ._client import JsonClient, check_url
@@ -39,7 +39,7 @@ class HttpConnector:
     async def send(self, conversation_id: str, text: str) -> AgentTurn:
         return await self._post({"conversation_id": conversation_id, "text": text})
 
-    async def recorded_events(self, conversation_id: str) -> Sequence[Mapping[str, Any]] | None:
+    async def recorded_events(self, conversation_id: str) -> None:
         return None
 
     async def aclose(self) -> None:

@@ -3,8 +3,9 @@
 `{"messages": [{"text", "utter_name"?, "buttons"?}], "events": [...]}`. A
 malformed answer is the agent's fault: it becomes an `AgentError` that names
 the field, and the run is errored instead of judged on half-read data.
-Native events are read with the same `EventReader` the file loader uses, so a
-bad event is caught here, where it can still be blamed on the agent.
+Native events are read here, once, by the reader every source goes through
+(`events.parse`), so a bad event is caught where it can still be blamed on the
+agent, and what is judged is what was read.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..events.parse import EventFieldError, EventReader, json_type
-from .base import AgentButton, AgentError, AgentMessage, AgentTurn
+from ..events.model import Event
+from ..events.parse import EventFieldError, json_type
+from .base import AgentButton, AgentError, AgentMessage, AgentTurn, read_events
 
 
 def optional_string(obj: Mapping[str, Any], key: str, where: str, label: str) -> str | None:
@@ -40,17 +42,15 @@ def parse_buttons(raw: Any, where: str, label: str) -> tuple[AgentButton, ...]:
     return tuple(buttons)
 
 
-def validated_events(raw: Any, where: str, label: str = "events") -> tuple[Mapping[str, Any], ...]:
-    """A list of native event objects (SPEC section 1), each checked field by field."""
+def agent_events(raw: Any, where: str, label: str = "events") -> tuple[tuple[Event, ...], tuple[dict[str, Any], ...]]:
+    """A list of native event objects (SPEC section 1) read into typed events, and the objects as recorded;
+    an event that cannot be read is an `AgentError` naming it."""
     if not isinstance(raw, list):
         raise AgentError(f"{where}: `{label}` must be a list of event objects, got {json_type(raw)}")
-    reader = EventReader()
-    for i, obj in enumerate(raw):
-        try:
-            reader.add(obj)
-        except EventFieldError as err:
-            raise AgentError(f"{where}: `{label}[{i}]`: {err}") from None
-    return tuple(raw)
+    try:
+        return read_events(raw)
+    except EventFieldError as err:
+        raise AgentError(f"{where}: `{label}[{err.index}]`: {err}") from None  # type: ignore[attr-defined]
 
 
 def _message(obj: Any, where: str, label: str) -> AgentMessage:
@@ -76,8 +76,8 @@ def turn_from_answer(answer: Any, where: str) -> AgentTurn:
     messages = answer["messages"]
     if not isinstance(messages, list):
         raise AgentError(f"{where}: `messages` must be a list, got {json_type(messages)}")
+    messages = tuple(_message(m, where, f"messages[{i}]") for i, m in enumerate(messages))
     events = answer.get("events")
-    return AgentTurn(
-        messages=tuple(_message(m, where, f"messages[{i}]") for i, m in enumerate(messages)),
-        events=() if events is None else validated_events(events, where),
-    )
+    if events is None:
+        return AgentTurn(messages)
+    return AgentTurn(messages, *agent_events(events, where))

@@ -21,7 +21,7 @@ import inspect
 import re
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -166,7 +166,7 @@ class PythonConnector:
         where = f"the answer of `{self.target}`"
         return turn_from_answer(json_copy(answer, where), where)
 
-    async def recorded_events(self, conversation_id: str) -> Sequence[Mapping[str, Any]] | None:
+    async def recorded_events(self, conversation_id: str) -> None:
         return None
 
     async def aclose(self) -> None:

@@ -7,15 +7,16 @@ record and is read once, at the end, through `recorded_events`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from ..events.model import Conversation
 from ..events.parse import json_type
 from ._client import JsonClient, check_url
 from .base import AgentError, AgentMessage, AgentTurn
 from .json_values import json_copy
-from .protocol import optional_string, parse_buttons, validated_events
+from .protocol import agent_events, optional_string, parse_buttons
 
 SESSION_START = "/session_start"
 WEBHOOK = "/webhooks/rest/webhook"
@@ -65,8 +66,8 @@ class RasaConnector:
         answer = await self._client.request("POST", WEBHOOK, {"sender": conversation_id, "message": text})
         return AgentTurn(messages=rest_messages(answer, f"POST {self.url}{WEBHOOK}"))
 
-    async def recorded_events(self, conversation_id: str) -> Sequence[Mapping[str, Any]] | None:
-        """Every event of the conversation, across sessions and restarts (`include_events=ALL`)."""
+    async def recorded_events(self, conversation_id: str) -> Conversation:
+        """Every event of the conversation, across sessions and restarts (`include_events=ALL`), read."""
         path = self._tracker_path(conversation_id) + "?include_events=ALL"
         where = f"GET {self.url}{path}"
         tracker = json_copy(await self._client.request("GET", path), where)
@@ -74,7 +75,8 @@ class RasaConnector:
             raise AgentError(f"{where}: expected a tracker object, got {json_type(tracker)}")
         if "events" not in tracker or tracker["events"] is None:
             raise AgentError(f"{where}: the tracker has no `events` list")
-        return list(validated_events(tracker["events"], where))
+        events, recorded = agent_events(tracker["events"], where)
+        return Conversation(events, conversation_id, conversation_id, recorded)
 
     async def aclose(self) -> None:
         await self._client.aclose()

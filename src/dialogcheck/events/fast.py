@@ -1,17 +1,23 @@
 """Decoding a recorded conversation straight into event records: the path a production log takes.
 
-The general loader (`load.py` with `parse.py`) reads JSON into dicts and then
-builds each event in Python, checking every field with a message that names
-it. Here msgspec decodes a tracker line directly into the tagged event
-classes of `model.py`, in C, and one pass fills in what the JSON does not say
-(index, turn, the tracker form's other spellings). Whatever it does not
-accept (a field of the wrong type, a null where the fast types want a value,
-an event type or a field it has not met yet) makes it return None, and the
-general loader reads the line again. So errors and warnings are worded in one
-place, and the two paths can differ only in speed.
+msgspec decodes a tracker line in C into the event classes of `model.py`, the
+classes the general reader (`parse.py`) converts objects into, and each event
+is then settled by the general reader's own `settle` (its index, turn and
+the tracker form's other spellings). Whatever it does not accept (a
+field of the wrong type, a null where a class wants a value, an event type or
+a field it has not met yet) makes it return None, and the general reader reads
+the line again. So errors and warnings are worded in one place, and the two
+paths can differ only in speed.
+
+Where msgspec reads JSON text differently from orjson, which reads it for the
+general reader, the line goes the general way too: an integer orjson cannot
+hold exactly (it reads one of 19 digits or more as a float, msgspec as an
+exact int). A key spelt like the name the type field goes by in the classes'
+JSON form cannot set an event's type: each class's `type` is the one value
+it is tagged with.
 
 The known event types refuse fields they do not read. A field the general
-loader found harmless (Rasa's `parse_data` on a user event: not one edit from
+reader found harmless (Rasa's `parse_data` on a user event: not one edit from
 a field the type reads, see `typos.py`) is learned: the decoder then reads
 that type into a subclass that takes the field (and drops it), so later lines
 stay fast, and a misspelt field always sends its line the general way, where
@@ -21,19 +27,27 @@ it is reported.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import msgspec
-from msgspec.structs import force_setattr
 
-from .model import EVENT_CLASSES, BotMessage, Event, ToolRun, UserMessage, opens_turn
-from .parse import EventFieldError, _buttons
+from .model import EVENT_CLASSES, NOT_RECORDED, Event
+from .parse import EventFieldError, settle
 from .typos import KNOWN_FIELDS, NameWarning, field_hint, type_hint
 
+#: The keys the fields the reader fills in go by in the classes' JSON form: never learned as harmless.
+_NOT_RECORDED_KEYS = frozenset(NOT_RECORDED.values())
 #: At most this many other event types (`action`, `slot`, ...) are learned; more go the general way.
 MAX_LEARNED_TYPES = 256
 #: At most this many harmless fields of known types (`parse_data`, `input_channel`, ...) are learned.
 MAX_LEARNED_FIELDS = 256
+#: Digits as "0", anything else as "x": a run of `_LONG_RUN` in a line's translation is a run of as many digits.
+_DIGITS = bytes(48 if 48 <= byte <= 57 else 120 for byte in range(256))
+#: orjson reads an integer of this many digits or more as a float when it is past 64 bits; msgspec keeps it exact.
+_LONG_RUN = b"0" * 19
+#: What may stand before a JSON number (with white space between): a number, not digits inside a string.
+_BEFORE_NUMBER = frozenset(b":,[")
+_WHITE = frozenset(b" \t\r\n")
 
 
 class Decoded(msgspec.Struct, gc=False):
@@ -53,7 +67,7 @@ class TrackerDecoder:
         self._learned_classes: frozenset[type[Event]] = frozenset()
         self._suspects: dict[type[Event], str] = {}  # learned types one edit from a known one -> that one
         self._extras: dict[str, list[str]] = {}  # known type -> harmless fields learned for it
-        self._canonical: dict[type[Event], tuple[type[Event], Any]] = {}  # a subclass taking extras -> (its class, a copier)
+        self._canonical: dict[type[Event], Any] = {}  # a subclass taking extras -> a copier into its known class
         self._build()
 
     def _build(self) -> None:
@@ -63,7 +77,7 @@ class TrackerDecoder:
             extras = self._extras.get(kind)
             if extras:
                 wider = _taking(cls, extras)
-                self._canonical[wider] = (cls, _copier(cls))
+                self._canonical[wider] = _copier(cls)
                 cls = wider
             known.append(cls)
         classes = (*known, *self._learned.values())
@@ -88,7 +102,7 @@ class TrackerDecoder:
         room = MAX_LEARNED_TYPES - len(self._learned)
         changed = False
         for name in sorted(new)[: max(room, 0)]:
-            cls = msgspec.defstruct(f"Recorded{len(self._learned)}", [("type", str, name)], bases=(Event,), tag=name, kw_only=True)
+            cls = msgspec.defstruct(f"Recorded{len(self._learned)}", [("type", Literal[name], name)], bases=(Event,), tag=name, kw_only=True)
             self._learned[name] = cls
             if type_hint(name):
                 self._suspects[cls] = type_hint(name)
@@ -107,7 +121,7 @@ class TrackerDecoder:
                 continue
             known = self._extras.setdefault(kind, [])
             for name in obj:
-                if room > 0 and name not in fields and name not in known and field_hint(kind, name) is None:
+                if room > 0 and name not in fields and name not in known and name not in _NOT_RECORDED_KEYS and field_hint(kind, name) is None:
                     known.append(name)
                     room -= 1
                     changed = True
@@ -115,6 +129,8 @@ class TrackerDecoder:
 
     def decode(self, data: bytes) -> Decoded | None:
         """One tracker line, or None to let the general loader read it."""
+        if _may_hold_a_long_integer(data):
+            return None
         try:
             tracker = self._decoder.decode(data)
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
@@ -134,46 +150,47 @@ class TrackerDecoder:
         return Decoded(events, cid, scenario, warnings or None)
 
     def _finish(self, events: list[Event], warnings: list[NameWarning]) -> tuple[Event, ...] | None:
-        """Index, turn and the tracker form's spellings, as `parse.py` would give them; None when they are invalid."""
-        learned = self._learned_classes
-        canonical = self._canonical
+        """The events settled as the general reader settles them (`parse.settle`); None when it would read them otherwise."""
+        canonical, learned = self._canonical, self._learned_classes
         turn = 0
-        for i, event in enumerate(events):
-            cls = type(event)
-            if canonical and cls in canonical:  # read with a learned field: the record is the known type's own
-                cls, copy = canonical[cls]
-                event = events[i] = copy(event)
-            if cls is UserMessage:
-                text = event.text
-                if text is None:
-                    force_setattr(event, "text", "")
-                elif opens_turn(text):
-                    turn += 1
-            elif cls is BotMessage:
-                if not _finish_bot(event):
-                    return None
-            elif cls is ToolRun:
-                skill_id = event.metadata.get("skill_id") if event.metadata else None
-                if skill_id is not None:
-                    if type(skill_id) is not str:
-                        return None
-                    force_setattr(event, "skill_id", skill_id)
-            elif cls in learned:  # any other type is a plain `Event`, as the general loader makes it
-                if cls in self._suspects:
-                    warnings.append(NameWarning(i, event.type, self._suspects[cls]))
-                events[i] = Event(type=event.type, index=i, turn=turn, timestamp=event.timestamp, metadata=event.metadata)
-                continue
-            force_setattr(event, "index", i)
-            force_setattr(event, "turn", turn)
+        try:
+            for i, event in enumerate(events):
+                cls = type(event)
+                if cls in canonical:  # read with a learned field: the record is the known type's own
+                    event = events[i] = canonical[cls](event)
+                elif cls in learned:  # any other type is a plain `Event`, as the general reader makes it
+                    if cls in self._suspects:
+                        warnings.append(NameWarning(i, event.type, self._suspects[cls]))
+                    event = events[i] = Event(type=event.type, timestamp=event.timestamp, metadata=event.metadata)
+                turn = settle(event, i, turn)
+        except EventFieldError:
+            return None
         return tuple(events)
+
+
+def _may_hold_a_long_integer(data: bytes) -> bool:
+    """Whether `data` may hold an integer of 19 digits or more (a run of digits after `:`, `,` or `[`)."""
+    digits = data.translate(_DIGITS)
+    at = digits.find(_LONG_RUN)
+    while at >= 0:
+        before = at - 1
+        if before >= 0 and data[before] == 45:  # a minus sign
+            before -= 1
+        while before >= 0 and data[before] in _WHITE:
+            before -= 1
+        if before >= 0 and data[before] in _BEFORE_NUMBER:
+            return True
+        end = digits.find(b"x", at)
+        at = -1 if end < 0 else digits.find(_LONG_RUN, end)
+    return False
 
 
 def _copier(cls: type[Event]) -> Any:
     """A function making a `cls` of an instance of a subclass, its own fields copied.
 
     Written out as `cls(type=e.type, index=e.index, ...)` once per class, as dataclasses write their
-    `__init__`: a user event of a Rasa tracker (which carries `parse_data`) is copied so, ten times cheaper
-    than through a dict of its fields, which made the copy most of what learning fields cost.
+    `__init__`, so copying an event read with a learned field (every user event of a Rasa tracker carries
+    `parse_data`) is one call, not a dict of its fields built and unpacked.
     """
     fields = ", ".join(f"{name}=e.{name}" for name in cls.__struct_fields__)
     return eval(f"lambda e: cls({fields})", {"cls": cls})  # noqa: S307 - the field names are the class's own
@@ -183,23 +200,3 @@ def _taking(cls: type[Event], extras: list[str]) -> type[Event]:
     """`cls` widened to accept `extras` (kept as raw JSON, under names that cannot clash with its own)."""
     fields = [(f"extra_{i}", msgspec.Raw, msgspec.field(default=msgspec.UNSET, name=name)) for i, name in enumerate(extras)]
     return msgspec.defstruct(f"{cls.__name__}Taking", fields, bases=(cls,), tag=cls.__struct_config__.tag, kw_only=True, forbid_unknown_fields=True, gc=False)
-
-
-def _finish_bot(event: BotMessage) -> bool:
-    if event.text is None:
-        force_setattr(event, "text", "")
-    if event.metadata:
-        utter = event.metadata.get("utter_action")
-        if utter is not None:
-            if type(utter) is not str:
-                return False
-            force_setattr(event, "utter_name", utter)
-    data = event.data
-    if data is not None:
-        if "buttons" in data:
-            try:
-                force_setattr(event, "buttons", _buttons({}, data))
-            except EventFieldError:
-                return False
-        force_setattr(event, "data", None)  # read; the record is the same as the general loader's
-    return True

@@ -1,20 +1,22 @@
 """The canonical conversation record: typed events with their index and turn.
 
 Every part of dialogcheck (checks, judge, simulation, reports) reads this
-model. Events are parsed once into small frozen records; turns and an index by
-event type are computed once when the conversation is built, so a check scans
+model. Events are read once into small frozen records (`parse.py`); turns and
+an index by event type are computed once per conversation, so a check scans
 only the events it cares about.
 
-Events are `msgspec.Struct`s rather than dataclasses: a frozen dataclass
-builds itself field by field through `object.__setattr__` (3.5 µs for a tool
-run), a struct in C (0.14 µs), and `gc=False` keeps millions of them out of
-the garbage collector's scans. Checking a production log builds one per line.
+Events are `msgspec.Struct`s: the same classes are what msgspec decodes a
+tracker line into (`fast.py`) and what a recorded object is converted into
+(`parse.py`), so one set of field types says what every source may hold.
+`gc=False` keeps the millions of events of a production log out of the garbage
+collector's scans (they hold no cycles).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar, Literal
 
 import msgspec
@@ -50,22 +52,25 @@ BLOCK_EVENTS = (
 
 
 class Record(msgspec.Struct, frozen=True, gc=False):
-    """A frozen record built in C (see the module docstring)."""
+    """A small frozen record, out of the garbage collector's reach (see the module docstring)."""
 
 
-#: Fields the loader fills in, never read from a recorded object (a stray `"turn"` key must not set one).
-_NOT_RECORDED = {name: f"(dialogcheck {name})" for name in ("type", "index", "turn")}
+#: Fields the reader fills in, never read from a recorded object. Their names in the classes' JSON form keep
+#: them apart from a log's own `"type"`, `"index"` or `"turn"` keys; a key spelt like one of these names is
+#: not read either (`parse.py` reads only recorded names, a decoded `type` can only be its class's own, and
+#: `settle` sets index and turn).
+NOT_RECORDED = {name: f"(dialogcheck {name})" for name in ("type", "index", "turn")}
 
 
-class Event(Record, tag_field="event", kw_only=True, rename=_NOT_RECORDED):
+class Event(Record, tag_field="event", kw_only=True, rename=NOT_RECORDED):
     """Fields every event has.
 
     Each event type has its own class, tagged with the `event` value it is
-    recorded under, so a conversation decodes straight from JSON into these
-    records (`fast.py`); any other type is a plain `Event` naming its `type`.
-    The known types refuse fields they do not read, so a decoded line is known
-    to hold no misspelt field (`typos.py`); the decoder learns the harmless ones.
-    The objects as recorded are kept on the `Conversation` (`raw_events`).
+    recorded under, whose `type` can be nothing else (a recorded key spelt like
+    the type field's JSON name cannot change it); any other type is a plain
+    `Event` naming its `type`. The known types refuse fields they do not read,
+    so a decoded line is known to hold no misspelt field (`typos.py`). The
+    objects as recorded are kept on the `Conversation` (`raw_events`).
     """
 
     type: str
@@ -76,14 +81,10 @@ class Event(Record, tag_field="event", kw_only=True, rename=_NOT_RECORDED):
 
     kind: ClassVar[str] = "event"
 
-    @property
-    def where(self) -> str:
-        return f"event {self.index} (turn {self.turn})"
-
 
 class UserMessage(Event, tag="user", kw_only=True, forbid_unknown_fields=True):
-    type: str = "user"
-    text: str | None = ""  # null reads as "" (the loader sees to it)
+    type: Literal["user"] = "user"
+    text: str | None = ""  # null reads as "" (`parse.settle` sees to it)
 
     kind: ClassVar[str] = "user"
 
@@ -98,8 +99,8 @@ class Button(Record):
 
 
 class BotMessage(Event, tag="bot", kw_only=True, forbid_unknown_fields=True):
-    type: str = "bot"
-    text: str | None = ""  # null reads as "" (the loader sees to it)
+    type: Literal["bot"] = "bot"
+    text: str | None = ""  # null reads as "" (`parse.settle` sees to it)
     utter_name: str | None = None
     buttons: tuple[Button, ...] = ()
     data: dict[str, Any] | None = None  # the tracker form's `data.buttons`, read by the loader
@@ -127,7 +128,7 @@ class BlockEvent(Event, kw_only=True):
 
 
 class MemorySet(Event, tag="memory_set", kw_only=True, forbid_unknown_fields=True):
-    type: str = "memory_set"
+    type: Literal["memory_set"] = "memory_set"
     key: str
     value: Any
 
@@ -135,7 +136,7 @@ class MemorySet(Event, tag="memory_set", kw_only=True, forbid_unknown_fields=Tru
 
 
 class MemoryCleared(Event, tag="memory_cleared", kw_only=True, forbid_unknown_fields=True):
-    type: str = "memory_cleared"
+    type: Literal["memory_cleared"] = "memory_cleared"
     key: str
 
     kind: ClassVar[str] = "memory_cleared"
@@ -144,7 +145,7 @@ class MemoryCleared(Event, tag="memory_cleared", kw_only=True, forbid_unknown_fi
 class ToolRun(Event, tag="tool_executed", kw_only=True, forbid_unknown_fields=True):
     """A `tool_executed` event. `counted` is false for framework tools."""
 
-    type: str = "tool_executed"
+    type: Literal["tool_executed"] = "tool_executed"
     tool_name: str
     source: Literal["local", "mcp"]
     arguments: dict[str, Any] = {}
@@ -178,7 +179,7 @@ def _tagged(base: type[Event], name: str) -> type[Event]:
     """The class of events recorded as `name`: `base` with that tag and `type`."""
     return msgspec.defstruct(
         "".join(part.title() for part in name.split("_")),
-        [("type", str, name)],
+        [("type", Literal[name], name)],
         bases=(base,),
         tag=name,
         kw_only=True,
@@ -206,29 +207,6 @@ def opens_turn(text: str | None) -> bool:
     return bool(stripped) and not stripped.startswith("/")
 
 
-class _cached:  # noqa: N801 - used like functools.cached_property
-    """`functools.cached_property` without the lock Python 3.11 takes on each first access (one per check of a log)."""
-
-    def __init__(self, compute: Any):
-        self.compute = compute
-        self.__doc__ = compute.__doc__
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, instance: Any, owner: type | None = None) -> Any:
-        if instance is None:
-            return self
-        value = instance.__dict__[self.name] = self.compute(instance)
-        return value
-
-
-def _as_recorded(event: Event) -> dict[str, Any]:
-    """An event built in code, as the object it would have been recorded as."""
-    fields = (name for name in event.__struct_fields__ if name not in _NOT_RECORDED)
-    return {"event": event.type, **{name: msgspec.to_builtins(getattr(event, name)) for name in fields}}
-
-
 @dataclass(frozen=True)
 class Conversation:
     """An ordered list of events plus the indexes checks need.
@@ -250,7 +228,7 @@ class Conversation:
     #: The file and line where the record starts, for what is said about it as a whole (None: built in code).
     place: tuple[str, int] | None = field(default=None, compare=False)
 
-    @_cached
+    @cached_property
     def raw_events(self) -> Sequence[Mapping[str, Any]]:
         """Each event's object as recorded, unknown fields included."""
         recorded = self.recorded
@@ -259,9 +237,11 @@ class Conversation:
             return document["events"] if isinstance(document, dict) else document
         if recorded is not None:
             return recorded
-        return [_as_recorded(event) for event in self.events]
+        from .native import native_object  # the encoder reads this model: imported here, not at the top
 
-    @_cached
+        return [native_object(event) for event in self.events]
+
+    @cached_property
     def by_type(self) -> Mapping[str, Sequence[Event]]:
         index: dict[str, list[Event]] = {}
         for event in self.events:
@@ -280,16 +260,16 @@ class Conversation:
         merged.sort(key=lambda e: e.index)
         return merged
 
-    @_cached
+    @cached_property
     def tool_runs(self) -> Sequence[ToolRun]:
         return self.by_type.get("tool_executed", ())  # type: ignore[return-value]
 
-    @_cached
+    @cached_property
     def counted_tool_runs(self) -> Sequence[ToolRun]:
         """The tool log under the default framework-tool list (`FRAMEWORK_TOOLS`)."""
         return self.tool_log(FRAMEWORK_TOOLS)
 
-    @_cached
+    @cached_property
     def _tool_logs(self) -> dict[frozenset[str], Sequence[ToolRun]]:
         return {}
 
@@ -305,7 +285,7 @@ class Conversation:
             log = logs[framework_tools] = [run for run in self.tool_runs if run.tool_name not in framework_tools]
         return log
 
-    @_cached
+    @cached_property
     def bot_messages(self) -> Sequence[BotMessage]:
         return self.by_type.get("bot", ())  # type: ignore[return-value]
 

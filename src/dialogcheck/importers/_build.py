@@ -1,14 +1,15 @@
 """Turn converted events into checked conversations, keeping every problem's place in the source file.
 
 An importer writes native event objects into a `Draft`, each with the item and
-JSON path it came from. `finish` reads them exactly as a native file is read
-(`EventReader`), so an imported conversation is never one the native loader
-would refuse, and a bad field points back at the source, not at the output.
+JSON path it came from. `finish` reads them with the reader every source goes
+through (`events.parse`), once: an imported conversation is never one the
+native loader would refuse, its typed events are those `check` reads from the
+written file, and a bad field points back at the source, not at the output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -22,10 +23,14 @@ _MAX_PROBLEMS = 50
 
 @dataclass(frozen=True)
 class ImportedConversation:
-    """One conversation read from another format: the typed record, and the native events it was built from."""
+    """One conversation read from another format: the typed record, which keeps the native events it was read from."""
 
     conversation: Conversation
-    events: tuple[dict[str, Any], ...]
+
+    @property
+    def events(self) -> tuple[Mapping[str, Any], ...]:
+        """The native events (SPEC section 1) the conversation was read from."""
+        return tuple(self.conversation.raw_events)
 
     @property
     def conversation_id(self) -> str | None:
@@ -61,9 +66,7 @@ def finish(draft: Draft, source: str) -> ImportedConversation:
             problems.append(item.problem(f"converted event {i} ({event.get('event')}): {err}", path))
     if problems:
         raise LoadError(problems[:_MAX_PROBLEMS])
-    recorded = tuple(draft.events)
-    conversation = Conversation(tuple(reader.events), source, draft.conversation_id, recorded)
-    return ImportedConversation(conversation, recorded)
+    return ImportedConversation(Conversation(tuple(reader.events), source, draft.conversation_id, tuple(draft.events)))
 
 
 def convert_items(

@@ -17,4 +17,4 @@ from ._build import ImportedConversation
 def read(path: str | Path) -> Iterator[ImportedConversation]:
     """Every conversation of a native file, lazily where its container allows."""
     for conversation in iter_conversation_file(path):
-        yield ImportedConversation(conversation, tuple(dict(event) for event in conversation.raw_events))
+        yield ImportedConversation(conversation)

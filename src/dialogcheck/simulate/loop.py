@@ -5,17 +5,23 @@ sent), the user sends an empty message, the agent sends no text for a turn,
 or `max_turns` user messages were sent. The events are the agent's own record
 when it keeps one (a Rasa tracker), else the turns as recorded here: each
 user message, the events the agent reported, then its messages as `bot` events.
+Each event is read once, where it arrives, and kept typed with the object it
+is recorded as, so the run is judged on the events its events file holds.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..connectors.base import AgentConnector, AgentTurn
-from ..llm.base import Usage
+from msgspec.structs import replace
+
+from ..connectors.base import AgentConnector, AgentMessage, AgentTurn
+from ..events.model import BotMessage, Button, Conversation, Event, UserMessage, opens_turn
+from ..events.native import native_object
+from ..events.parse import conversation_from_dicts
 from ..scenario.model import Scenario
 from .user import SimulatedUser
 
@@ -30,36 +36,74 @@ class SimulatedConversation:
     """What a simulation produced; filled in as it goes, so a run cut short keeps what happened."""
 
     conversation_id: str
-    events: list[Mapping[str, Any]] = field(default_factory=list)
     transcript: list[tuple[str, str]] = field(default_factory=list)
     #: Seconds the agent took to answer each user message, in order.
     latencies: list[float] = field(default_factory=list)
     ended_because: str | None = None
-    user_usage: Usage | None = None
+    #: The events so far, each with its place (index and turn) in the conversation.
+    typed_events: list[Event] = field(default_factory=list)
+    #: Each event as recorded: the agent's own object, or the native form of one made here.
+    recorded: list[Mapping[str, Any]] = field(default_factory=list)
+    _turn: int = field(default=0, repr=False)
+
+    def add(self, event: Event, recorded: Mapping[str, Any]) -> None:
+        """Append an event already read, as the next one of the conversation."""
+        if type(event) is UserMessage and opens_turn(event.text):
+            self._turn += 1
+        index = len(self.typed_events)
+        if event.index != index or event.turn != self._turn:
+            event = replace(event, index=index, turn=self._turn)
+        self.typed_events.append(event)
+        self.recorded.append(recorded)
+
+    def adopt(self, record: Conversation) -> None:
+        """Take the agent's own record of the conversation in place of the turns recorded here."""
+        self.typed_events = list(record.events)
+        self.recorded = list(record.raw_events)
+        self._turn = self.typed_events[-1].turn if self.typed_events else 0
+
+    def conversation(self, source: str) -> Conversation:
+        """The run's conversation, to judge: its events as read, named `source`."""
+        return Conversation(tuple(self.typed_events), source, self.conversation_id, tuple(self.recorded))
+
+    @property
+    def events(self) -> list[Mapping[str, Any]]:
+        """The native event objects. Kept for the runner and the results writer until they take `conversation()`
+        (then `conversation(source).raw_events`); to be removed."""
+        return self.recorded
 
     def transcript_text(self) -> str:
         return "\n".join(f"{who}: {text}" for who, text in self.transcript)
 
 
-def _bot_event(message) -> dict[str, Any]:
-    event: dict[str, Any] = {"event": "bot", "timestamp": time.time(), "text": message.text}
-    if message.utter_name is not None:
-        event["metadata"] = {"utter_action": message.utter_name}
-    if message.buttons:
-        event["data"] = {"buttons": [{"title": b.title, "payload": b.payload} for b in message.buttons]}
-    return event
+def _user_event(text: str) -> UserMessage:
+    return UserMessage(text=text, timestamp=time.time())
+
+
+def _bot_event(message: AgentMessage) -> BotMessage:
+    """The `bot` event of an agent's message, as the tracker form records it (`metadata.utter_action`)."""
+    return BotMessage(
+        text=message.text,
+        utter_name=message.utter_name,
+        buttons=tuple(Button(b.title, b.payload) for b in message.buttons),
+        metadata={} if message.utter_name is None else {"utter_action": message.utter_name},
+        timestamp=time.time(),
+    )
 
 
 def record_turn(record: SimulatedConversation, user_text: str | None, turn: AgentTurn) -> None:
     """Append one exchange: the user event, the agent's events, then its messages (unless it sent bot events)."""
-    reported = [dict(e) for e in turn.events]
     if user_text is not None:
         record.transcript.append(("USER", user_text))
-        if not any(e.get("event") == "user" for e in reported):
-            record.events.append({"event": "user", "timestamp": time.time(), "text": user_text})
-    record.events.extend(reported)
-    if not any(e.get("event") == "bot" for e in reported):
-        record.events.extend(_bot_event(m) for m in turn.messages)
+        if not any(e.type == "user" for e in turn.events):
+            event = _user_event(user_text)
+            record.add(event, native_object(event))
+    for event, recorded in zip(turn.events, turn.recorded):
+        record.add(event, recorded)
+    if not any(e.type == "bot" for e in turn.events):
+        for message in turn.messages:
+            event = _bot_event(message)
+            record.add(event, native_object(event))
     record.transcript.extend(("AGENT", m.text) for m in turn.messages if m.text.strip())
 
 
@@ -74,8 +118,6 @@ async def simulate(
             record.ended_because = ENDED_MAX_TURNS
             break
         turn = await user.next_turn(record.transcript_text())
-        if turn.usage is not None:
-            record.user_usage = turn.usage if record.user_usage is None else record.user_usage + turn.usage
         if not turn.message.strip():
             record.ended_because = ENDED_EMPTY
             break
@@ -89,7 +131,7 @@ async def simulate(
         if not answer.has_text:
             record.ended_because = ENDED_SILENT
             break
-    own: Sequence[Mapping[str, Any]] | None = await agent.recorded_events(cid)
+    own = await agent.recorded_events(cid)
     if own is not None:
-        record.events = list(own)
+        record.adopt(own if isinstance(own, Conversation) else conversation_from_dicts(own, source=cid, conversation_id=cid))
     return record

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..config import LLMSettings
-from ..llm.base import ChatClient, ChatMessage, Usage
+from ..llm.base import ChatClient, ChatMessage
 from ..llm.structured import ask_json
 from ..llm.templates import Templates
 
@@ -28,7 +28,6 @@ USER_SCHEMA = {
 class UserTurn:
     message: str
     done: bool
-    usage: Usage | None = None
 
 
 class SimulatedUser(Protocol):
@@ -66,4 +65,4 @@ class LLMUser:
             "simulated_user_prompt", simulation_context=self.simulation_context, transcript=transcript
         )
         answer = await ask_json(self.client, self.settings, [ChatMessage("user", prompt)], USER_SCHEMA)
-        return UserTurn(answer.value["message"], answer.value["done"], answer.usage)
+        return UserTurn(answer.value["message"], answer.value["done"])
