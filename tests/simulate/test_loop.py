@@ -71,7 +71,7 @@ def test_the_run_is_judged_on_the_events_its_events_file_holds(http_record):
     written = [orjson.loads(line) for line in conversation_lines(conversation).splitlines()]
     assert conversation == conversation_from_dicts(written, "replace/run_1", "sim-1")
     assert written[-4:-1] == REPORTED  # the agent's objects as it sent them, unknown fields and key order kept
-    assert http_record.events == written  # what the runner and the results writer read until they take conversation()
+    assert http_record.recorded == written  # the events file holds the agent's objects as sent
 
 
 def test_events_are_numbered_across_the_turns(http_record):
@@ -88,14 +88,14 @@ def test_messages_become_bot_events_in_the_tracker_form(http_record):
     assert isinstance(ask, BotMessage)
     assert (ask.text, ask.utter_name, ask.metadata) == ("Replace it?", "utter_ask", {"utter_action": "utter_ask"})
     assert [(b.title, b.payload) for b in ask.buttons] == [(b["title"], b["payload"]) for b in BUTTONS]
-    assert http_record.events[3] == {
+    assert http_record.recorded[3] == {
         "event": "bot",
         "timestamp": ask.timestamp,
         "text": "Replace it?",
         "metadata": {"utter_action": "utter_ask"},
         "data": {"buttons": BUTTONS},
     }
-    assert list(http_record.events[1]) == ["event", "timestamp", "text"]  # the user's message
+    assert list(http_record.recorded[1]) == ["event", "timestamp", "text"]  # the user's message
 
 
 def test_each_event_the_agent_sends_is_read_once(tmp_path, monkeypatch):
@@ -118,7 +118,7 @@ def test_the_agents_own_record_is_read_once_and_replaces_the_turns(tmp_path, ras
     record = run(tmp_path, RasaConnector(rasa_server.url, 2.0))
     conversation = record.conversation("r")
     tracker = rasa_server.app.trackers["sim-1"]
-    assert list(conversation.raw_events) == record.events == tracker
+    assert list(conversation.raw_events) == record.recorded == tracker
     assert read == tracker
     assert conversation == conversation_from_dicts(tracker, "r", "sim-1")
     assert [type(e) for e in conversation.events if e.type in ("user", "bot")] == [UserMessage, BotMessage, UserMessage, BotMessage, UserMessage]

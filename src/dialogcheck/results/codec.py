@@ -13,7 +13,7 @@ events file keeps every message whole.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -354,8 +354,3 @@ def check_summary_document(counts: Counts, warnings: Sequence[Mapping[str, Any]]
     if warnings:
         document["warnings"] = list(warnings)
     return document
-
-
-def events_jsonl(events: Iterable[Mapping[str, Any]]) -> bytes:
-    """Events as native JSON lines, one an event, as `run_N.events.jsonl` holds them."""
-    return b"".join(orjson.dumps(event) + b"\n" for event in events)

@@ -18,7 +18,8 @@ from pathlib import Path
 from .._paths import safe_file_name
 from ..errors import LoadError
 from .atomic import write_atomic
-from .codec import encode_run, encode_summary, events_jsonl
+from ..events.native import event_lines
+from .codec import encode_run, encode_summary
 from .lock import LOCK_FILE, BatchLock
 from .model import BatchResult, RunResult
 from .plan import Plan, read_plan
@@ -113,7 +114,7 @@ class ResultsFolder:
     def write_run(self, run: RunResult, text: str) -> None:
         """The run's three files; all are encoded before any is written, and `run_N.json`, its mark of a finished run, last."""
         base = self.run_base(run.slug, run.number)
-        events = events_jsonl(run.events)
+        events = event_lines(run.events)
         encoded = encode_run(run)
         write_atomic(base.with_name(base.name + ".events.jsonl"), events)
         write_atomic(base.with_name(base.name + ".txt"), text)

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from .._redact import redact
 from ..checks.base import Outcome
 from ..connectors.base import AgentConnector, AgentError, describe, safe_text
-from ..events.parse import EventFieldError, conversation_from_dicts
+from ..events.parse import EventFieldError
 from ..judge.base import Judge
 from ..judging import evaluate_async
 from ..llm.base import LLMError
-from ..results.load import with_events
 from ..results.model import Crash, RunResult, ScenarioInfo, TranscriptLine
 from ..scenario.model import Scenario
 from ..simulate.loop import SimulatedConversation, simulate
@@ -78,17 +77,20 @@ async def run_one(
 ) -> RunResult:
     scenario = spec.scenario
     simulated = SimulatedConversation(f"sim-{uuid.uuid4()}")
+    source = f"{scenario.slug}/run_{spec.number}"
     started = time.perf_counter()
     result = record = error = crash = None
     try:
         async with asyncio.timeout(settings.time_limit):
             await simulate(scenario, agent, make_user(scenario), simulated)
-            record = conversation_from_dicts(simulated.events, f"{scenario.slug}/run_{spec.number}", simulated.conversation_id)
+            record = simulated.conversation(source)
             result = await evaluate_async(scenario, record, judge=judge, no_judge=settings.no_judge, metrics=settings.metrics)
     except Exception as err:  # noqa: BLE001 - every harness failure becomes an errored run
         error = redact(safe_text(_harness_error(err, settings.time_limit)))
         crash = _crash(err)
-    run = RunResult(
+    if record is None:
+        record = simulated.conversation(source)  # a run cut short: what it recorded until then
+    return RunResult(
         scenario=ScenarioInfo(scenario.slug, scenario.name, scenario.path, scenario.type, tuple(scenario.tags)),
         number=spec.number,
         verdict=Outcome.ERROR if error else result.verdict,
@@ -100,10 +102,9 @@ async def run_one(
         duration=time.perf_counter() - started,
         latencies=tuple(simulated.latencies),
         transcript=tuple(TranscriptLine(who.lower(), text) for who, text in simulated.transcript),
-        events=simulated.events,
+        events=record.raw_events,
         record=record,
     )
-    return run if record is not None else with_events(run, simulated.events)  # a run cut short: what it recorded, read once
 
 
 async def run_batch(

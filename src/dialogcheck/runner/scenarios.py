@@ -29,7 +29,7 @@ from ..results.files import ResultsFolder, new_folder
 from ..results.load import finished_runs
 from ..results.lock import BatchLock
 from ..results.model import BatchResult, RunResult
-from ..results.plan import Plan, new_plan, read_plan
+from ..results.plan import new_plan, read_plan
 from ..results.writer import BatchWriter
 from .batch import BatchSettings, RunSpec, run_batch
 from .project import Project, load_planned, load_project

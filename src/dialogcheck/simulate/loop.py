@@ -66,12 +66,6 @@ class SimulatedConversation:
         """The run's conversation, to judge: its events as read, named `source`."""
         return Conversation(tuple(self.typed_events), source, self.conversation_id, tuple(self.recorded))
 
-    @property
-    def events(self) -> list[Mapping[str, Any]]:
-        """The native event objects. Kept for the runner and the results writer until they take `conversation()`
-        (then `conversation(source).raw_events`); to be removed."""
-        return self.recorded
-
     def transcript_text(self) -> str:
         return "\n".join(f"{who}: {text}" for who, text in self.transcript)
 
