@@ -85,7 +85,7 @@ def test_a_scripted_run_passes_and_records_every_turn(tmp_path):
 def test_the_agents_own_record_wins(tmp_path):
     tracker = [{"event": "user", "text": "order"}, {"event": "bot", "text": "nope"}]
     (record,), _ = run([RunSpec(scenario(tmp_path), 1)], Agent(tracker=tracker))
-    assert record.events == tracker
+    assert list(record.events) == tracker
     assert record.verdict is Outcome.FAIL
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..events.model import Conversation, Event
-from ..events.native import native_object
+from ..events.model import native_object
 from ..events.parse import EventFieldError, EventReader
 
 

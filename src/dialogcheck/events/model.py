@@ -237,8 +237,6 @@ class Conversation:
             return document["events"] if isinstance(document, dict) else document
         if recorded is not None:
             return recorded
-        from .native import native_object  # the encoder reads this model: imported here, not at the top
-
         return [native_object(event) for event in self.events]
 
     @cached_property
@@ -299,3 +297,50 @@ class Conversation:
     @classmethod
     def from_events(cls, events: Iterable[Event], source: str = "<memory>", conversation_id: str | None = None) -> Conversation:
         return cls(tuple(events), source, conversation_id)
+
+
+#: Fields written in a form of their own (the tracker form's nested spellings), or never written.
+_NOT_WRITTEN_AS_IS = {*NOT_RECORDED, "timestamp", "metadata", "data"}
+
+
+def native_object(event: Event) -> dict[str, Any]:
+    """The native object `event` reads back from: `event`, `timestamp`, its own fields, then `metadata` and `data`.
+
+    Optional fields at their default are left out; `text` of a message is always written.
+    """
+    obj: dict[str, Any] = {"event": event.type}
+    if event.timestamp is not None:
+        obj["timestamp"] = event.timestamp
+    data: dict[str, Any] = {}
+    if isinstance(event, BotMessage):
+        obj["text"] = event.text
+        _spell(obj, event.metadata, "utter_action", "utter_name", event.utter_name)
+        if event.buttons:
+            data["buttons"] = [{"title": button.title, "payload": button.payload} for button in event.buttons]
+    elif isinstance(event, UserMessage):
+        obj["text"] = event.text
+    else:
+        for field in msgspec.structs.fields(event):
+            if field.name in _NOT_WRITTEN_AS_IS or (isinstance(event, ToolRun) and field.name == "skill_id"):
+                continue
+            value = getattr(event, field.name)
+            if field.required or value != _default(field):
+                obj[field.encode_name] = msgspec.to_builtins(value)
+        if isinstance(event, ToolRun):
+            _spell(obj, event.metadata, "skill_id", "skill_id", event.skill_id)
+    if event.metadata:
+        obj["metadata"] = dict(event.metadata)
+    if data:
+        obj["data"] = data
+    return obj
+
+
+def _default(field: msgspec.structs.FieldInfo) -> Any:
+    return field.default_factory() if field.default is msgspec.NODEFAULT else field.default
+
+
+def _spell(obj: dict[str, Any], metadata: dict[str, Any], nested: str, top: str, value: str | None) -> None:
+    """Write `value` as the shorthand `top`, unless the metadata already holds it as `nested` (the tracker form),
+    so an event reads back with the metadata it has."""
+    if value is not None and metadata.get(nested) != value:
+        obj[top] = value

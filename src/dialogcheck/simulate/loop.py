@@ -20,7 +20,7 @@ from msgspec.structs import replace
 
 from ..connectors.base import AgentConnector, AgentMessage, AgentTurn
 from ..events.model import BotMessage, Button, Conversation, Event, UserMessage, opens_turn
-from ..events.native import native_object
+from ..events.model import native_object
 from ..events.parse import conversation_from_dicts
 from ..scenario.model import Scenario
 from .user import SimulatedUser
