@@ -43,7 +43,7 @@ def test_public_names_are_pinned():
             "CheckResult",
             "Conversation",
             "ConversationResult",
-            "CriterionResult",
+            "JudgedResult",
             "LoadError",
             "Outcome",
             "Problem",

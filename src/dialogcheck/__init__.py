@@ -18,7 +18,7 @@ _EXPORTS = {
     "CheckResult": ".checks.base",
     "Conversation": ".events.model",
     "ConversationResult": ".results.model",
-    "CriterionResult": ".results.model",
+    "JudgedResult": ".checks.judged",
     "LoadError": ".errors",
     "Outcome": ".checks.base",
     "Problem": ".errors",
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from .events.load import iter_conversations, load_conversation
     from .events.model import Conversation
     from .judging import evaluate, evaluate_sop, iter_results
-    from .results.model import BatchResult, ConversationResult, CriterionResult, RunResult
+    from .checks.judged import JudgedResult
+    from .results.model import BatchResult, ConversationResult, RunResult
     from .runner.scenarios import run_scenarios
     from .scenario.load import load_scenario
     from .scenario.model import Scenario

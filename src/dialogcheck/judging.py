@@ -15,14 +15,16 @@ from dataclasses import replace
 from itertools import islice
 from typing import Any
 
-from .checks.base import CheckResult, Outcome
-from .checks.judged import Judgement, JudgeRequest, unjudged
-from .checks.patterns import PatternTimeout
+import msgspec
+
+from .checks.base import CheckResult
+from .checks.judged import Criterion, Judgement, JudgeRequest, unjudged
+from .checks.running import run_check
 from .events.model import Conversation
 from .judge.base import Judge, judge_one
 from .pairing import ScenarioSet
 from .results.codec import quality_scores
-from .results.model import ConversationResult, Crash, CriterionResult
+from .results.model import ConversationResult, Crash
 from .scenario.model import Scenario
 
 #: What the judge must decide for a subject, each keyed `criterion:N` or `sop:STEP_ID`.
@@ -50,15 +52,19 @@ async def run_judge(conversation: Conversation, items: JudgeItems, judge: Judge)
     return {key: judgement for (key, _), judgement in zip(items, judgements)}
 
 
-def run_check(check: Any, conversation: Conversation) -> tuple[CheckResult, Crash | None]:
-    """Evaluate one check; one that crashes is an `error` result, with the exception it raised."""
-    try:
-        return check.evaluate(conversation), None
-    except PatternTimeout as err:
-        return CheckResult(check, Outcome.ERROR, str(err)), None
-    except Exception as err:  # noqa: BLE001 - a bug in one check must not hide the others
-        crash = Crash(type(err).__name__, str(err), traceback.format_exc(), where=check.label)
-        return CheckResult(check, Outcome.ERROR, f"the check crashed: {type(err).__name__}: {err}"), crash
+def _crashes(results: Iterable[CheckResult]) -> tuple[Crash, ...]:
+    """The exception of each check that crashed, as plain data (type, message, traceback), with the check that raised it."""
+    return tuple(
+        Crash(type(r.exception).__name__, str(r.exception), "".join(traceback.format_exception(r.exception)), where=r.check.label)
+        for r in results
+        if r.exception is not None
+    )
+
+
+def _without_exceptions(results: Sequence[CheckResult]) -> tuple[CheckResult, ...]:
+    """The results with their exceptions left out, once `_crashes` has kept them: a result stays plain data (it
+    travels between processes, and an exception may not)."""
+    return tuple(msgspec.structs.replace(r, exception=None) if r.exception is not None else r for r in results)
 
 
 def _usage(judged: Mapping[str, Judgement]) -> Any:
@@ -77,16 +83,11 @@ def _judged_for(subject: Any, conversation: Conversation, judge: Judge | None, n
 
 def _judge_checks(subject: Any, conversation: Conversation, judged: Mapping[str, Judgement], no_judge: bool) -> ConversationResult:
     """Every check of `subject` on `conversation`, with the judgements already made."""
-    assertions, crashes, criteria, sop, notes = [], [], [], None, ()
+    assertions, criteria, sop, notes = [], [], None, ()
     if isinstance(subject, Scenario):
         goals = subject.goals
-        for check in goals.assertions:
-            result, crash = run_check(check, conversation)
-            assertions.append(result)
-            crashes += [crash] if crash else []
-        for i, criterion in enumerate(goals.criteria):
-            judgement = judged.get(f"criterion:{i}") or unjudged(no_judge)
-            criteria.append(CriterionResult(criterion, judgement.outcome, judgement.detail, judgement.usage))
+        assertions = [run_check(check, conversation) for check in goals.assertions]
+        criteria = [Criterion(text).judged(judged.get(f"criterion:{i}") or unjudged(no_judge)) for i, text in enumerate(goals.criteria)]
         steps = goals.sop
         notes = (NO_GOALS,) if goals.empty else ()
     else:
@@ -94,17 +95,20 @@ def _judge_checks(subject: Any, conversation: Conversation, judged: Mapping[str,
     if steps is not None:
         from_sop = {key.removeprefix("sop:"): j for key, j in judged.items() if key.startswith("sop:")}
         sop = steps.evaluate(conversation, from_sop, no_judge)
+    crashes = _crashes([*assertions, *(s.result for s in (sop.results if sop else ())), *criteria])
+    if crashes and sop is not None:
+        sop = replace(sop, results=tuple(replace(s, result=_without_exceptions([s.result])[0]) for s in sop.results))
     return ConversationResult(
         source=conversation.source,
         subject=subject.name,
-        assertions=tuple(assertions),
+        assertions=_without_exceptions(assertions),
         sop=sop,
-        criteria=tuple(criteria),
+        criteria=_without_exceptions(criteria),
         conversation_id=conversation.conversation_id,
         notes=notes,
         usage=_usage(judged),
         warnings=conversation.warnings,
-        crashes=tuple(crashes),
+        crashes=crashes,
     )
 
 

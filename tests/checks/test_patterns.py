@@ -122,20 +122,20 @@ class _Clock:
 
 
 def test_the_budget_is_shared_by_the_searches_of_one_check_and_fresh_for_the_next(monkeypatch):
-    from dialogcheck.judging import run_check
+    from dialogcheck.checks.running import run_check
     from tests.conftest import check_from_yaml
 
     monkeypatch.setattr(patterns, "monotonic", _Clock(0.1))  # each search starts 0.1 s after the one before
     check = check_from_yaml("bot_uttered: {text_matches: never}")
     long = conv(user("x"), *[bot(f"message {i}") for i in range(40)])
-    first, _ = run_check(check, long)
+    first = run_check(check, long)
     assert first.outcome is Outcome.ERROR  # the 11th search finds the 1 s budget spent
     assert first.detail == (
         "the pattern /never/ ran out of the check's 1 s for searching (11 searches, the last on a 10-character text):"
         " it backtracks catastrophically: simplify it"
     )
     short = conv(user("x"), *[bot(f"message {i}") for i in range(3)])
-    result, _ = run_check(check, short)  # a new evaluation, a new budget: its 7 searches fit
+    result = run_check(check, short)  # a new evaluation, a new budget: its 7 searches fit
     assert result.outcome is Outcome.FAIL, result.detail
 
 

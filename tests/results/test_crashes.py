@@ -32,3 +32,20 @@ def test_a_check_that_crashes_is_an_error_with_its_exception_kept():
     document = run_document(run)
     assert document["crashes"][0]["where"] == "broken"
     assert decode_run(json.loads(json.dumps(document)), "run_1.json").crashes == run.crashes
+
+
+def test_a_judge_that_crashes_and_an_sop_step_that_crashes_keep_their_exceptions():
+    import pickle
+
+    from dialogcheck.sop.model import Step, StepSet
+    from tests.conftest import FakeJudge
+
+    steps = StepSet((Step("b", None, True, 1.0, Broken()),))
+    scenario = Scenario("s", "S", "c", goals=Goals(criteria=("The agent is polite",), sop=steps))
+    result = evaluate(scenario, conv(user("hi")), judge=FakeJudge(error=RuntimeError("the judge broke")))
+    assert result.criteria[0].detail == "judge crashed: RuntimeError: the judge broke"
+    assert result.sop.results[0].result.detail == "the check crashed: KeyError: 'no such key'"
+    assert [(c.where, c.type) for c in result.crashes] == [("broken", "KeyError"), ("criterion 'The agent is polite'", "RuntimeError")]
+    assert "raise self.error" in result.crashes[1].traceback  # where the fake judge raised it
+    assert all(r.exception is None for r in (*result.criteria, *(s.result for s in result.sop.results)))  # plain data now
+    assert pickle.loads(pickle.dumps(result)) == result  # it travels between processes

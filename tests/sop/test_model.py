@@ -94,7 +94,7 @@ def test_a_crashing_evaluator_is_an_error_result():
     steps = StepSet((Step("boom", None, True, 1.0, Broken()),))
     result = steps.evaluate(CONVERSATION)
     assert result.outcome is E
-    assert result.results[0].detail == "evaluator crashed: KeyError: 'oops'"
+    assert result.results[0].detail == "the check crashed: KeyError: 'oops'"
 
 
 def test_llm_judge_steps_take_their_judgement_by_step_id():

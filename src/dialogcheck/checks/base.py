@@ -42,6 +42,8 @@ class CheckResult(msgspec.Struct, frozen=True):
     outcome: Outcome
     detail: str
     evidence: tuple[int, ...] = ()
+    #: What a check that crashed raised (its outcome is then `error`), kept for its traceback.
+    exception: BaseException | None = None
 
     @property
     def passed(self) -> bool:

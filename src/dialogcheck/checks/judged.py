@@ -8,10 +8,11 @@ check is `error` (no judge configured) or `skip` (--no-judge): never a pass.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
-from ..events.model import FRAMEWORK_TOOLS
-from .base import Outcome
+from ..events.model import FRAMEWORK_TOOLS, Conversation
+from .base import Check, CheckResult, Outcome
 
 NO_JUDGE_REASON = (
     "no judge configured: set `evaluation.llm` in eval/conftest.yml, or pass --no-judge to skip LLM-judged checks"
@@ -38,6 +39,45 @@ class Judgement:
     usage: Any = None
     cached: bool = False
     raw: str | None = None
+    #: The exception of a judge that crashed (not one that answered badly), kept for its traceback.
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+
+
+class JudgedResult(CheckResult, frozen=True):
+    """What the judge decided about a criterion or an `llm_judge` step: a check result, with the tokens it took."""
+
+    usage: Any = None
+    raw: str | None = None
+
+
+class JudgedCheck(Check):
+    """A check the judge decides: the engine asks the judge first and hands the check its `Judgement`."""
+
+    def request(self) -> JudgeRequest:
+        raise NotImplementedError
+
+    def evaluate(self, conversation: Conversation) -> CheckResult:
+        return self.judged(unjudged(no_judge=False))
+
+    def judged(self, judgement: Judgement) -> JudgedResult:
+        """The result from what the judge decided (or why it could not)."""
+        return JudgedResult(self, judgement.outcome, judgement.detail, (), judgement.exception, judgement.usage, judgement.raw)
+
+
+@dataclass(frozen=True)
+class Criterion(JudgedCheck):
+    """A scenario's plain-language criterion (`goals.criteria`), decided on its own."""
+
+    key = "criterion"
+
+    text: str
+
+    @cached_property
+    def label(self) -> str:
+        return f"criterion {self.text!r}"
+
+    def request(self) -> JudgeRequest:
+        return JudgeRequest(self.text)
 
 
 def unjudged(no_judge: bool) -> Judgement:

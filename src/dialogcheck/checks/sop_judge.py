@@ -10,13 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..events.model import Conversation
-from .base import Check, CheckResult
-from .judged import NO_JUDGE_SKIP, Judgement, JudgeRequest, unjudged
+from .judged import NO_JUDGE_SKIP, JudgedCheck, JudgeRequest
 
 
 @dataclass(frozen=True)
-class LlmJudge(Check):
+class LlmJudge(JudgedCheck):
     """One criterion, with an optional rubric and judge model, sent to the judge."""
 
     key = "llm_judge"
@@ -32,13 +30,6 @@ class LlmJudge(Check):
 
     def request(self) -> JudgeRequest:
         return JudgeRequest(self.criterion, self.rubric, self.model)
-
-    def evaluate(self, conversation: Conversation) -> CheckResult:
-        return self.judged(unjudged(no_judge=False))
-
-    def judged(self, judgement: Judgement) -> CheckResult:
-        """The step's result from what the judge decided (or why it could not)."""
-        return CheckResult(self, judgement.outcome, judgement.detail)
 
 
 __all__ = ["NO_JUDGE_SKIP", "LlmJudge"]

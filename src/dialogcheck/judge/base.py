@@ -55,7 +55,7 @@ async def judge_one(judge: Judge, conversation: Conversation, request: JudgeRequ
         shown = f"; raw answer: {show(raw, 500)}" if raw is not None else ""
         return Judgement(Outcome.ERROR, mask(f"judge error: {err}{shown}"), err.usage, raw=raw)
     except Exception as err:  # noqa: BLE001 - a broken judge is data, never a crash
-        return Judgement(Outcome.ERROR, mask(f"judge crashed: {type(err).__name__}: {err}"))
+        return Judgement(Outcome.ERROR, mask(f"judge crashed: {type(err).__name__}: {err}"), exception=err)
     reasoning = mask(verdict.reasoning.strip()) or "(the judge gave no reasoning)"
     outcome = Outcome.PASS if verdict.passed else Outcome.FAIL
     return Judgement(outcome, reasoning, verdict.usage, verdict.cached, None if verdict.raw is None else mask(verdict.raw))

@@ -21,6 +21,7 @@ import orjson
 from .._redact import redact
 from .._shown import cut
 from ..checks.base import CheckResult, Outcome
+from ..checks.judged import Criterion, Judgement
 from ..errors import LoadError, Problem
 from ..llm.base import Usage
 from ..sop.model import Step, StepResult, StepSetResult
@@ -31,7 +32,6 @@ from .model import (
     Counts,
     Crash,
     ConversationResult,
-    CriterionResult,
     MetricScore,
     QualityScores,
     RunResult,
@@ -187,7 +187,9 @@ class _Reader:
             results = tuple(self._step(s) for s in steps)
             sop = StepSetResult(results, document.get("sop_score"), None, self.outcome(document.get("sop_outcome", "pass"), "`sop_outcome`"))
         criteria = tuple(
-            CriterionResult(str(c.get("criterion", "")), self.outcome(c.get("outcome"), "a criterion"), str(c.get("detail") or ""), _usage(c.get("usage")))
+            Criterion(str(c.get("criterion", ""))).judged(
+                Judgement(self.outcome(c.get("outcome"), "a criterion"), str(c.get("detail") or ""), _usage(c.get("usage")))
+            )
             for c in self.items(document, "criteria")
         )
         metrics = document.get("metrics")

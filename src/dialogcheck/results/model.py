@@ -16,6 +16,7 @@ from typing import Any
 
 from .._shown import cut
 from ..checks.base import CheckResult, Outcome
+from ..checks.judged import JudgedResult
 from ..errors import Problem
 from ..events.model import Conversation
 from ..llm.base import Usage
@@ -39,16 +40,6 @@ class Crash:
     traceback: str | None = None
     #: What raised it: a check's label, or None for the run itself (the agent, the simulator, the harness).
     where: str | None = None
-
-
-@dataclass(frozen=True)
-class CriterionResult:
-    """A plain-language criterion, as the judge decided it (or why it could not)."""
-
-    criterion: str
-    outcome: Outcome
-    detail: str
-    usage: Usage | None = None
 
 
 @dataclass(frozen=True)
@@ -89,15 +80,19 @@ class CheckLine:
     outcome: Outcome
     detail: str
     evidence: tuple[int, ...] = ()
-    #: The assertion's or the step evaluator's check (or its `CheckRef`); None for a criterion.
-    check: object | None = None
+    #: The check: an assertion, a step's evaluator, a `Criterion` (or, read back from a file, its `CheckRef`).
+    check: Any = None
     step: Step | None = None
-    criterion: str | None = None
     usage: Usage | None = None
 
     @property
     def key(self) -> str:
-        return self.check.key if self.check is not None else "criterion"  # type: ignore[attr-defined]
+        return self.check.key
+
+    @property
+    def criterion(self) -> str | None:
+        """A criterion's text."""
+        return self.check.text if self.kind is CheckKind.CRITERION else None
 
     @property
     def title(self) -> str:
@@ -176,7 +171,7 @@ class ConversationResult:
     subject: str
     assertions: tuple[CheckResult, ...] = ()
     sop: StepSetResult | None = None
-    criteria: tuple[CriterionResult, ...] = ()
+    criteria: tuple[JudgedResult, ...] = ()
     conversation_id: str | None = None
     notes: tuple[str, ...] = ()
     #: Quality metric scores, when asked for; never part of the verdict.
@@ -198,7 +193,7 @@ class ConversationResult:
             for s in self.sop.results:
                 yield CheckLine(CheckKind.SOP, None, s.result.outcome, s.result.detail, s.result.evidence, check=s.result.check, step=s.step)
         for i, c in enumerate(self.criteria, 1):
-            yield CheckLine(CheckKind.CRITERION, i, c.outcome, c.detail, criterion=c.criterion, usage=c.usage)
+            yield CheckLine(CheckKind.CRITERION, i, c.outcome, c.detail, check=c.check, usage=c.usage)
 
     def check_counts(self) -> Counts:
         """The outcome of every single check, optional SOP steps included."""

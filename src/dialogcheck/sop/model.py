@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..checks.base import Check, CheckResult, Outcome
-from ..checks.judged import Judgement, JudgeRequest, unjudged
-from ..checks.patterns import PatternTimeout
-from ..checks.sop_judge import LlmJudge
+from ..checks.judged import JudgedCheck, Judgement, JudgeRequest, unjudged
+from ..checks.running import run_check
 from ..events.model import FRAMEWORK_TOOLS, Conversation
 
 
@@ -79,16 +78,11 @@ class StepSetResult:
 
 
 def _run(step: Step, conversation: Conversation, judged: Mapping[str, Judgement], no_judge: bool) -> CheckResult:
-    """One step's result; an evaluator that raises becomes an `error` result."""
+    """One step's result: the judge's for an `llm_judge` step, else its evaluator's (a crash becomes an `error`)."""
     evaluator = step.evaluator
-    if isinstance(evaluator, LlmJudge):
+    if isinstance(evaluator, JudgedCheck):
         return evaluator.judged(judged.get(step.id) or unjudged(no_judge))
-    try:
-        return evaluator.evaluate(conversation)
-    except PatternTimeout as err:
-        return CheckResult(evaluator, Outcome.ERROR, str(err))
-    except Exception as err:  # a crashing check is data, never a crash
-        return CheckResult(evaluator, Outcome.ERROR, f"evaluator crashed: {type(err).__name__}: {err}")
+    return run_check(evaluator, conversation)
 
 
 def _score(results: tuple[StepResult, ...], count_errors_as_passed: bool = False) -> float | None:
@@ -128,7 +122,7 @@ class StepSet:
 
     def judge_requests(self) -> list[tuple[str, JudgeRequest]]:
         """What the judge must decide before `evaluate`: one request per `llm_judge` step, by step id."""
-        return [(step.id, step.evaluator.request()) for step in self.steps if isinstance(step.evaluator, LlmJudge)]
+        return [(step.id, step.evaluator.request()) for step in self.steps if isinstance(step.evaluator, JudgedCheck)]
 
     def evaluate(
         self, conversation: Conversation, judged: Mapping[str, Judgement] | None = None, no_judge: bool = False
