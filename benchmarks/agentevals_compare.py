@@ -42,11 +42,9 @@ from pathlib import Path
 import orjson
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "out" / "scale"
+OUT = HERE / "out" / "agentevals"
 VENV = HERE / ".venv-agentevals"
 REQUIREMENTS = HERE / "requirements-agentevals.txt"
-COUNTED_OUT = frozenset({"activate", "complete", "cancel", "complete_skill", "cancel_skill", "set_fields", "correct",
-                         "resolve_tool_confirmation", "listen", "hangup"})
 
 
 # --------------------------------------------------------------------------- inputs (dev venv)
@@ -60,7 +58,7 @@ def write_inputs(n: int, seed: int, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     logs = []
     for conversation in synth.iter_conversations(n, seed):
-        runs = [e for e in conversation["events"] if e["event"] == "tool_executed" and e["tool_name"] not in COUNTED_OUT]
+        runs = [e for e in conversation["events"] if e["event"] == "tool_executed" and e["tool_name"] not in synth.FRAMEWORK_TOOLS]
         first_write = next((e["tool_name"] for e in runs if e["tool_name"] in synth.WRITES), "none")
         logs.append((conversation["sender_id"], first_write, runs))
     modes: dict[str, Counter] = {}
@@ -105,7 +103,6 @@ def scenario_text(group: str, reference: list[str], tools: dict[str, list]) -> s
 def run_dialogcheck(out: Path, inputs: dict, repeats: int) -> dict:
     """Load and judge every native trajectory with its group's scenario, best of `repeats`."""
     import dialogcheck
-    from dialogcheck.events.load import iter_conversation_file
 
     scenarios = {}
     for group, reference in inputs["references"].items():
@@ -117,7 +114,7 @@ def run_dialogcheck(out: Path, inputs: dict, repeats: int) -> dict:
     for _ in range(repeats):
         start = time.perf_counter()
         found = []
-        for conversation in iter_conversation_file(native):
+        for conversation in dialogcheck.iter_conversations([native]):
             group = conversation.conversation_id.split("/", 1)[0]
             found.append(dialogcheck.evaluate(scenarios[group], conversation).verdict is dialogcheck.Outcome.PASS)
         best = min(best, time.perf_counter() - start)
@@ -199,7 +196,7 @@ def compare(n: int, seed: int, repeats: int, python: Path | None, out: Path = OU
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--conversations", type=int, default=100_000, help="trajectories (default 100000)")
+    parser.add_argument("--conversations", type=int, default=20_000, help="trajectories (default 20000)")
     parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per side; the best is kept (default 3)")
     parser.add_argument("--python", type=Path, help="a python with agentevals installed (default: benchmarks/.venv-agentevals)")

@@ -17,22 +17,22 @@ in turn in each round so a busy machine slows them alike:
   into interpreter, libraries, dialogcheck's own modules, and the work itself
   (reading and checking the files).
 
+The commands run with bytecode written and used (`PYTHONDONTWRITEBYTECODE`
+unset), as an installed package has its `.pyc` files.
+
 Target (issue 8): validate at most 3x the baseline. Exit code 1 when missed.
 `--json` prints one JSON document on stdout (`{"rows": [...]}`) instead of
 the table; `benchmarks/out/cold_start.json` is written either way.
 `--importtime` adds the self time of every imported module of validate
 (`python -X importtime`, best of the runs), summed by top-level package.
 
-Run: .venv/bin/python benchmarks/cold_start.py [--repeats N] [--json] [--importtime] [--keep-bytecode-setting]
-Standard library only.
+Run: .venv/bin/python benchmarks/cold_start.py [--repeats N] [--json] [--importtime]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import re
 import subprocess
 import sys
@@ -40,8 +40,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "benchmarks" / "out" / "cold_start.json"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, cli_command, environ, save  # noqa: E402
+
 EXAMPLE = "examples/card_replace"
 TARGET = 3.0
 
@@ -99,16 +100,6 @@ def breakdown(rows: list[dict]) -> dict[str, float]:
         "the work: the files read, parsed, checked; output": round(total - imports, 4),
         "total": total,
     }
-
-
-#: Unset for the timed commands: colour forced on a pipe, and no bytecode written (an installed
-#: package has its .pyc files; without them every run compiles dialogcheck's sources again).
-_UNSET = ("FORCE_COLOR", "TTY_COMPATIBLE", "PYTHONDONTWRITEBYTECODE")
-
-
-def _environ(keep_bytecode_setting: bool = False) -> dict[str, str]:
-    unset = _UNSET[:2] if keep_bytecode_setting else _UNSET
-    return {k: v for k, v in os.environ.items() if k not in unset}
 
 
 def _time_once(argv: list[str], env: dict[str, str]) -> float:
@@ -170,18 +161,6 @@ def import_breakdown(script: str, repeats: int, env: dict[str, str]) -> dict[str
     return dict(sorted(by_package.items(), key=lambda item: -item[1]))
 
 
-def _machine(keep_bytecode_setting: bool) -> dict:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "load_average": [round(x, 2) for x in os.getloadavg()],
-        "commit": commit,
-        "bytecode": "as set by the caller" if keep_bytecode_setting else "written and used (PYTHONDONTWRITEBYTECODE unset)",
-    }
-
-
 def _table(rows: list[dict]) -> str:
     lines = [f"{'command':<56} {'seconds':>8} {'ratio':>7}  target", "-" * 84]
     for row in rows:
@@ -195,29 +174,18 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=20, help="rounds; the best of them is kept (default 20)")
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of the table")
     parser.add_argument("--importtime", action="store_true", help="also break validate's imports down by package")
-    parser.add_argument("--keep-bytecode-setting", action="store_true",
-                        help="leave PYTHONDONTWRITEBYTECODE as it is (default: unset, so .pyc files are written and used)")
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
 
-    bin_dir = Path(sys.executable).parent
-    script = bin_dir / "dialogcheck"
-    if not script.exists():
-        raise SystemExit(f"no dialogcheck console script next to {sys.executable}: install the project (pip install -e .)")
-    env = _environ(args.keep_bytecode_setting)
-    commands = _commands(sys.executable, str(script), env)
+    script = cli_command()[0]
+    env = environ()
+    commands = _commands(sys.executable, script, env)
     rows = measure(commands, args.repeats, env)
-    document: dict = {
-        "rows": rows,
-        "validate_breakdown_seconds": breakdown(rows),
-        "repeats": args.repeats,
-        "machine": _machine(args.keep_bytecode_setting),
-    }
+    document: dict = {"rows": rows, "validate_breakdown_seconds": breakdown(rows), "repeats": args.repeats}
     if args.importtime:
-        document["import_breakdown_ms"] = {k: round(v, 2) for k, v in import_breakdown(str(script), args.repeats, env).items()}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(document, indent=2) + "\n")
+        document["import_breakdown_ms"] = {k: round(v, 2) for k, v in import_breakdown(script, args.repeats, env).items()}
+    document = save("cold_start", document)
     if args.json:
         print(json.dumps(document, indent=2))
     else:
@@ -230,8 +198,8 @@ def main() -> int:
             for package, ms in document["import_breakdown_ms"].items():
                 print(f"  {package:<40} {ms:7.2f}")
         machine = document["machine"]
-        print(f"\nPython {machine['python']} on {machine['platform']}, {machine['cpus']} CPUs, "
-              f"load {machine['load_average']}, commit {machine['commit']}; best of {args.repeats}; wrote {OUT.relative_to(ROOT)}")
+        print(f"\nPython {machine['python']} on {machine['platform']}, {machine['nproc']} CPUs, "
+              f"load {machine['load_average']}, commit {machine['commit']}; best of {args.repeats}; wrote benchmarks/out/cold_start.json")
     return 0 if all(row["met"] is not False for row in rows) else 1
 
 

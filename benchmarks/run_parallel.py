@@ -1,96 +1,53 @@
-"""How close a `--parallel` batch of simulated runs comes to its ideal time.
+"""How close `dialogcheck run --parallel P` comes to its ideal time against a slow agent.
 
-With a fake agent and a fake LLM that each answer after a fixed latency, a
-run of T turns costs T x (agent latency + LLM latency) of waiting and nothing
-else, so a batch of R runs at parallel P can take no less than
+A fake agent and a fake LLM each answer after a fixed latency, so a batch of
+R runs of T turns, P at a time, can take no less than
 
     ideal = T x (agent latency + LLM latency) x ceil(R / P)     (the "waves")
 
-and whatever it takes beyond that is the harness's own overhead (the agent's
-opening call answers at once unless --open-latency says otherwise, and then
-counts in the ideal). Measured, best of N repeats, with `time.perf_counter`;
-every run must pass after exactly T turns or the benchmark stops:
+and what the command takes beyond that is dialogcheck's own work. Each row is
+`dialogcheck run PROJECT --runs R --parallel P --no-cache --format json` in a
+fresh process, best of N, on a project this script writes under
+`benchmarks/out/parallel/`:
 
-* targets, the library as it is, `run_batch` in process (no judge): agents an
-  async Python callable (`PythonConnector`), a sync one (its thread pool), a
-  real loopback HTTP JSON agent (`HttpConnector`; the server is this script
-  in a subprocess, `--serve agent`); users the scenario's `script`
-  (`ScriptedUser`) and an `LLMUser` on a fake `ChatClient` answering
-  `{"message", "done"}` JSON, done on turn T; then the same batch with
-  exactly the CLI's results writing (`results.writer.BatchWriter`, as
-  `_cli/run.py` uses it);
-* FIX rows: the same batches with one cause removed, patched here at run time
-  and never in the library: the schema validator built once, the HTTP
-  transport on bare asyncio streams + h11 (a lower bound for aiohttp), results written without
-  fsync / with the summary at most once a second / from a writer thread;
-* DIAG rows: the LLM user through the real openai SDK to a fake
-  OpenAI-compatible server (`--serve openai`), and behind the CLI's default
-  in-flight limit (`max_concurrent_llm_calls: 3`); how the per-run summary
-  rewrites grow with the batch;
-* the `dialogcheck run` command end to end (a subprocess) on generated
-  projects: scripted with the Python agent, and with the LLM user on the fake
-  OpenAI server (limit raised to --parallel, and at its default of 3). The
-  start-up (wall of `--runs 1 --parallel 1` minus its ideal) is taken off.
+* agents: an async Python callable (`python:MODULE:respond`), a sync one
+  (`respond_sync`, run on the connector's threads), and the same answers from
+  a keep-alive HTTP server on loopback (`http:URL`; this script run with
+  `--serve agent`);
+* users: the scenario's `script`, or the LLM user through the openai SDK
+  against a fake OpenAI-compatible server on loopback (`--serve openai`),
+  answering `{"message", "done"}` with done on turn T.
 
-Run: .venv/bin/python benchmarks/run_parallel.py [--runs 200] [--parallel 50] [--latency 0.05] [--turns 4]
-Other options: --llm-latency, --open-latency, --repeats, --target, --no-cli,
---no-fixes (targets only), --profile (cProfile of the targets, to
-benchmarks/out/parallel/profile.txt). Everything it generates goes to
-`benchmarks/out/parallel/` (gitignored): the projects, results folders,
-`results.json` and `results.md`. Exit code 1 when a target misses --target.
+Every run must pass after exactly T turns, or the script stops: a batch that
+broke would time something else. The command's start-up (the wall time of
+`--runs 1 --parallel 1` minus its own ideal, measured in the same session) is
+taken off, and the ratio to the ideal reported with and without it.
+
+Run: .venv/bin/python benchmarks/run_parallel.py [--runs 200] [--parallel 50] [--latency 0.05] [--turns 4] [--repeats 3]
+Writes `benchmarks/out/run_parallel.json`. Exit code 1 when a row misses --target (default 1.2) after start-up.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import cProfile
-import io
 import json
 import math
 import os
-import platform
-import pstats
 import shutil
 import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-import h11
-import orjson
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import OUT, cli_command, environ, log, save, table  # noqa: E402
 
-import dialogcheck
-from dialogcheck.checks.base import Outcome
-from dialogcheck.config import LLMSettings
-from dialogcheck.connectors import HttpConnector, PythonConnector
-from dialogcheck.connectors.protocol import turn_from_answer
-from dialogcheck.llm import structured
-from dialogcheck.llm.base import ChatRequest, ChatResponse, Usage
-from dialogcheck.llm.limit import LimitedClient
-from dialogcheck.llm.templates import Templates
-from dialogcheck.report.batch_text import render_run, render_summary
-from dialogcheck.results import files as results_files
-from dialogcheck.results.files import ResultsFolder, run_document, summary_document
-from dialogcheck.results.writer import BatchWriter
-from dialogcheck.runner.batch import BatchSettings, RunSpec, run_batch
-from dialogcheck.scenario.load import load_scenario
-from dialogcheck.simulate.loop import ENDED_DONE
-from dialogcheck.simulate.user import LLMUser, ScriptedUser
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+WORK = OUT / "parallel"
 AGENT_MODULE = "parallel_bench_agent"
-CLI = Path(sys.executable).with_name("dialogcheck")
-
-# --------------------------------------------------------------------------- generated files
 
 AGENT_SOURCE = '''\
 """Generated by benchmarks/run_parallel.py: a stateless agent that answers after a fixed latency."""
@@ -99,10 +56,9 @@ import asyncio
 import time
 
 LATENCY = {latency!r}
-OPEN_LATENCY = {open_latency!r}
 
 
-def _answer(conversation_id, text, initial_slots):
+def answer(conversation_id, text, initial_slots):
     if text is None:
         events = [{{"event": "memory_set", "key": k, "value": v}} for k, v in (initial_slots or {{}}).items()]
         return {{"messages": [{{"text": "Hello, how can I help?", "utter_name": "utter_greet"}}], "events": events}}
@@ -115,24 +71,24 @@ def _answer(conversation_id, text, initial_slots):
 
 
 async def respond(conversation_id, text, initial_slots=None):
-    await asyncio.sleep(OPEN_LATENCY if text is None else LATENCY)
-    return _answer(conversation_id, text, initial_slots)
+    if text is not None:
+        await asyncio.sleep(LATENCY)
+    return answer(conversation_id, text, initial_slots)
 
 
 def respond_sync(conversation_id, text, initial_slots=None):
-    time.sleep(OPEN_LATENCY if text is None else LATENCY)
-    return _answer(conversation_id, text, initial_slots)
+    if text is not None:
+        time.sleep(LATENCY)
+    return answer(conversation_id, text, initial_slots)
 '''
 
 SCENARIO_SOURCE = """\
 # Generated by benchmarks/run_parallel.py.
 scenario:
-  name: Parallel benchmark ({kind})
+  name: Parallel benchmark ({user} user)
   type: happy_path
-  tags: [benchmark]
   simulation_context: >
-    You want to know whether the benchmark agent answers. Send short messages;
-    say goodbye on your last one.
+    You want to know whether the benchmark agent answers. Send short messages.
   setup:
     initial_slots:
       customer_id: cus_1
@@ -153,99 +109,62 @@ scenario:
 """
 
 
-def script_block(turns: int) -> str:
-    lines = "".join(f"    - message {n} of {turns}\n" for n in range(1, turns + 1))
-    return "  script:\n" + lines
-
-
-def write_project(root: Path, kind: str, turns: int, latency: float, open_latency: float, conftest: str) -> Path:
-    """A dialogcheck project: the agent module, one scenario, a conftest."""
-    if root.exists():
-        shutil.rmtree(root)
+def write_project(root: Path, user: str, turns: int, latency: float, conftest: str) -> Path:
+    """A project: the agent module, one scenario (scripted, or for the LLM user), a conftest."""
+    shutil.rmtree(root, ignore_errors=True)
     (root / "eval" / "scenarios").mkdir(parents=True)
-    (root / f"{AGENT_MODULE}.py").write_text(AGENT_SOURCE.format(latency=latency, open_latency=open_latency), encoding="utf-8")
-    script = script_block(turns) if kind == "scripted" else ""
-    scenario = SCENARIO_SOURCE.format(kind=kind, max_turns=turns + 2, script=script, turns=turns)
-    (root / "eval" / "scenarios" / f"bench_{kind}.yml").write_text(scenario, encoding="utf-8")
+    (root / f"{AGENT_MODULE}.py").write_text(AGENT_SOURCE.format(latency=latency), encoding="utf-8")
+    script = "  script:\n" + "".join(f"    - message {n} of {turns}\n" for n in range(1, turns + 1)) if user == "scripted" else ""
+    scenario = SCENARIO_SOURCE.format(user=user, max_turns=turns + 2, script=script, turns=turns)
+    (root / "eval" / "scenarios" / f"bench_{user}.yml").write_text(scenario, encoding="utf-8")
     (root / "eval" / "conftest.yml").write_text(conftest, encoding="utf-8")
     return root
 
 
-# --------------------------------------------------------------------------- the fake LLM
-
-
 def user_answer(prompt: str, turns: int) -> str:
     """The simulated user's next `{"message", "done"}`: turn n is the (USER lines so far + 1)th, done on turn `turns`."""
-    said = sum(1 for line in prompt.splitlines() if line.startswith("USER: "))
-    n = said + 1
-    return orjson.dumps({"message": f"message {n} of {turns}", "done": n >= turns}).decode()
+    n = sum(1 for line in prompt.splitlines() if line.startswith("USER: ")) + 1
+    return json.dumps({"message": f"message {n} of {turns}", "done": n >= turns})
 
 
-class FakeChatClient:
-    """A `ChatClient` that answers after `latency` seconds, as a provider would."""
-
-    def __init__(self, latency: float, turns: int):
-        self.latency = latency
-        self.turns = turns
-        self.calls = 0
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        self.calls += 1
-        await asyncio.sleep(self.latency)
-        prompt = request.messages[0].content
-        return ChatResponse(user_answer(prompt, self.turns), request.model, Usage(len(prompt) // 4, 16))
+# --------------------------------------------------------------------------- loopback servers (this script, --serve)
 
 
-FAKE_LLM = LLMSettings(provider="openai_compatible", model="fake-user", base_url="http://127.0.0.1:9/v1")
-
-# --------------------------------------------------------------------------- loopback servers (subprocess)
-
-
-async def _serve(kind: str, latency: float, turns: int) -> None:
-    """A minimal HTTP/1.1 keep-alive JSON server: `agent` (the HTTP agent protocol) or `openai` (chat completions)."""
+async def serve(kind: str, latency: float, turns: int) -> None:
+    """A keep-alive HTTP/1.1 JSON server: `agent` (the HTTP agent protocol) or `openai` (chat completions)."""
     namespace: dict[str, Any] = {}
-    exec(AGENT_SOURCE.format(latency=latency, open_latency=0.0), namespace)  # noqa: S102 - our own generated source
-    answer = namespace["_answer"]
-    open_latency = float(os.environ.get("BENCH_OPEN_LATENCY", "0"))
+    exec(AGENT_SOURCE.format(latency=latency), namespace)  # noqa: S102 - our own generated source
+    answer = namespace["answer"]
 
-    async def route(path: str, body: bytes) -> bytes:
-        request = orjson.loads(body) if body else {}
+    async def route(body: bytes) -> bytes:
+        request = json.loads(body) if body else {}
         if kind == "agent":
             text = request.get("text")
-            await asyncio.sleep(open_latency if text is None else latency)
-            return orjson.dumps(answer(request.get("conversation_id"), text, request.get("initial_slots")))
+            if text is not None:
+                await asyncio.sleep(latency)
+            return json.dumps(answer(request.get("conversation_id"), text, request.get("initial_slots"))).encode()
         prompt = request["messages"][0]["content"]
         await asyncio.sleep(latency)
-        content = user_answer(prompt, turns)
-        return orjson.dumps({
+        return json.dumps({
             "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": request.get("model", "fake"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": user_answer(prompt, turns)},
+                         "finish_reason": "stop"}],
             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 16, "total_tokens": len(prompt) // 4 + 16},
-        })
+        }).encode()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            while True:
-                line = await reader.readline()
-                if not line:
-                    break
-                _method, path, _version = line.decode("latin-1").split(" ", 2)
+            while line := await reader.readline():
                 length, keep = 0, True
-                while True:
-                    header = await reader.readline()
-                    if header in (b"\r\n", b"\n", b""):
-                        break
+                while (header := await reader.readline()) not in (b"\r\n", b"\n", b""):
                     name, _, value = header.decode("latin-1").partition(":")
-                    name = name.strip().lower()
-                    if name == "content-length":
+                    if name.strip().lower() == "content-length":
                         length = int(value)
-                    elif name == "connection" and value.strip().lower() == "close":
+                    elif name.strip().lower() == "connection" and value.strip().lower() == "close":
                         keep = False
-                body = await reader.readexactly(length) if length else b""
-                payload = await route(path, body)
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(payload) + payload
-                )
+                payload = await route(await reader.readexactly(length) if length else b"")
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(payload)
+                             + payload)
                 await writer.drain()
                 if not keep:
                     break
@@ -262,733 +181,116 @@ async def _serve(kind: str, latency: float, turns: int) -> None:
 
 @dataclass
 class Server:
-    """A loopback server subprocess of this script (`--serve`); stopped by its own process handle."""
+    """A loopback server: a subprocess of this script, stopped through its own handle."""
+
     process: subprocess.Popen
     port: int
 
     def stop(self) -> None:
-        if self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
 
 
-SERVERS: list[Server] = []
-
-
-def start_server(kind: str, latency: float, turns: int, open_latency: float) -> Server:
-    env = {**os.environ, "BENCH_OPEN_LATENCY": str(open_latency)}
-    process = subprocess.Popen(
-        [sys.executable, __file__, "--serve", kind, "--latency", str(latency), "--turns", str(turns)],
-        stdout=subprocess.PIPE, text=True, env=env,
-    )
+def start_server(kind: str, latency: float, turns: int) -> Server:
+    process = subprocess.Popen([sys.executable, __file__, "--serve", kind, "--latency", str(latency), "--turns", str(turns)],
+                               stdout=subprocess.PIPE, text=True)
     line = process.stdout.readline()
     if not line.startswith("PORT "):
         process.kill()
-        raise RuntimeError(f"the {kind} server did not start: {line!r}")
-    server = Server(process, int(line.split()[1]))
-    SERVERS.append(server)
-    return server
+        process.wait()
+        raise SystemExit(f"the {kind} server did not start: {line!r}")
+    return Server(process, int(line.split()[1]))
 
 
-# --------------------------------------------------------------------------- proposed fixes, tried without editing the library
+# --------------------------------------------------------------------------- the command
 
 
-@contextmanager
-def cached_schema_validator():
-    """`llm.structured.parse_json_answer` with one validator per schema, built and checked once.
-
-    The library calls `jsonschema.validate`, which checks the schema itself
-    against the metaschema (`check_schema`) on every answer.
-    """
-    import jsonschema
-    from jsonschema.exceptions import best_match
-
-    original = structured.parse_json_answer
-    validators: dict[bytes, Any] = {}
-
-    def parse_json_answer(text: str, schema: Mapping[str, Any]) -> dict[str, Any]:
-        start, end = text.find("{"), text.rfind("}")
-        if start < 0 or end < start:
-            raise structured.MalformedAnswer("the answer holds no JSON object")
-        try:
-            answer = orjson.loads(text[start : end + 1])
-        except orjson.JSONDecodeError as err:
-            raise structured.MalformedAnswer(f"the answer is not valid JSON: {err.msg}") from None
-        key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
-        validator = validators.get(key)
-        if validator is None:
-            cls = jsonschema.validators.validator_for(schema)
-            cls.check_schema(schema)
-            validator = validators[key] = cls(schema)
-        error = best_match(validator.iter_errors(answer))
-        if error is not None:
-            path = ".".join(str(p) for p in error.absolute_path) or "the answer"
-            raise structured.MalformedAnswer(f"{path}: {error.message}")
-        return answer
-
-    structured.parse_json_answer = parse_json_answer
+def run_batch(project: Path, agent: str, runs: int, parallel: int) -> float:
+    """Wall seconds of one `dialogcheck run`; every run must have passed."""
+    results = WORK / "results"
+    shutil.rmtree(results, ignore_errors=True)
+    argv = [*cli_command(), "run", str(project), "--agent", agent, "--runs", str(runs), "--parallel", str(parallel),
+            "--results", str(results), "--format", "json", "--no-cache"]
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, env=environ(), check=False)
+    wall = time.perf_counter() - start
     try:
-        yield
-    finally:
-        structured.parse_json_answer = original
-
-
-@contextmanager
-def no_fsync():
-    """`results.atomic.write_atomic` as used by `ResultsFolder`, without the fsync: still whole-or-nothing (temp + rename)."""
-    import tempfile
-
-    original = results_files.write_atomic
-
-    def write_atomic(path, content) -> None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = content.encode("utf-8") if isinstance(content, str) else content
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(temp, path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
-
-    results_files.write_atomic = write_atomic
-    try:
-        yield
-    finally:
-        results_files.write_atomic = original
-
-
-class H11Connector:
-    """The HTTP agent protocol (connectors/http.py) over asyncio streams parsed by h11, keep-alive connections reused LIFO.
-
-    The transport this benchmark proposes for `connectors/_client.py`; it
-    leaves out what a library version needs (TLS, stale-connection retry,
-    error wording), none of which costs time on the hot path.
-    """
-
-    def __init__(self, url: str, timeout: float = 30.0):
-        parts = urlsplit(url)
-        self.host, self.port, self.target = parts.hostname, parts.port or 80, parts.path or "/"
-        self.timeout = timeout
-        self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, h11.Connection]] = []
-        self._headers = [("host", f"{self.host}:{self.port}"), ("content-type", "application/json"), ("accept", "application/json")]
-
-    async def _post(self, body: dict[str, Any]):
-        content = orjson.dumps(body)
-        async with asyncio.timeout(self.timeout):
-            if self._idle:
-                conn = self._idle.pop()
-            else:
-                reader, writer = await asyncio.open_connection(self.host, self.port)
-                conn = (reader, writer, h11.Connection(h11.CLIENT))
-            reader, writer, state = conn
-            headers = [*self._headers, ("content-length", str(len(content)))]
-            writer.write(state.send(h11.Request(method="POST", target=self.target, headers=headers))
-                         + state.send(h11.Data(data=content)) + state.send(h11.EndOfMessage()))
-            status, chunks = 0, []
-            while True:
-                event = state.next_event()
-                if event is h11.NEED_DATA:
-                    state.receive_data(await reader.read(65536))
-                elif isinstance(event, h11.Response):
-                    status = event.status_code
-                elif isinstance(event, h11.Data):
-                    chunks.append(event.data)
-                elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
-                    break
-        if state.our_state is h11.DONE and state.their_state is h11.DONE:
-            state.start_next_cycle()
-            self._idle.append(conn)
-        else:
-            writer.close()
-        if status != 200:
-            raise RuntimeError(f"HTTP {status}")
-        return turn_from_answer(orjson.loads(b"".join(chunks)), f"POST {self.target}")
-
-    async def open(self, conversation_id, initial_slots):
-        return await self._post({"conversation_id": conversation_id, "text": None, "initial_slots": dict(initial_slots)})
-
-    async def send(self, conversation_id, text):
-        return await self._post({"conversation_id": conversation_id, "text": text})
-
-    async def recorded_events(self, conversation_id):
-        return None
-
-    async def aclose(self) -> None:
-        idle, self._idle = self._idle, []
-        for _reader, writer, _state in idle:
-            writer.close()
-
-
-# --------------------------------------------------------------------------- measuring run_batch
-
-
-@dataclass
-class Measure:
-    name: str
-    ideal: float
-    samples: list[float] = field(default_factory=list)
-    #: A configuration of the library as it is, held to --target (else a diagnostic or a proposed fix).
-    target: bool = True
-    group: str = "run_batch"
-    note: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def best(self) -> float:
-        return min(self.samples)
-
-    @property
-    def ratio(self) -> float:
-        return self.best / self.ideal
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "group": self.group, "ideal_s": round(self.ideal, 4), "best_s": round(self.best, 4),
-                "samples_s": [round(s, 4) for s in self.samples], "ratio": round(self.ratio, 3),
-                "target": self.target, "note": self.note, **self.extra}
-
-
-def check_records(records, runs: int, turns: int) -> dict[str, Any]:
-    """Every run must pass after exactly `turns` turns; else the timing measures something else."""
-    bad = [r for r in records if r.verdict is not Outcome.PASS or len(r.latencies) != turns or r.ended_because != ENDED_DONE]
-    if len(records) != runs or bad:
-        sample = bad[0] if bad else None
-        why = f"{sample.verdict.value} {sample.error or ''} ended={sample.ended_because} turns={len(sample.latencies)}" if sample else ""
-        raise SystemExit(f"benchmark invalid: {len(records)} records, {len(bad)} not passing in {turns} turns ({why})")
-    lat = [x for r in records for x in r.latencies]
-    durations = [r.duration for r in records]
-    return {"agent_call_mean_s": round(sum(lat) / len(lat), 5), "agent_call_max_s": round(max(lat), 5),
-            "run_mean_s": round(sum(durations) / len(durations), 4), "run_max_s": round(max(durations), 4)}
-
-
-async def timed_batch(specs, agent, make_user, settings, on_finished=None) -> tuple[float, list, float]:
-    """Wall seconds of `run_batch`, its records, and the process CPU seconds it took."""
-    cpu, started = time.process_time(), time.perf_counter()
-    if on_finished is None:
-        records = await run_batch(specs, agent, make_user, None, settings)
-    else:
-        records = await run_batch(specs, agent, make_user, None, settings, on_finished)
-    return time.perf_counter() - started, records, time.process_time() - cpu
-
-
-class CliWriter:
-    """What `dialogcheck run`'s `on_finished` does (src/dialogcheck/_cli/run.py), each part timed.
-
-    `summary_every` > 0 is the proposed fix: the summary at most once per that
-    many seconds (and once at the end, which the CLI already does).
-    """
-
-    PARTS = ("run_document", "render_run", "write_run", "summary_document", "render_summary", "write_summary")
-
-    def __init__(self, folder: ResultsFolder, plan: dict, summary_every: float = 0.0):
-        self.folder, self.plan, self.documents = folder, plan, []
-        self.summary_every = summary_every
-        self._last_summary = -math.inf
-        self.summaries = 0
-        self.spent = dict.fromkeys(self.PARTS, 0.0)
-        self.per_run: list[float] = []
-
-    def on_finished(self, record) -> None:
-        clock, spent = time.perf_counter, self.spent
-        t0 = clock()
-        document = run_document(record)
-        t1 = clock()
-        text = render_run(document).plain
-        t2 = clock()
-        self.folder.write_run(record, document, text)
-        t3 = clock()
-        self.documents.append(document)
-        t4 = t5 = t6 = t3
-        if t3 - self._last_summary >= self.summary_every:
-            summary = summary_document(self.documents, self.plan)
-            t4 = clock()
-            summary_text = render_summary(summary).plain
-            t5 = clock()
-            self.folder.write_summary(summary, summary_text)
-            t6 = clock()
-            self._last_summary = t6
-            self.summaries += 1
-        for part, a, b in zip(self.PARTS, (t0, t1, t2, t3, t4, t5), (t1, t2, t3, t4, t5, t6)):
-            spent[part] += b - a
-        self.per_run.append(t6 - t0)
-
-    def close(self) -> None:
-        summary = summary_document(self.documents, self.plan)
-        self.folder.write_summary(summary, render_summary(summary).plain)
-
-
-class LibraryWriter:
-    """Exactly what `dialogcheck run` does with a finished run: hand it to `results.writer.BatchWriter`."""
-
-    def __init__(self, folder: ResultsFolder, plan: dict):
-        self.folder, self.plan = folder, plan
-        self.writer = BatchWriter(folder, plan, [], lambda d: render_run(d).plain, lambda s: render_summary(s).plain)
-        self.loop_time = 0.0
-
-    def on_finished(self, record) -> None:
-        t0 = time.perf_counter()
-        self.writer.add(record)
-        self.loop_time += time.perf_counter() - t0
-
-    def close(self) -> None:
-        self.writer.close()
-        summary = summary_document(self.writer.documents, self.plan)
-        self.folder.write_summary(summary, render_summary(summary).plain)
-
-
-class OffloadedWriter:
-    """Another fix: the run's files and the summary written by one worker thread, off the event loop; the worker
-    skips a summary that a newer finished run supersedes."""
-
-    def __init__(self, folder: ResultsFolder, plan: dict):
-        self.folder, self.plan, self.documents = folder, plan, []
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="results-writer")
-        self.summaries = 0
-        self.loop_time = 0.0
-
-    def on_finished(self, record) -> None:
-        t0 = time.perf_counter()
-        document = run_document(record)
-        self.documents.append(document)
-        self.pool.submit(self._write, record, document, len(self.documents))
-        self.loop_time += time.perf_counter() - t0
-
-    def _write(self, record, document, count: int) -> None:
-        self.folder.write_run(record, document, render_run(document).plain)
-        if count == len(self.documents):
-            summary = summary_document(self.documents[:count], self.plan)
-            self.folder.write_summary(summary, render_summary(summary).plain)
-            self.summaries += 1
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=True)
-        summary = summary_document(self.documents, self.plan)
-        self.folder.write_summary(summary, render_summary(summary).plain)
-
-
-def summary_scaling(plan_runs: list[int], template: dict, plan: dict) -> dict[str, float]:
-    """Seconds all the per-run summary rewrites of a batch of N runs cost (documents only, no disk): O(N^2)?"""
-    found = {}
-    for n in plan_runs:
-        documents = [{**template, "run": i + 1} for i in range(n)]
-        started = time.perf_counter()
-        for k in range(1, n + 1):
-            summary = summary_document(documents[:k], plan)
-            render_summary(summary)
-        found[str(n)] = round(time.perf_counter() - started, 4)
-    return found
-
-
-def profile_text(profile: cProfile.Profile, limit: int = 18) -> str:
-    stream = io.StringIO()
-    pstats.Stats(profile, stream=stream).sort_stats("tottime").print_stats(limit)
-    lines = [ln for ln in stream.getvalue().splitlines() if ln.strip()]
-    start = next((i for i, ln in enumerate(lines) if "ncalls" in ln), 0)
-    return "\n".join(lines[start:])
-
-
-# --------------------------------------------------------------------------- the CLI
-
-
-class _SkippedSummary(dict):
-    """A summary the throttle decided not to build: the last real one's figures, never written."""
-
-
-def patched_cli(args: list[str]) -> None:
-    """`dialogcheck ARGS` with the fixes applied at run time: the schema validator built once, results written
-    without fsync, each run's files by one writer thread, and the summary rebuilt and rewritten at most once a
-    second while the batch runs (always at the end)."""
-    import dialogcheck._cli.run as cli_run_module
-    from dialogcheck._cli.main import main as cli_main
-
-    patches = [cached_schema_validator(), no_fsync()]  # held until the CLI is done: a dropped one would undo itself
-    for patch in patches:
-        patch.__enter__()
-    real_summary, real_render, real_write = cli_run_module.summary_document, cli_run_module.render_summary, ResultsFolder.write_summary
-    state = {"at": -math.inf, "last": {}}
-
-    def in_batch() -> bool:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return False
-        return True
-
-    def summary_document_throttled(runs, plan):
-        if in_batch() and time.monotonic() - state["at"] < 1.0:
-            return _SkippedSummary(state["last"])
-        state["at"], state["last"] = time.monotonic(), real_summary(runs, plan)
-        return state["last"]
-
-    def render_summary_throttled(summary):
-        return Text() if isinstance(summary, _SkippedSummary) else real_render(summary)
-
-    def write_summary_throttled(self, summary, text):
-        if not isinstance(summary, _SkippedSummary):
-            real_write(self, summary, text)
-
-    from rich.text import Text
-
-    # The run's three files go to one writer thread; reading the folder back (after the batch) waits for it first.
-    real_write_run, real_runs = ResultsFolder.write_run, ResultsFolder.runs
-    writer = ThreadPoolExecutor(1, thread_name_prefix="results-writer")
-    pending: list = []
-
-    def write_run_offloaded(self, record, document, text):
-        pending.append(writer.submit(real_write_run, self, record, document, text))
-
-    def runs_drained(self):
-        for future in pending:
-            future.result()
-        pending.clear()
-        return real_runs(self)
-
-    cli_run_module.summary_document = summary_document_throttled
-    cli_run_module.render_summary = render_summary_throttled
-    ResultsFolder.write_summary = write_summary_throttled
-    ResultsFolder.write_run = write_run_offloaded
-    ResultsFolder.runs = runs_drained
-    cli_main(args)
-
-
-
-def cli_run(project: Path, results: Path, runs: int, parallel: int, patched: bool = False) -> tuple[float, dict]:
-    if results.exists():
-        shutil.rmtree(results)
-    launcher = [sys.executable, __file__, "--patched-cli"] if patched else [str(CLI)]
-    command = [*launcher, "run", str(project), "--runs", str(runs), "--parallel", str(parallel),
-               "--results", str(results), "--format", "json", "--no-cache"]
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
-    wall = time.perf_counter() - started
-    try:
-        summary = json.loads(done.stdout)
+        passed = json.loads(done.stdout).get("passed")
     except json.JSONDecodeError:
-        raise SystemExit(f"`{' '.join(command)}` exited {done.returncode}: {done.stdout[-800:]}{done.stderr[-1500:]}") from None
-    if summary.get("passed") != runs:
-        raise SystemExit(f"benchmark invalid: the CLI passed {summary.get('passed')} of {runs} runs: {done.stdout[-1500:]}")
-    return wall, summary
-
-
-def after_batch(results: Path) -> dict[str, float]:
-    """What `dialogcheck run` does once the batch is over, timed on the folder it wrote (into a scratch copy)."""
-    from dialogcheck._cli.report import write_reports
-    from dialogcheck.results.load import read_events
-
-    scratch = results.with_name(results.name + "_after")
-    shutil.rmtree(scratch, ignore_errors=True)
-    shutil.copytree(results, scratch)
-    folder = ResultsFolder(scratch)
-    t0 = time.perf_counter()
-    finished = folder.runs()
-    t1 = time.perf_counter()
-    summary = summary_document(finished, folder.read_plan())
-    folder.write_summary(summary, render_summary(summary).plain)
-    t2 = time.perf_counter()
-    events = read_events(folder.root, finished)
-    t3 = time.perf_counter()
-    write_reports(summary, finished, events, [scratch / "junit.xml"], [scratch / "report.html"])
-    t4 = time.perf_counter()
-    return {"read_runs": round(t1 - t0, 4), "final_summary": round(t2 - t1, 4), "read_events": round(t3 - t2, 4),
-            "junit_html": round(t4 - t3, 4), "total": round(t4 - t0, 4)}
-
-
-# --------------------------------------------------------------------------- main
+        passed = None
+    if passed != runs:
+        raise SystemExit(f"benchmark invalid: `{' '.join(argv)}` passed {passed} of {runs} runs (exit {done.returncode}):\n"
+                         f"{done.stdout[-1000:]}{done.stderr[-1500:]}")
+    return wall
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--patched-cli"]:
-        patched_cli(argv[1:])
-        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=200, help="runs in the batch (default 200)")
     parser.add_argument("--parallel", type=int, default=50, help="runs in flight (default 50)")
-    parser.add_argument("--latency", type=float, default=0.05, help="seconds the agent and the LLM each take per turn (default 0.05)")
-    parser.add_argument("--llm-latency", type=float, default=None, help="seconds the fake LLM takes (default: --latency)")
-    parser.add_argument("--open-latency", type=float, default=0.0,
-                        help="seconds the agent takes to open a conversation (default 0: the ideal counts turns only)")
-    parser.add_argument("--turns", type=int, default=4, help="user turns per run (default 4)")
-    parser.add_argument("--repeats", type=int, default=3, help="samples per measurement; the best is kept (default 3)")
-    parser.add_argument("--target", type=float, default=1.2, help="measured/ideal a target configuration must reach (default 1.2)")
-    parser.add_argument("--out", type=Path, default=HERE / "out" / "parallel", help="folder for generated files and results")
-    parser.add_argument("--no-cli", action="store_true", help="skip the `dialogcheck run` subprocess timings")
-    parser.add_argument("--no-fixes", action="store_true", help="skip the diagnostics and the proposed-fix variants")
-    parser.add_argument("--profile", action="store_true", help="print a cProfile of each target configuration's best sample")
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds the agent and the LLM each take a turn (default 0.05)")
+    parser.add_argument("--turns", type=int, default=4, help="user turns a run (default 4)")
+    parser.add_argument("--repeats", type=int, default=3, help="batches a row; the best is kept (default 3)")
+    parser.add_argument("--target", type=float, default=1.2, help="(wall - start-up) / ideal a row must reach (default 1.2)")
     parser.add_argument("--serve", choices=("agent", "openai"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
-        asyncio.run(_serve(args.serve, args.latency, args.turns))
+        asyncio.run(serve(args.serve, args.latency, args.turns))
         return 0
 
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    runs, parallel, turns, repeats = args.runs, args.parallel, args.turns, args.repeats
-    agent_latency, open_latency = args.latency, args.open_latency
-    llm_latency = args.latency if args.llm_latency is None else args.llm_latency
-    waves = math.ceil(runs / parallel)
-    load_before = os.getloadavg()
-
-    def ideal(llm: bool, n_runs: int = runs, n_parallel: int = parallel) -> float:
-        per_run = turns * (agent_latency + (llm_latency if llm else 0.0)) + open_latency
-        return per_run * math.ceil(n_runs / n_parallel)
-
-    def log(message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
-
-    def show(m: Measure) -> None:
-        cpu = f"  cpu {m.extra['cpu_s']:.2f} s" if "cpu_s" in m.extra else ""
-        log(f"{m.name:<70} best {m.best:7.3f} s  ideal {m.ideal:6.3f}  ratio {m.ratio:6.3f}{cpu}")
-
-    project = write_project(out / "project", "scripted", turns, agent_latency, open_latency,
-                            f"agent:\n  type: python\n  callable: {AGENT_MODULE}:respond\n")
-    scripted = load_scenario(project / "eval" / "scenarios" / "bench_scripted.yml")
-    unscripted = write_project(out / "project_llm_scenario", "llm", turns, agent_latency, open_latency, "{}\n")
-    llm_scenario = load_scenario(unscripted / "eval" / "scenarios" / "bench_llm.yml")
-    settings = BatchSettings(parallel=parallel, time_limit=120.0, no_judge=True)
-    templates = Templates()  # one for the batch, as `dialogcheck run` does (`_make_users`)
-
-    def plan_for(scenario) -> dict[str, Any]:
-        return {"started": "bench", "project": str(project), "total_runs": runs,
-                "scenarios": [{"slug": scenario.slug, "path": scenario.path, "runs": runs}]}
-
-    plan = plan_for(scripted)
-
-    def scripted_users():
-        return lambda scenario: ScriptedUser(scenario.script)
-
-    def llm_users(client=None):
-        client = client or FakeChatClient(llm_latency, turns)
-        return lambda scenario: LLMUser(client, FAKE_LLM, scenario.simulation_context, templates)
-
-    py_async = PythonConnector(f"{AGENT_MODULE}:respond", project)
-    py_sync = PythonConnector(f"{AGENT_MODULE}:respond_sync", project)
-    measures: list[Measure] = []
-    profiles: dict[str, str] = {}
-
-    def measure(name: str, llm: bool, make_agent: Callable, make_users: Callable, *, close: bool,
-                writer: Callable[[ResultsFolder, dict], Any] | None = None, samples: int = repeats,
-                cleanup: Callable[[], Any] | None = None, **kw) -> Measure:
-        """Best of `samples` batches of `runs` runs; `writer(folder, plan)` (with on_finished and close) writes results."""
-        m = Measure(name, ideal(llm), **kw)
-        scenario = llm_scenario if llm else scripted
-        best_extra: dict[str, Any] = {}
-        for _ in range(samples):
-            agent = make_agent()
-            sink = None
-            if writer is not None:
-                folder = ResultsFolder(out / "results" / f"measure_{len(measures) + 1}")
-                shutil.rmtree(folder.root, ignore_errors=True)
-                folder.write_plan(plan_for(scenario))
-                sink = writer(folder, plan_for(scenario))
-            profile = cProfile.Profile() if args.profile and m.target else None
-
-            async def go(agent=agent, sink=sink, profile=profile):
-                try:
-                    if profile:
-                        profile.enable()
-                    elapsed, records, cpu = await timed_batch([RunSpec(scenario, n) for n in range(1, runs + 1)], agent,
-                                                              make_users(), settings, sink.on_finished if sink else None)
-                    if sink is not None:  # the last summary, and whatever a writer thread still holds, count too
-                        t0 = time.perf_counter()
-                        await asyncio.get_running_loop().run_in_executor(None, sink.close)
-                        elapsed += time.perf_counter() - t0
-                    if profile:
-                        profile.disable()
-                    return elapsed, records, cpu
-                finally:
-                    if close:
-                        await agent.aclose()
-                    if cleanup is not None:
-                        await cleanup()
-
-            elapsed, records, cpu = asyncio.run(go())
-            extra = {**check_records(records, runs, turns), "cpu_s": round(cpu, 3)}
-            if sink is not None:
-                assert len(folder.runs()) == runs, f"{name}: the results folder lost runs"
-                extra.update(writer_figures(sink))
-            m.samples.append(elapsed)
-            if elapsed <= m.best:
-                best_extra = extra
-                if profile:
-                    profiles[name] = profile_text(profile)
-        m.extra = best_extra
-        measures.append(m)
-        show(m)
-        return m
-
-    def writer_figures(sink) -> dict[str, Any]:
-        if isinstance(sink, CliWriter):
-            per = sink.per_run
-            tenth = max(1, len(per) // 10)
-            return {"on_finished_loop_s": round(sum(per), 4), "parts_s": {k: round(v, 4) for k, v in sink.spent.items()},
-                    "first_tenth_ms": round(sum(per[:tenth]) / tenth * 1000, 3),
-                    "last_tenth_ms": round(sum(per[-tenth:]) / tenth * 1000, 3), "summaries_written": sink.summaries}
-        if isinstance(sink, LibraryWriter):  # BatchWriter writes its summaries on its own thread, uncounted here
-            return {"on_finished_loop_s": round(sink.loop_time, 4)}
-        return {"on_finished_loop_s": round(sink.loop_time, 4), "summaries_written": sink.summaries}
-
-    def throttled(folder: ResultsFolder, plan: dict) -> CliWriter:
-        return CliWriter(folder, plan, summary_every=1.0)
-
-    # -- targets: the library as it is ---------------------------------------------------------
-    http = start_server("agent", agent_latency, turns, open_latency)
-    openai = start_server("openai", llm_latency, turns, open_latency)
+    waves = math.ceil(args.runs / args.parallel)
+    http, openai = start_server("agent", args.latency, args.turns), start_server("openai", args.latency, args.turns)
     try:
-        url = f"http://127.0.0.1:{http.port}/agent"
-        openai_url = f"http://127.0.0.1:{openai.port}/v1"
-        measure("python async agent, scripted user", False, lambda: py_async, scripted_users, close=False)
-        measure("python async agent, LLM user (fake ChatClient)", True, lambda: py_async, llm_users, close=False)
-        measure("python sync agent (thread pool), scripted user", False, lambda: py_sync, scripted_users, close=False)
-        measure("http loopback agent (HttpConnector), scripted user", False, lambda: HttpConnector(url, 30.0), scripted_users, close=True)
-        measure("http loopback agent (HttpConnector), LLM user", True, lambda: HttpConnector(url, 30.0), llm_users, close=True)
-        measure("python async agent, scripted, CLI results writing", False, lambda: py_async, scripted_users, close=False,
-                writer=LibraryWriter, note="run_batch + exactly the CLI's on_finished (results.writer.BatchWriter)")
-
-        # -- diagnostics and proposed fixes ------------------------------------------------------
-        if not args.no_fixes:
-            fix = {"target": False, "group": "fix"}
-            with cached_schema_validator():
-                measure("FIX python async agent, LLM user, schema validator cached", True, lambda: py_async, llm_users,
-                        close=False, **fix, note="llm/structured.py parse_json_answer: validator built once per schema")
-            measure("FIX http agent, asyncio streams + h11", False, lambda: H11Connector(url), scripted_users, close=True, **fix,
-                    note="connectors/_client.py: JsonClient transport on asyncio.open_connection + h11")
-            with cached_schema_validator():
-                measure("FIX http agent, asyncio streams + h11, LLM user, validator cached", True, lambda: H11Connector(url),
-                        llm_users, close=True, **fix)
-            with no_fsync():
-                measure("FIX CLI results writing, no fsync", False, lambda: py_async, scripted_users, close=False,
-                        writer=CliWriter, **fix, note="results/atomic.py write_atomic without os.fsync")
-                measure("FIX CLI results writing, no fsync, summary at most 1/s", False, lambda: py_async, scripted_users,
-                        close=False, writer=throttled, **fix,
-                        note="and _cli/run.py on_finished: summary throttled")
-            measure("FIX CLI results writing, in a writer thread (fsync kept)", False, lambda: py_async, scripted_users,
-                    close=False, writer=OffloadedWriter, **fix,
-                    note="_cli/run.py on_finished hands the writes to one thread")
-            with no_fsync():
-                measure("FIX CLI results writing, in a writer thread, no fsync", False, lambda: py_async, scripted_users,
-                        close=False, writer=OffloadedWriter, **fix, note="both")
-            with cached_schema_validator(), no_fsync():
-                measure("FIX python agent, LLM user, validator cached, no fsync, summary 1/s", True, lambda: py_async,
-                        llm_users, close=False, writer=throttled, **fix,
-                        note="the CLI's in-process path with the writing and validator fixes")
-            with cached_schema_validator():
-                from dialogcheck.llm.openai_client import OpenAIClient
-
-                sdk: dict[str, OpenAIClient] = {}
-
-                def sdk_users():
-                    sdk["client"] = OpenAIClient(LLMSettings(provider="openai_compatible", model="fake-user", base_url=openai_url))
-                    return llm_users(sdk["client"])
-
-                async def close_sdk() -> None:  # OpenAIClient has no aclose; its SDK client belongs to this loop
-                    if sdk["client"]._sdk is not None:
-                        await sdk["client"]._sdk.close()
-
-                measure("DIAG python agent, LLM user via the openai SDK (loopback), validator cached", True, lambda: py_async,
-                        sdk_users, close=False, cleanup=close_sdk, target=False, group="diagnostic",
-                        note="OpenAIClient (httpx2 inside the SDK) to the fake OpenAI server: the SDK's own cost per call")
-            measure("DIAG python async agent, LLM user behind LimitedClient(3)", True, lambda: py_async,
-                    lambda: llm_users(LimitedClient(FakeChatClient(llm_latency, turns), 3)), close=False, samples=1,
-                    target=False, group="diagnostic",
-                    note=f"simulation.max_concurrent_llm_calls default 3; bound {runs * turns * llm_latency / 3:.2f} s")
+        agent_conftest = f"agent:\n  type: python\n  callable: {AGENT_MODULE}:respond\n"
+        llm_conftest = agent_conftest + textwrap.dedent(f"""\
+            simulation:
+              llm:
+                provider: openai_compatible
+                model: fake-user
+                base_url: http://127.0.0.1:{openai.port}/v1
+            """)
+        projects = {"scripted": write_project(WORK / "project_scripted", "scripted", args.turns, args.latency, agent_conftest),
+                    "LLM": write_project(WORK / "project_llm", "llm", args.turns, args.latency, llm_conftest)}
+        agents = {"async Python agent": f"python:{AGENT_MODULE}:respond",
+                  "sync Python agent (threads)": f"python:{AGENT_MODULE}:respond_sync",
+                  "HTTP agent": f"http:http://127.0.0.1:{http.port}/agent"}
+        rows = [(agent, user) for user in projects for agent in agents if user == "scripted" or agent != "sync Python agent (threads)"]
+        found: dict[tuple[str, str], dict[str, list[float]]] = {row: {"one": [], "batch": []} for row in rows}
+        for round_no in range(args.repeats):  # in turn, so drift hits every row alike
+            for agent, user in rows:
+                found[(agent, user)]["one"].append(run_batch(projects[user], agents[agent], 1, 1))
+                found[(agent, user)]["batch"].append(run_batch(projects[user], agents[agent], args.runs, args.parallel))
+            log(f"round {round_no + 1}/{args.repeats} done")
     finally:
         http.stop()
+        openai.stop()
 
-    scaling = {}
-    if not args.no_fixes:
-        template = orjson.loads(next((out / "results").rglob("run_1.json")).read_bytes())
-        scaling = summary_scaling([200, 400, 800], template, plan)
-        log(f"summary rewrites (summary_document + render_summary after every run), seconds in all by batch size: {scaling}")
-
-    # -- the CLI end to end ----------------------------------------------------------------------
-    if not args.no_cli:
-
-        def cli_measure(name: str, llm: bool, project_dir: Path, samples: int = repeats, target: bool = True, note: str = "",
-                        patched: bool = False) -> Measure:
-            tag = project_dir.name + ("_patched" if patched else "")
-            one = [cli_run(project_dir, out / "cli_results" / f"{tag}_one", 1, 1, patched)[0] for _ in range(repeats)]
-            startup = min(one) - ideal(llm, 1, 1)
-            walls = [cli_run(project_dir, out / "cli_results" / tag, runs, parallel, patched)[0] for _ in range(samples)]
-            m = Measure(name, ideal(llm), [w - startup for w in walls], target=target, group="cli", note=note)
-            m.extra = {"wall_best_s": round(min(walls), 4), "wall_ratio": round(min(walls) / m.ideal, 3), "startup_s": round(startup, 4)}
-            measures.append(m)
-            log(f"{name:<70} best {m.best:7.3f} s  ideal {m.ideal:6.3f}  ratio {m.ratio:6.3f}  "
-                f"(wall {min(walls):.3f} s = ratio {min(walls) / m.ideal:.3f}; start-up {startup:.3f} s)")
-            return m
-
-        m = cli_measure("CLI dialogcheck run, python agent, scripted (wall - start-up)", False, project,
-                        note="start-up = wall of --runs 1 --parallel 1 minus its ideal")
-        m.extra["after_batch_s"] = after_batch(out / "cli_results" / project.name)
-        log(f"  after the batch (re-read runs, final summary, junit.xml + report.html): {m.extra['after_batch_s']} s")
-        if not args.no_fixes:
-            cli_measure("FIX CLI, scripted: no fsync, run files by a thread, summary 1/s (wall - start-up)", False, project,
-                        target=False, patched=True, note="patched_cli: the library's CLI with the fixes applied at run time")
-        try:
-            def llm_conftest(limit: int | None) -> str:
-                text = textwrap.dedent(f"""\
-                    agent:
-                      type: python
-                      callable: {AGENT_MODULE}:respond
-                    simulation:
-                      llm:
-                        provider: openai_compatible
-                        model: fake-user
-                        base_url: http://127.0.0.1:{openai.port}/v1
-                    """)
-                return text + (f"  max_concurrent_llm_calls: {limit}\n" if limit else "")
-
-            llm_project = write_project(out / "project_llm", "llm", turns, agent_latency, open_latency, llm_conftest(parallel))
-            cli_measure(f"CLI dialogcheck run, python agent, LLM user (fake OpenAI server, limit {parallel})", True, llm_project,
-                        note="openai SDK to a loopback fake; max_concurrent_llm_calls raised to --parallel")
-            if not args.no_fixes:
-                cli_measure(f"FIX CLI, LLM user (limit {parallel}): those and the validator cached", True, llm_project,
-                            target=False, patched=True, note="patched_cli; the openai SDK's own cost remains")
-            if not args.no_fixes:
-                default_project = write_project(out / "project_llm_default", "llm", turns, agent_latency, open_latency, llm_conftest(None))
-                cli_measure("DIAG CLI, LLM user, default max_concurrent_llm_calls (3)", True, default_project, samples=1,
-                            target=False, note="one sample")
-        finally:
-            openai.stop()
-    openai.stop()
-
-    # -- report ----------------------------------------------------------------------------------
-    results = {
-        "command": "python benchmarks/run_parallel.py " + " ".join(argv),
-        "machine": {"nproc": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "dialogcheck": dialogcheck.__version__, "loadavg_before": [round(x, 2) for x in load_before],
-                    "loadavg_after": [round(x, 2) for x in os.getloadavg()]},
-        "runs": runs, "parallel": parallel, "waves": waves, "turns": turns, "agent_latency_s": agent_latency,
-        "llm_latency_s": llm_latency, "open_latency_s": open_latency, "repeats": repeats, "target_ratio": args.target,
-        "measures": [m.as_dict() for m in measures], "summary_rewrite_scaling_s": scaling,
-    }
-    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    rows = ["| configuration | ideal s | best s | ratio |", "| --- | ---: | ---: | ---: |"]
-    for m in measures:
-        mark = "" if not m.target else (" ✓" if m.ratio <= args.target else " ✗")
-        rows.append(f"| {m.name} | {m.ideal:.3f} | {m.best:.3f} | {m.ratio:.3f}{mark} |")
-    (out / "results.md").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    print("\n".join(rows))
-    if profiles:
-        text = "\n\n".join(f"== {name}\n{body}" for name, body in profiles.items())
-        (out / "profile.txt").write_text(text + "\n", encoding="utf-8")
-        log(f"profiles: {out / 'profile.txt'}")
-    missed = [m.name for m in measures if m.target and m.ratio > args.target]
-    if missed:
-        log(f"missed the {args.target} ratio: {'; '.join(missed)}")
-    return 1 if missed else 0
+    measures, table_rows = [], []
+    for (agent, user), samples in found.items():
+        per_turn = args.latency * (2 if user == "LLM" else 1)
+        ideal, ideal_one = args.turns * per_turn * waves, args.turns * per_turn
+        start_up = min(samples["one"]) - ideal_one
+        best = min(samples["batch"])
+        ratio, wall_ratio = (best - start_up) / ideal, best / ideal
+        measures.append({"agent": agent, "user": user, "ideal_s": round(ideal, 3), "best_s": round(best, 3),
+                         "samples_s": [round(x, 3) for x in samples["batch"]], "start_up_s": round(start_up, 3),
+                         "ratio": round(ratio, 3), "wall_ratio": round(wall_ratio, 3), "met": ratio <= args.target})
+        table_rows.append([f"{agent}, {user} user", f"{ideal:.2f}", f"{best:.2f}", f"{start_up:.2f}",
+                           f"{ratio:.2f} {'✓' if ratio <= args.target else '✗'}", f"{wall_ratio:.2f}"])
+    print(f"\n## dialogcheck run: {args.runs} runs of {args.turns} turns, --parallel {args.parallel}, "
+          f"latency {args.latency} s, best of {args.repeats}\n")
+    print(table(["agent, user", "ideal s", "best s", "start-up s", f"(best - start-up) / ideal, <= {args.target:g}",
+                 "best / ideal"], table_rows))
+    save("run_parallel", {"runs": args.runs, "parallel": args.parallel, "turns": args.turns, "latency_s": args.latency,
+                          "waves": waves, "repeats": args.repeats, "target": args.target, "measures": measures,
+                          "met": all(m["met"] for m in measures)})
+    return 0 if all(m["met"] for m in measures) else 1
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    finally:
-        for server in SERVERS:
-            server.stop()
+    sys.exit(main())

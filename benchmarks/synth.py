@@ -65,6 +65,9 @@ P_AUTH_DIGRESSION = (0.15, 0.8)  # a question while being asked for the user ID 
 P_AUTH_CANCEL = (0.08, 0.8)  # the user ID not at hand (others, unprepared)
 LOOKUPS = ("get_user_details", "get_reservation_details")
 P_LISTEN = 0.05  # the agent waits for the user with the `listen` framework tool
+#: Mantle's lifecycle tools (SPEC section 1): recorded as `tool_executed`, never counted as tool calls.
+FRAMEWORK_TOOLS = frozenset({"activate", "complete", "cancel", "complete_skill", "cancel_skill", "set_fields", "correct",
+                             "resolve_tool_confirmation", "listen", "hangup"})
 
 
 # --------------------------------------------------------------------------- fitting
@@ -169,10 +172,6 @@ def describe(conversations) -> dict[str, Any]:
     n = events = user_turns = tool_calls = errors = 0
     mix: Counter = Counter()
     per_turn: Counter = Counter()
-    counted = frozenset(
-        {"activate", "complete", "cancel", "complete_skill", "cancel_skill", "set_fields", "correct",
-         "resolve_tool_confirmation", "listen", "hangup"}
-    )
     for conv in conversations:
         n += 1
         events += len(conv)
@@ -184,7 +183,7 @@ def describe(conversations) -> dict[str, Any]:
                 if in_turn is not None:
                     per_turn[in_turn] += 1
                 in_turn = 0
-            elif kind == "tool_executed" and event["tool_name"] not in counted:
+            elif kind == "tool_executed" and event["tool_name"] not in FRAMEWORK_TOOLS:
                 tool_calls += 1
                 errors += bool(event.get("is_error"))
                 mix[event["tool_name"]] += 1

@@ -38,13 +38,14 @@ from typing import Any
 
 import orjson
 
-from dialogcheck import Outcome, evaluate, load_scenario
-from dialogcheck.events.load import iter_conversation_file
+from dialogcheck import Outcome, evaluate, iter_conversations, load_scenario
 from dialogcheck.importers import import_file
 from dialogcheck.importers.tau_bench_scenarios import derive_scenarios
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[1] / "shared" / "data" / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
+#: The recorded runs, in the `shared/data` folder beside the repository (or beside the folder holding its worktrees).
+TRAJECTORIES = Path("shared", "data", "tau-bench", "historical_trajectories", "gpt-4o-airline.json")
+DATA = next((up / TRAJECTORIES for up in HERE.parents if (up / TRAJECTORIES).exists()), HERE.parents[1] / TRAJECTORIES)
 PUBLISHED = {1: 0.420, 2: 0.273, 3: 0.220, 4: 0.200}
 #: Pairs run `task-7-trial-2` with scenario `tau-bench-task-7` (the whole key: never with `tau-bench-task-17`).
 PAIR = r"task-(\d+)"
@@ -117,7 +118,7 @@ def judge_all(data: Path, conversations: Path, scenarios: Path) -> list[tuple[di
     runs = orjson.loads(data.read_bytes())
     loaded = {path.stem: load_scenario(path) for path in sorted(scenarios.glob("*.yml"))}
     judged = []
-    for run, conversation in zip(runs, iter_conversation_file(conversations), strict=True):
+    for run, conversation in zip(runs, iter_conversations([conversations]), strict=True):
         assert conversation.conversation_id == f"task-{run['task_id']}-trial-{run['trial']}"
         result = evaluate(loaded[f"tau-bench-task-{run['task_id']}"], conversation, no_judge=True)
         judged.append((run, result.verdict is Outcome.PASS, result))

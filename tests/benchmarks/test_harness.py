@@ -1,0 +1,127 @@
+"""The benchmarks' own machinery: what it generates must be what it claims, or its figures measure something else.
+
+Small sizes keep each test to a few seconds; the scripts run as the benchmarks run them (the
+`dialogcheck` command in subprocesses, real files, real loopback servers).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import stat
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from dialogcheck import Outcome, evaluate, evaluate_sop, iter_conversations, load_scenario, load_sop
+from dialogcheck.checks import ASSERTIONS
+from tests.conftest import REPO
+
+BENCHMARKS = REPO / "benchmarks"
+FIXTURES = BENCHMARKS / "fixtures"
+
+
+def _script(name: str):
+    """A benchmark script as a module (each puts benchmarks/ on sys.path for `common` and `synth`)."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it is executed
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture()
+def out(tmp_path: Path, monkeypatch) -> Path:
+    """Everything the scripts write goes to a temporary folder, not benchmarks/out."""
+    common = _script("common")
+    sys.modules["common"] = common  # the module the scripts import by name
+    monkeypatch.setattr(common, "OUT", tmp_path)
+    yield tmp_path
+    sys.modules.pop("common", None)
+
+
+@pytest.fixture(scope="module")
+def conversations(tmp_path_factory) -> Path:
+    synth = _script("synth")
+    path = tmp_path_factory.mktemp("data") / "convs.jsonl"
+    synth.write_jsonl(path, 600, 5)
+    return path
+
+
+def test_linear_cuts_the_scenario_and_sop_into_one_check_each_judged_as_in_the_whole(out: Path, conversations: Path):
+    scale = _script("scale")
+    scenario_files = scale.one_check_files(scale.SCENARIO.read_text(encoding="utf-8"), out, "fixture_scenario")
+    sop_files = scale.one_check_files(scale.SOP.read_text(encoding="utf-8"), out, "fixture_sop")
+    worst = scale.one_check_files(scale.WORST_SCENARIO, out, "worst_scenario") + scale.one_check_files(scale.WORST_SOP, out, "worst_sop")
+    assert len(scenario_files) == 20 and {family.split(" #")[0] for family, _ in scenario_files} == set(ASSERTIONS)
+    assert len({family for family, _ in scenario_files + sop_files}) == 20 + 6  # each named once
+    assert [family for family, _ in sop_files] == ["tool_called", "tool_sequence", "tool_input_contains",
+                                                   "tool_output_contains", "no_tool_called", "confirmation_requested"]
+    assert len(worst) == 20 + 7
+    whole_scenario, whole_sop = load_scenario(FIXTURES / "scale_scenario.yml"), load_sop(FIXTURES / "scale_sop.yml")
+    ones = [load_scenario(path) for _, path in scenario_files]
+    steps = [load_sop(path) for _, path in sop_files]
+    assert all(len(one.goals.assertions) == 1 for one in ones) and all(len(one.steps.steps) == 1 for one in steps)
+    for conversation in list(iter_conversations([conversations]))[:40]:
+        assert [evaluate(one, conversation).assertions[0] for one in ones] == list(evaluate(whole_scenario, conversation).assertions)
+        judged = evaluate_sop(whole_sop, conversation, no_judge=True).sop.results
+        assert [evaluate_sop(one, conversation, no_judge=True).sop.results[0] for one in steps] == list(judged[:6])
+
+
+def test_outcomes_picks_conversations_that_all_pass_and_all_fail(out: Path, conversations: Path):
+    scale = _script("scale")
+    files = scale.split_by_verdict(conversations, 15, out)
+    scenario = load_scenario(FIXTURES / "scale_scenario.yml")
+    verdicts = {name: [evaluate(scenario, c).verdict for c in iter_conversations([files[name]])] for name in ("pass", "fail")}
+    assert verdicts == {"pass": [Outcome.PASS] * 15, "fail": [Outcome.FAIL] * 15}
+    assert len(files["one"].read_bytes().splitlines()) == 1
+    with pytest.raises(SystemExit, match="fewer than 1,000 passing or failing"):
+        scale.split_by_verdict(conversations, 1000, out)
+
+
+def test_run_parallel_batches_pass_with_every_agent_and_user(out: Path, monkeypatch):
+    """Every row's batch: every run passed after exactly its turns (the script stops otherwise)."""
+    run_parallel = _script("run_parallel")
+    monkeypatch.setattr(run_parallel, "WORK", out / "parallel")
+    assert run_parallel.main(["--runs", "2", "--parallel", "2", "--latency", "0.01", "--turns", "2", "--repeats", "1",
+                              "--target", "1000"]) == 0
+    measures = json.loads((out / "run_parallel.json").read_text())["measures"]
+    assert [(m["agent"], m["user"]) for m in measures] == [
+        ("async Python agent", "scripted"), ("sync Python agent (threads)", "scripted"), ("HTTP agent", "scripted"),
+        ("async Python agent", "LLM"), ("HTTP agent", "LLM")]
+    assert all(m["ideal_s"] > 0 and m["best_s"] > 0 for m in measures)
+
+
+def test_check_e2e_compares_the_bytes_each_side_prints(out: Path, monkeypatch, tmp_path: Path):
+    """A side that prints one more line than the baseline (a checkout) is told apart; the baseline is itself."""
+    check_e2e = _script("check_e2e")
+    monkeypatch.setattr(check_e2e, "WORK", out / "check_e2e")
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    for name, body in (("python", f'exec "{sys.executable}" "$@"\n'),
+                       ("dialogcheck", f'"{Path(sys.executable).with_name("dialogcheck")}" "$@"; code=$?; echo; exit $code\n')):
+        (odd / name).write_text("#!/bin/sh\n" + body)
+        (odd / name).chmod((odd / name).stat().st_mode | stat.S_IXUSR)
+    status = check_e2e.main(["--side", f"checkout={REPO}", "--side", f"odd={odd / 'python'}", "--rounds", "1",
+                             "--conversations", "20"])
+    assert status == 1
+    sides = json.loads((out / "check_e2e.json").read_text())["sides"]
+    assert set(sides["checkout"]["same_output_as_base"].values()) == {True}
+    assert set(sides["odd"]["same_output_as_base"].values()) == {False}
+    assert set(sides["odd"]["time"]) == {"scenario, json", "scenario, text", "sop, json", "sop, text"}
+    assert all(0 < figures["cpu_ratio"]["median"] < 10 for figures in sides["odd"]["time"].values())
+    with pytest.raises(SystemExit, match="expected NAME=WHERE"):
+        check_e2e.resolve("no-equals-sign")
+    with pytest.raises(SystemExit, match="no python executable, folder or commit"):
+        check_e2e.resolve("x=no-such-commit-or-folder")
+
+
+def test_every_generated_conversation_of_the_check_data_loads(out: Path):
+    common = sys.modules["common"]
+    path, stats = common.dataset(50, 2)
+    assert path.parent == out / "data"
+    assert sum(1 for _ in iter_conversations([path])) == stats["conversations"] == 50
+    again, _ = common.dataset(50, 2)
+    assert again == path and orjson.loads(path.with_suffix(".meta.json").read_bytes())["stats"] == stats
