@@ -29,7 +29,6 @@ from .judging import judge_requests
 from .pairing import ScenarioSet, compile_pair
 from .results.codec import conversation_line
 from .results.model import ConversationResult, Counts
-from .scenario.model import Scenario
 
 #: Inputs larger than this are judged as they are read instead of being read whole first.
 STREAM_ABOVE_BYTES = 64 * 2**20

@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any, Union
 
 from .._fields import Fields, Problems
-from .._yaml import Pos, YMap, YNode, YScalar, YSeq, describe, plain
+from .._yaml import Pos, YNode, YScalar, YSeq, describe, plain
 from ..errors import did_you_mean
 from ..events.model import FRAMEWORK_TOOLS
 from .patterns import PatternError, PatternTooLarge, compile_pattern

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 
 import orjson
 
-from .model import Conversation, native_object
+from .model import Conversation
 
 def event_lines(objects: Iterable[Mapping[str, Any]]) -> bytes:
     """Native event objects as JSONL, one a line."""

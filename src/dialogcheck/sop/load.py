@@ -9,7 +9,6 @@ the evaluators, their ids and the SOP file are read here.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from pathlib import Path
 
 from .._fields import Fields, Problems, file_body, framework_tools_setting, load_definition_file
