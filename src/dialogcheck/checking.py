@@ -29,6 +29,7 @@ from .judging import judge_requests
 from .pairing import ScenarioSet, compile_pair
 from .results.codec import conversation_line
 from .results.model import ConversationResult, Counts
+from .results.stats import CheckStats
 
 #: Inputs larger than this are judged as they are read instead of being read whole first.
 STREAM_ABOVE_BYTES = 64 * 2**20
@@ -133,6 +134,8 @@ class CheckTally:
     any_error: bool = False
     warnings: WarningLog = field(default_factory=WarningLog)
     shards: list[str] = field(default_factory=list)
+    #: Per assertion, SOP step and criterion: how the conversations ended.
+    stats: CheckStats = field(default_factory=CheckStats)
 
     def add(self, item: Judged | ChunkResult) -> None:
         if isinstance(item, ChunkResult):
@@ -221,7 +224,7 @@ class CheckBatch:
         is met (before any result, unless streaming).
         """
         job = self._job(encode, join, with_results)
-        items = judged_in_order(job, self._chunks, self.workers, judge=self.judge, metrics=self.metrics)
+        items = judged_in_order(job, self._chunks, self.workers, judge=self.judge, metrics=self.metrics, stats=self.tally.stats)
         if not self.streaming:
             items = iter(list(items))
         for item in items:
@@ -244,6 +247,7 @@ class CheckBatch:
             for result in results:
                 result.raise_problems()
                 self.tally.add(result)
+                self.tally.stats.merge(result.stats)
                 if self.keep:
                     self.kept.extend(item.result for item in result.items if item.result is not None)
         except (LoadError, OSError):

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
+from tests.stats_helpers import per_check_stats, verdict_counts
 from tests.conftest import EXAMPLE
 
 SCENARIOS = EXAMPLE / "eval" / "scenarios"
@@ -88,7 +89,10 @@ def test_example_verdicts(tmp_path, name):
     verdicts = {Path(c["source"]).name: c["verdict"] for c in document["conversations"]}
     assert verdicts == {file: "pass" if file in PASSING[name] else "fail" for file in EXAMPLE_CONVERSATIONS}
     assert result.exit_code == 1  # every scenario has a conversation that fails it
-    assert document["summary"] == {"conversations": 6, "passed": len(PASSING[name]), "failed": 6 - len(PASSING[name]), "errored": 0}
+    summary = document["summary"]
+    assert {k: summary[k] for k in ("conversations", "passed", "failed", "errored")} == {
+        "conversations": 6, "passed": len(PASSING[name]), "failed": 6 - len(PASSING[name]), "errored": 0}
+    assert summary["checks"] == per_check_stats(document["conversations"])
 
 
 def test_passing_example_text():
@@ -430,4 +434,4 @@ def test_stream_json_is_one_document(tmp_path):
     assert result.exit_code == 1
     document = json.loads(result.stdout)
     assert [c["source"] for c in document["conversations"]] == [f"{batch}#c{i}" for i in range(3)]
-    assert document["summary"] == {"conversations": 3, "passed": 0, "failed": 3, "errored": 0}
+    assert verdict_counts(document["summary"]) == {"conversations": 3, "passed": 0, "failed": 3, "errored": 0}

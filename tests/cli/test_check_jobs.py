@@ -21,6 +21,7 @@ from dialogcheck.engines.work import CheckJob
 from dialogcheck.events.model import Conversation
 from dialogcheck.scenario.load import load_scenario
 from tests.engines.batches import SCENARIO, batch_with, cut_short, example_events, tracker_lines, write_batch
+from tests.stats_helpers import per_check_stats, verdict_counts
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 COUNT = 1_200  # 3.8 MB: four chunks
@@ -60,7 +61,8 @@ def test_two_jobs_write_the_bytes_one_job_writes(batch, output_format):
         lines = line_numbers(batch)
         expected = [f"{batch}#{lines[i]}" if i % 7 == 0 else f"{batch}#c{i}" for i in range(COUNT)]
         assert [c["source"] for c in document["conversations"]] == expected  # complete, in input order
-        assert document["summary"] == {"conversations": COUNT, "passed": 720, "failed": 480, "errored": 0}
+        assert verdict_counts(document["summary"]) == {"conversations": COUNT, "passed": 720, "failed": 480, "errored": 0}
+        assert document["summary"]["checks"] == per_check_stats(document["conversations"])  # merged from the workers' chunks
     else:
         assert two.stdout.count(b"  verdict: ") == COUNT
         assert two.stdout.endswith(f"\n{COUNT} conversations: 720 passed, 480 failed, 0 errored\n".encode())
@@ -134,12 +136,14 @@ def test_output_folder_holds_shards_and_the_summary(batch, tmp_path):
     out = tmp_path / "out"
     done = run("--jobs", "2", "--no-judge", "--format", "json", "--output", out, "--scenario", SCENARIO, batch)
     assert done.returncode == 1, done.stderr
-    summary = {"conversations": COUNT, "passed": 720, "failed": 480, "errored": 0}
-    assert json.loads(done.stdout) == summary == json.loads((out / "summary.json").read_text())
+    summary = json.loads(done.stdout)
+    assert verdict_counts(summary) == {"conversations": COUNT, "passed": 720, "failed": 480, "errored": 0}
+    assert summary == json.loads((out / "summary.json").read_text())
     shards = sorted(out.glob("part-*.jsonl"))
     assert len(shards) == 4  # one a chunk, each written by the worker that checked it
     rows = [json.loads(line) for shard in shards for line in shard.read_text().splitlines()]
     printed = json.loads(run("--jobs", "1", "--no-judge", "--format", "json", "--scenario", SCENARIO, batch).stdout)
+    assert summary["checks"] == printed["summary"]["checks"] == per_check_stats(rows)  # merged from the workers' shards
     assert rows == printed["conversations"]
     again = run("--no-judge", "--output", out, "--scenario", SCENARIO, batch)  # never over an earlier run
     assert again.returncode == 2 and b"the output folder is not empty" in again.stderr

@@ -364,7 +364,7 @@ def _check_on_ray(o: CheckOptions, subject) -> None:
     except EngineError as err:
         click.echo(f"error: {err}", err=True)
         raise SystemExit(EXIT_ERRORED) from None
-    tally = CheckTally(counts=outcome.counts, any_error=outcome.any_error, shards=list(outcome.shards))
+    tally = CheckTally(counts=outcome.counts, any_error=outcome.any_error, shards=list(outcome.shards), stats=outcome.stats)
     tally.warnings.add(outcome.warnings)
     if tally.counts.total == 0:
         fail_with_load_error(LoadError.one("no conversations found", " ".join(o.conversations)), output_format)
@@ -376,7 +376,7 @@ def _summary(tally: CheckTally, folder: str, output_format: str) -> None:
     """Write summary.json into the folder (last: a folder with one is complete) and print it."""
     from ..engines.shards import write_summary
 
-    document = dumps(check_summary_document(tally.counts, tally.warnings.as_json()))
+    document = dumps(check_summary_document(tally.counts, tally.stats, tally.warnings.as_json()))
     try:
         write_summary(folder, document.encode("utf-8"))
     except OSError as err:

@@ -105,7 +105,7 @@ class JsonWriter:
                 document["warnings"] = self.tally.warnings.as_json()
             print_json(dumps(document))  # the one-conversation document, indented
         elif self.written > 1:
-            summary = orjson.dumps(check_summary_document(self.tally.counts)).decode()
+            summary = orjson.dumps(check_summary_document(self.tally.counts, self.tally.stats)).decode()
             print_json('\n], "summary": ' + summary + self._warnings().decode() + "}\n")
         sys.stdout.flush()
 

@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
 
+from ..results.stats import CheckStats
 from .work import CheckJob, ChunkResult, Judged, ShardWriter, check_chunk, judged
 
 #: Chunks handed to workers ahead of the one being written, per worker.
@@ -68,8 +69,11 @@ def _in_workers(job: CheckJob, chunks: Iterable, jobs: int, write_shard: ShardWr
         pool.shutdown(wait=True, cancel_futures=True)  # chunks in flight finish first: no shard is written later
 
 
-def judged_in_order(job: CheckJob, chunks: Iterable, jobs: int = 1, *, judge=None, metrics: tuple[str, ...] = ()) -> Iterator[Judged | ChunkResult]:
-    """Every conversation of `chunks`, judged and encoded, in input order; the first bad record raises `LoadError`.
+def judged_in_order(
+    job: CheckJob, chunks: Iterable, jobs: int = 1, *, judge=None, metrics: tuple[str, ...] = (), stats: CheckStats | None = None
+) -> Iterator[Judged | ChunkResult]:
+    """Every conversation of `chunks`, judged and encoded, in input order, each counted in `stats`; the first
+    bad record raises `LoadError`.
 
     One `Judged` a conversation, or, from workers with `job.join` set, one `ChunkResult` block a chunk.
     With a judge, conversations are judged in this process whatever `jobs` says: the judge's client holds
@@ -77,9 +81,11 @@ def judged_in_order(job: CheckJob, chunks: Iterable, jobs: int = 1, *, judge=Non
     """
     if jobs <= 1 or judge is not None:
         for chunk in chunks:
-            yield from judged(job, chunk.read(), judge=judge, metrics=metrics)
+            yield from judged(job, chunk.read(), judge=judge, metrics=metrics, stats=stats)
         return
     for result in _in_workers(job, chunks, jobs):
+        if stats is not None:
+            stats.merge(result.stats)
         if result.block:
             yield result
         else:

@@ -27,6 +27,7 @@ import orjson
 from ..checks.base import Outcome
 from ..errors import LoadError, Problem
 from ..results.model import Counts
+from ..results.stats import CheckStats
 from ..events.load import CONVERSATION_SUFFIXES
 from .chunks import (
     PARQUET_SUFFIXES,
@@ -65,6 +66,7 @@ class RayOutcome:
     any_error: bool
     shards: list[str]
     warnings: list[Problem] = field(default_factory=list)  # probable typos in names, in input order
+    stats: CheckStats = field(default_factory=CheckStats)
 
 
 def ray_inputs(paths: Iterable[str]) -> list[tuple[str, str]]:
@@ -144,7 +146,7 @@ class _CheckTask:
         self.job, self.folder, self.fmt = job, folder, fmt
 
     def __call__(self, batch):
-        out: dict[str, list] = {k: [] for k in ("index", "shard", "pass", "fail", "error", "any_error", "problems", "warnings")}
+        out: dict[str, list] = {k: [] for k in ("index", "shard", "pass", "fail", "error", "any_error", "problems", "warnings", "stats")}
         for index, blob in zip(batch["index"], batch["chunk"]):
             writer = functools.partial(write_shard, self.folder, self.fmt)
             result = check_chunk(self.job, pickle.loads(blob), index=int(index), write_shard=writer)
@@ -156,6 +158,7 @@ class _CheckTask:
             problems = [p.to_dict() for p in result.problems or ()]
             out["problems"].append(orjson.dumps(problems).decode() if problems else "")
             out["warnings"].append(orjson.dumps([p.to_dict() for p in result.warnings]).decode() if result.warnings else "")
+            out["stats"].append(pickle.dumps(result.stats))
         return out
 
 
@@ -246,4 +249,7 @@ def run_ray(
     for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR):
         counts.add(outcome, sum(int(row[outcome.value]) for row in rows))
     warnings = [Problem(**p) for row in rows if row["warnings"] for p in orjson.loads(row["warnings"])]
-    return RayOutcome(counts, any(bool(row["any_error"]) for row in rows), shards, warnings)
+    stats = CheckStats()
+    for row in rows:
+        stats.merge(pickle.loads(row["stats"]))
+    return RayOutcome(counts, any(bool(row["any_error"]) for row in rows), shards, warnings, stats)

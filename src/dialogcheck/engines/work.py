@@ -19,6 +19,7 @@ from ..errors import LoadError, Problem
 from ..events.model import Conversation
 from ..judging import iter_results
 from ..results.model import ConversationResult, Counts
+from ..results.stats import CheckStats
 
 #: Turns one result into the bytes the caller wants of it (a JSON line, a text block).
 Encoder = Callable[[ConversationResult], bytes]
@@ -70,17 +71,24 @@ class ChunkResult:
     any_error: bool = False
     shard: str | None = None  # the shard written, with an output folder
     warnings: list[Problem] = field(default_factory=list)  # of its conversations, in order
+    #: Its per-check statistics, counted where it was checked.
+    stats: CheckStats = field(default_factory=CheckStats)
 
     def raise_problems(self) -> None:
         if self.problems:
             raise LoadError(self.problems)
 
 
-def judged(job: CheckJob, conversations: Iterable[Conversation], *, judge=None, metrics: tuple[str, ...] = ()) -> Iterator[Judged]:
-    """Each conversation judged (and encoded), in order; a bad record raises `LoadError` where it is."""
+def judged(
+    job: CheckJob, conversations: Iterable[Conversation], *, judge=None, metrics: tuple[str, ...] = (), stats: CheckStats | None = None
+) -> Iterator[Judged]:
+    """Each conversation judged (and encoded), in order, its checks counted in `stats`; a bad record raises
+    `LoadError` where it is."""
     if job.strict:
         conversations = _strictly(conversations)
     for result in iter_results(job.subject, conversations, judge=judge, no_judge=job.no_judge, metrics=metrics):
+        if stats is not None:
+            stats.add(result, result.source)
         yield Judged(
             result.verdict,
             result.any_error,
@@ -111,7 +119,7 @@ def check_chunk(job: CheckJob, chunk, *, index: int = 0, write_shard: ShardWrite
     """
     out = ChunkResult()
     try:
-        for item in judged(job, chunk.read(), judge=judge, metrics=metrics):
+        for item in judged(job, chunk.read(), judge=judge, metrics=metrics, stats=out.stats):
             out.items.append(item)
     except LoadError as err:
         out.problems = err.problems

@@ -43,16 +43,6 @@ def _metrics_line(metrics: QualityScores) -> str:
     )
 
 
-def _label(line: CheckLine) -> str:
-    """How this output names a check: an assertion's label, a step's id and label, a quoted criterion."""
-    if line.kind is CheckKind.SOP:
-        optional = "" if line.step.required else " (optional)"  # type: ignore[union-attr]
-        return f"{line.step.id} {line.step.label or line.check.label}{optional}"  # type: ignore[union-attr]
-    if line.kind is CheckKind.CRITERION:
-        return f"criterion {line.criterion!r}"
-    return line.check.label  # type: ignore[union-attr]
-
-
 def _sop_heading(result: ConversationResult) -> str:
     sop = result.sop
     score = f", score {sop.score:.2f}" if sop.score is not None else ""  # type: ignore[union-attr]
@@ -68,7 +58,7 @@ def render_conversation(result: ConversationResult) -> Styled:
     for line in result.checks():
         if line.kind is CheckKind.SOP and previous is not CheckKind.SOP:
             text.append(_sop_heading(result))
-        outcome_line(text, line.outcome, _label(line), line.detail, "    " if line.kind is CheckKind.SOP else "  ")
+        outcome_line(text, line.outcome, line.label, line.detail, "    " if line.kind is CheckKind.SOP else "  ")
         previous = line.kind
     if result.metrics:
         text.append("  quality (not part of the verdict): ", "dim")

@@ -38,6 +38,7 @@ from .model import (
     ScenarioInfo,
     TranscriptLine,
 )
+from .stats import CheckStats, SopScores, run_stats
 
 INDENT = orjson.OPT_INDENT_2
 
@@ -338,6 +339,7 @@ def summary_document(batch: BatchResult) -> dict[str, Any]:
         ],
         "errored_runs": [{"slug": run.slug, "run": run.number, "error": run.error_reason()} for run in batch.errored_runs()],
     }
+    document |= stats_document(run_stats(batch.runs))
     if batch.interrupted is not None:
         document["interrupted"] = batch.interrupted
     return document
@@ -350,9 +352,44 @@ def encode_summary(batch: BatchResult) -> bytes:
 # -- checks of recorded conversations --------------------------------------------------------------
 
 
-def check_summary_document(counts: Counts, warnings: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
-    """How many conversations passed, failed and errored (`check`'s summary), with the probable typos met."""
+def check_summary_document(counts: Counts, stats: CheckStats | None = None, warnings: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """How many conversations passed, failed and errored (`check`'s summary), each check's statistics, and the
+    probable typos met."""
     document: dict[str, Any] = {"conversations": counts.total, "passed": counts.passed, "failed": counts.failed, "errored": counts.errored}
+    if stats is not None:
+        document |= stats_document(stats)
     if warnings:
         document["warnings"] = list(warnings)
     return document
+
+
+# -- per-check statistics --------------------------------------------------------------------------
+
+
+def stats_document(stats: CheckStats) -> dict[str, Any]:
+    """`checks`: each check's outcome counts, failure rate and failing examples; `sop_scores` when SOP scores were met."""
+    checks = []
+    for row in stats:
+        entry: dict[str, Any] = {"kind": row.kind.value, "label": row.label}
+        if row.scenario is not None:
+            entry["scenario"] = row.scenario
+        entry |= {"id": row.id} if row.kind is CheckKind.SOP else {"index": row.index}
+        entry |= {outcome.value: row.counts.by_outcome[outcome] for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.SKIP, Outcome.ERROR)}
+        entry["failure_rate"] = row.failure_rate
+        entry["examples"] = row.examples
+        checks.append(entry)
+    document: dict[str, Any] = {"checks": checks}
+    if stats.sop_scores.conversations:
+        document["sop_scores"] = _sop_scores_document(stats.sop_scores)
+    return document
+
+
+def _sop_scores_document(scores: SopScores) -> dict[str, Any]:
+    return {
+        "conversations": scores.conversations,
+        "mean": scores.mean,
+        "min": scores.lowest,
+        "max": scores.highest,
+        "below_threshold": scores.below_threshold,
+        "histogram": scores.buckets,
+    }

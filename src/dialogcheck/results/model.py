@@ -95,6 +95,16 @@ class CheckLine:
         return self.check.text if self.kind is CheckKind.CRITERION else None
 
     @property
+    def label(self) -> str:
+        """How `check`'s text output names the check: an assertion's label, a step's id and label, a quoted criterion."""
+        if self.kind is CheckKind.SOP:
+            optional = "" if self.step.required else " (optional)"  # type: ignore[union-attr]
+            return f"{self.step.id} {self.step.label or self.check.label}{optional}"  # type: ignore[union-attr]
+        if self.kind is CheckKind.CRITERION:
+            return f"criterion {self.criterion!r}"
+        return self.check.label  # type: ignore[union-attr]
+
+    @property
     def title(self) -> str:
         """How a run's report names the check: its label, `SOP <id> <label or type>`, or `criterion '<text>'`."""
         if self.kind is CheckKind.SOP:

@@ -1,0 +1,138 @@
+"""Per-check statistics of a batch: for each assertion, SOP step and criterion, how its conversations ended.
+
+A batch of thousands of conversations is read by its checks, not one
+conversation at a time: which step of the SOP fails most, which assertion
+never passes. `CheckStats` counts them as results go by (flat memory: one row
+per distinct check, a few examples each) and merges across chunks checked in
+other processes, so `--jobs 1` and `--jobs N` give the same rows in the same
+order: the order each check was first met, which for one scenario or SOP is
+file order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..checks.base import Outcome
+from .model import CheckKind, CheckLine, ConversationResult, Counts, RunResult
+
+#: How many failing conversations (or runs) each check names as examples.
+EXAMPLES = 3
+#: The SOP score histogram's buckets: [0, 0.1), [0.1, 0.2), ... [0.9, 1.0].
+SCORE_BUCKETS = 10
+
+
+@dataclass
+class CheckStat:
+    """One check across a batch: what it is, how often each outcome came, and a few conversations it failed."""
+
+    kind: CheckKind
+    #: How the text output names it: an assertion's label, a step's id and label, `criterion '<text>'`.
+    label: str
+    #: Assertions and criteria, from 1 in file order.
+    index: int | None = None
+    #: SOP steps.
+    id: str | None = None
+    #: The scenario's slug, when the batch judged against several.
+    scenario: str | None = None
+    counts: Counts = field(default_factory=Counts)
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def failure_rate(self) -> float | None:
+        """Failures over the conversations the check decided (passed or failed); None when it decided none."""
+        decided = self.counts.passed + self.counts.failed
+        return self.counts.failed / decided if decided else None
+
+    def merge(self, other: CheckStat) -> None:
+        self.counts.update(other.counts)
+        self.examples.extend(other.examples[: EXAMPLES - len(self.examples)])
+
+
+@dataclass
+class SopScores:
+    """How the SOP scores of a batch spread: their mean, and how many fell below their threshold."""
+
+    conversations: int = 0
+    total: float = 0.0
+    lowest: float | None = None
+    highest: float | None = None
+    below_threshold: int = 0
+    buckets: list[int] = field(default_factory=lambda: [0] * SCORE_BUCKETS)
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.conversations if self.conversations else None
+
+    def add(self, score: float, threshold: float | None) -> None:
+        self.conversations += 1
+        self.total += score
+        self.lowest = score if self.lowest is None else min(self.lowest, score)
+        self.highest = score if self.highest is None else max(self.highest, score)
+        self.below_threshold += threshold is not None and score < threshold
+        self.buckets[min(int(score * SCORE_BUCKETS), SCORE_BUCKETS - 1)] += 1
+
+    def merge(self, other: SopScores) -> None:
+        if not other.conversations:
+            return
+        self.conversations += other.conversations
+        self.total += other.total
+        self.lowest = other.lowest if self.lowest is None else min(self.lowest, other.lowest)  # type: ignore[type-var]
+        self.highest = other.highest if self.highest is None else max(self.highest, other.highest)  # type: ignore[type-var]
+        self.below_threshold += other.below_threshold
+        self.buckets = [a + b for a, b in zip(self.buckets, other.buckets)]
+
+
+class CheckStats:
+    """The per-check rows of a batch, counted as results go by; small and picklable, so chunks merge."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple, CheckStat] = {}
+        self.sop_scores = SopScores()
+
+    def add(self, result: ConversationResult, example: str, scenario: str | None = None) -> None:
+        """Count every check of one result; `example` is how a failure names it (its source, or `slug run N`);
+        `scenario` (else the result's own) tells apart the checks of different scenarios."""
+        scenario = scenario or result.scenario
+        for line in result.checks():
+            row = self._row(line, scenario)
+            row.counts.add(line.outcome)
+            if line.outcome is Outcome.FAIL and len(row.examples) < EXAMPLES:
+                row.examples.append(example)
+        sop = result.sop
+        if sop is not None and sop.score is not None:
+            self.sop_scores.add(sop.score, sop.threshold)
+
+    def _row(self, line: CheckLine, scenario: str | None) -> CheckStat:
+        step_id = line.step.id if line.step is not None else None
+        key = (scenario, line.kind, line.index, step_id)
+        row = self.rows.get(key)
+        if row is None:
+            row = self.rows[key] = CheckStat(line.kind, line.label, line.index, step_id, scenario)
+        return row
+
+    def merge(self, other: CheckStats) -> None:
+        for key, row in other.rows.items():
+            mine = self.rows.get(key)
+            if mine is None:
+                self.rows[key] = CheckStat(row.kind, row.label, row.index, row.id, row.scenario, Counts(), [])
+                mine = self.rows[key]
+            mine.merge(row)
+        self.sop_scores.merge(other.sop_scores)
+
+    def __iter__(self):
+        return iter(self.rows.values())
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+
+def run_stats(runs: Iterable[RunResult]) -> CheckStats:
+    """The per-check statistics of a batch of runs, by scenario; a run that errored before it was judged has none."""
+    stats = CheckStats()
+    for run in runs:
+        if run.conversation is not None:
+            stats.add(run.conversation, f"{run.slug} run {run.number}", run.slug)
+    return stats
