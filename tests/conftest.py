@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import textwrap
 from pathlib import Path
@@ -13,6 +14,10 @@ from dialogcheck._yaml import parse_yaml
 from dialogcheck.errors import LoadError
 from dialogcheck.events.parse import conversation_from_dicts
 from dialogcheck.scenario.load import parse_assertion
+
+#: No plain progress lines on the stderr of the commands tests run, however slow the machine (the tests of
+#: progress lines set their own interval).
+os.environ.setdefault("DIALOGCHECK_PROGRESS_INTERVAL", "3600")
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "card_replace"

@@ -212,18 +212,21 @@ class CheckBatch:
         self._chunks = chunks
         self.workers = 1 if (size_known and size < IN_PROCESS_BELOW_BYTES) or keep else (jobs or usable_cores())
 
-    def _job(self, encode: Encoder | None = None, join: bytes | None = None, with_results: bool = False) -> CheckJob:
+    def _job(self, encode: Encoder | None = None, join: bytes | None = None, with_results: bool = False, encode_alone: Encoder | None = None) -> CheckJob:
         keep = with_results or self.keep
-        return CheckJob(self.subject, no_judge=self.no_judge, strict=self.strict, encode=encode, keep_results=keep, join=join)
+        return CheckJob(self.subject, no_judge=self.no_judge, strict=self.strict, encode=encode, keep_results=keep, join=join, encode_alone=encode_alone)
 
-    def judged(self, encode: Encoder | None = None, join: bytes | None = None, *, with_results: bool = False) -> Iterator[Judged | ChunkResult]:
+    def judged(
+        self, encode: Encoder | None = None, join: bytes | None = None, *, with_results: bool = False, encode_alone: Encoder | None = None
+    ) -> Iterator[Judged | ChunkResult]:
         """Every conversation judged, in input order, encoded by `encode` where it is checked; counted in `tally`.
 
         With `with_results` each `Judged` carries its typed result (from worker processes too). From workers
-        with `join`, each chunk comes back as one `ChunkResult` block. Bad input raises `LoadError` where it
-        is met (before any result, unless streaming).
+        with `join`, each chunk comes back as one `ChunkResult` block. `encode_alone` encodes the first
+        conversation of each chunk once more, for a batch that turns out to hold only it. Bad input raises
+        `LoadError` where it is met (before any result, unless streaming).
         """
-        job = self._job(encode, join, with_results)
+        job = self._job(encode, join, with_results, encode_alone)
         items = judged_in_order(job, self._chunks, self.workers, judge=self.judge, metrics=self.metrics, stats=self.tally.stats)
         if not self.streaming:
             items = iter(list(items))

@@ -18,21 +18,25 @@ from ..checking import CheckBatch, CheckTally, judged_count, load_subject
 from ..config import QUALITY_METRICS, ProjectConfig, find_config, load_config
 from ..engines.chunks import is_stream
 from ..engines.local import usable_cores
-from ..engines.work import CheckJob
+from ..engines.work import CheckJob, ChunkResult
 from ..errors import LoadError
 from ..events.model import FRAMEWORK_TOOLS
 from ..importers import IMPORTERS
 from ..report.json import dumps
 from ..report.styled import Styled
-from ..report.text import plain_conversation, render_output_summary
+from ..report.text import plain_conversation, plain_failing_checks, render_output_summary
 from ..results.atomic import write_atomic
 from ..results.codec import check_summary_document, conversation_line
+from ..results.model import Counts
 from .check_output import JsonWriter, TextWriter, print_warnings
 from .env_options import env_options
+from .progress import Progress
 from .output import (
     EXIT_BAD_INPUT,
     EXIT_ERRORED,
     FORMAT_OPTION,
+    MAX_FAILURES_OPTION,
+    SHOW_OPTION,
     _surely_not_terminal,
     check_exit_code,
     console,
@@ -173,6 +177,8 @@ def _output_folder(output_dir: str, output_format: str) -> None:
 )
 @click.option("--output-format", "shard_format", type=click.Choice(SHARD_FORMATS), default="jsonl", show_default=True, help="Format of the shards written to --output.")
 @click.option("--chunk-mb", type=click.FloatRange(min=0.001, max=MAX_CHUNK_MB), callback=_not_nan, help="Input per task in MiB: JSONL split on line ends, Parquet by row group (default 1, 16 with --engine ray).")
+@SHOW_OPTION
+@MAX_FAILURES_OPTION
 @FORMAT_OPTION
 @click.argument("conversations", nargs=-1, required=True, type=click.Path())
 @env_options
@@ -238,6 +244,8 @@ class CheckOptions:
     output_dir: str | None
     shard_format: str
     chunk_mb: float | None
+    show: str
+    max_failures: int
     output_format: str
     conversations: tuple[str, ...]
 
@@ -287,9 +295,12 @@ def _check_locally(batch: CheckBatch, out: CheckOptions) -> None:
         if out.output_dir:
             _to_shards(batch, out)
         else:
-            writer = _writer(batch, out.output_format)
-            for item in batch.judged(*_encoding(out.output_format), with_results=writer_needs_results(out.output_format)):
-                writer.add(item)
+            writer = _writer(batch, out)
+            encode, join, alone = _encoding(out.output_format, out.show == "all")
+            with Progress("conversations") as progress:
+                for item in batch.judged(encode, join, with_results=writer_needs_results(out.output_format), encode_alone=alone):
+                    writer.add(item)
+                    progress.add(item.counts if isinstance(item, ChunkResult) else Counts([item.verdict]))
         if batch.tally.counts.total == 0:
             raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(out.conversations))
         _write_reports(batch, out.junit_path, out.html_path)
@@ -324,17 +335,23 @@ def writer_needs_results(output_format: str) -> bool:
     return output_format != "json" and _styled_terminal()
 
 
-def _encoding(output_format: str):
-    """(encode, join) for the results on stdout: the codec's JSON line, or the plain text block."""
+def _encoding(output_format: str, show_all: bool):
+    """(encode, join, encode_alone) for the results on stdout: the codec's JSON line, or plain text: every
+    block joined per chunk (`--show all`), else each conversation's failing checks and, for a batch of one,
+    its whole block."""
     if output_format == "json":
-        return conversation_line, b",\n"
+        return conversation_line, b",\n", None
     if _styled_terminal():
-        return None, None
-    return plain_conversation, b"\n"
+        return None, None, None
+    if show_all:
+        return plain_conversation, b"\n", None
+    return plain_failing_checks, None, plain_conversation
 
 
-def _writer(batch: CheckBatch, output_format: str):
-    return JsonWriter(batch.tally) if output_format == "json" else TextWriter(batch.tally)
+def _writer(batch: CheckBatch, out: CheckOptions):
+    if out.output_format == "json":
+        return JsonWriter(batch.tally)
+    return TextWriter(batch.tally, show_all=out.show == "all", max_failures=out.max_failures)
 
 
 def _fail(err: LoadError, writer, output_format: str) -> None:

@@ -17,7 +17,9 @@ from ..checking import CheckTally
 from ..engines.work import ChunkResult, Judged
 from ..errors import LoadError
 from ..report.json import dumps, load_error_document
-from ..report.text import render_conversation, render_tally, render_warnings
+from ..checks.base import Outcome
+from ..report.styled import Styled
+from ..report.text import render_check_table, render_conversation, render_more_failures, render_tally, render_warnings
 from ..results.codec import check_summary_document
 from .output import print_json, print_text
 
@@ -33,30 +35,71 @@ def _write_bytes(data: bytes) -> None:
 
 
 class TextWriter:
-    """One block per conversation, a blank line between blocks, the batch line when there were several."""
+    """One conversation: its every check. Several: the failing checks of the first `max_failures` conversations
+    that failed or errored (every check of every conversation with `show_all`), then the per-check table and
+    the batch line.
 
-    def __init__(self, tally: CheckTally):
+    The first conversation is held until a second one shows the batch has several; it comes encoded both
+    ways (`Judged.alone` is its whole block).
+    """
+
+    #: Where the failures not shown can be seen.
+    MORE = "--format json, --output or --html"
+
+    def __init__(self, tally: CheckTally, *, show_all: bool = False, max_failures: int = 20):
         sys.stdout.flush()
-        self.tally = tally
-        self.written = 0
+        self.tally, self.show_all, self.max_failures = tally, show_all, max_failures
+        self.written = 0  # conversations judged so far
+        self.blocks = 0  # blocks written
+        self.hidden = 0  # failing conversations not shown
+        self.first: Judged | None = None
 
     def add(self, item: Judged | ChunkResult) -> None:
-        if isinstance(item, ChunkResult):  # a chunk's blocks, already joined by blank lines
-            _write_bytes(b"\n" + item.block if self.written else item.block)
+        if isinstance(item, ChunkResult):  # with show_all, from workers: a chunk's blocks, already joined
+            self._block(item.block)
             self.written += item.counts.total
             return
-        if item.encoded is not None:  # piped: plain text, written straight through
-            _write_bytes(b"\n" + item.encoded if self.written else item.encoded)
-        else:  # a terminal: styled here
-            if self.written:
+        self.written += 1
+        if self.written == 1 and not self.show_all:
+            self.first = item
+            return
+        if self.first is not None:
+            first, self.first = self.first, None
+            self._conversation(first)
+        self._conversation(item)
+
+    def _conversation(self, item: Judged) -> None:
+        failing = item.verdict is not Outcome.PASS or item.any_error
+        if not self.show_all and failing and self.blocks >= self.max_failures:
+            self.hidden += 1
+            return
+        if item.encoded is not None:  # piped: plain text, written straight through (empty for a conversation not shown)
+            self._block(item.encoded)
+        elif self.show_all or failing:  # a terminal: styled here
+            self._block(render_conversation(item.result, failing_only=not self.show_all))  # type: ignore[arg-type]
+
+    def _block(self, block: bytes | Styled) -> None:
+        if not block or (isinstance(block, Styled) and not block.pieces):
+            return
+        if isinstance(block, bytes):
+            _write_bytes(b"\n" + block if self.blocks else block)
+        else:
+            if self.blocks:
                 sys.stdout.write("\n")
             sys.stdout.flush()
-            print_text(render_conversation(item.result))  # type: ignore[arg-type]
-        self.written += 1
+            print_text(block)
+        self.blocks += 1
 
     def finish(self) -> None:
+        if self.first is not None:  # the batch held one conversation: all of it, as ever
+            item = self.first
+            self._block(item.alone if item.alone is not None else render_conversation(item.result))  # type: ignore[arg-type]
         sys.stdout.flush()
         if self.tally.counts.total > 1:
+            if self.hidden:
+                print_text(Styled("\n").extend(render_more_failures(self.hidden, self.MORE)))
+            table = render_check_table(self.tally.stats)
+            print_text(Styled("\n").extend(table) if table.pieces else table)
             print_text(render_tally(self.tally.counts))
 
 

@@ -29,6 +29,15 @@ FORMAT_OPTION = click.option(
     help="text for people, json for one JSON document on stdout.",
 )
 
+SHOW_OPTION = click.option(
+    "--show", type=click.Choice(["failures", "all"]), default="failures", show_default=True,
+    help="Text output of a batch: the failing checks of the failing conversations or runs, or every check of every one.",
+)
+MAX_FAILURES_OPTION = click.option(
+    "--max-failures", type=click.IntRange(min=0), default=20, show_default=True, metavar="N",
+    help="Text output of a batch: show at most N failing conversations or runs (the rest are counted, and in --format json, --output and --html).",
+)
+
 #: Variables that make rich treat a stream as a terminal whatever it is (rich's Console.is_terminal).
 _TERMINAL_OVERRIDES = ("FORCE_COLOR", "TTY_COMPATIBLE")
 

@@ -20,7 +20,7 @@ from ..report.text import render_output_summary, render_warnings
 from ..results.atomic import write_atomic
 from ..results.load import CheckOutput, load_check_output, load_results
 from ..runner.scenarios import write_reports
-from .output import FORMAT_OPTION, check_exit_code, exit_code_of, fail_with_load_error, print_json, print_text
+from .output import FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, check_exit_code, exit_code_of, fail_with_load_error, print_json, print_text
 
 
 def _write(folder: str, output_format: str, render) -> None:
@@ -62,8 +62,10 @@ def _report_check_output(found: CheckOutput, folder: str, html_path: str | None,
 @click.argument("results_dir", type=click.Path())
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write the HTML report here.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
+@SHOW_OPTION
+@MAX_FAILURES_OPTION
 @FORMAT_OPTION
-def report(results_dir: str, html_path: str | None, junit_path: str | None, output_format: str) -> None:
+def report(results_dir: str, html_path: str | None, junit_path: str | None, show: str, max_failures: int, output_format: str) -> None:
     """Print the summary of RESULTS_DIR (a folder `dialogcheck run` or `check --output` wrote), or render it with --html / --junit.
 
     The exit code is the batch's: 0 all passed, 1 a run failed, 3 a run errored; 2 for a missing or broken folder.
@@ -83,5 +85,5 @@ def report(results_dir: str, html_path: str | None, junit_path: str | None, outp
 
             print_json(dumps(summary_document(batch)))
         else:
-            print_text(render_summary(batch))
+            print_text(render_summary(batch, show_all=show == "all", max_failures=max_failures))
     raise SystemExit(exit_code_of(batch.counts.worst))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from pathlib import Path
 
 import click
@@ -22,11 +21,12 @@ from ..report.batch_text import render_summary
 from ..report.json import dumps
 from ..report.styled import Styled
 from ..results.codec import summary_document
-from ..results.model import BatchResult, RunResult
+from ..results.model import BatchResult, Counts
 from ..results.plan import MAX_RUNS
 from ..runner.scenarios import ScenarioBatch, write_reports
 from .env_options import env_options
-from .output import EXIT_ERRORED, FORMAT_OPTION, console, exit_code_of, fail_with_load_error, print_json, print_text
+from .progress import Progress
+from .output import EXIT_ERRORED, FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, exit_code_of, fail_with_load_error, print_json, print_text
 
 EXIT_INTERRUPTED = 130
 
@@ -41,23 +41,6 @@ def _refuse_with_resume(paths, results_dir: str | None, config_path: str | None)
             f"--resume finishes the batch its plan.json describes (its scenarios, runs and config): {', '.join(named)}"
             " cannot be given with it (start a new batch for other scenarios or runs)"
         )
-
-
-def _progress():
-    """A progress line on a terminal (stderr); nothing when piped."""
-    if not sys.stderr.isatty():
-        return None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[tally]}"),
-        TimeElapsedColumn(),
-        console=console(stderr=True),
-        transient=True,
-    )
 
 
 class _Interrupt:
@@ -100,9 +83,12 @@ class _Interrupt:
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write the JUnit XML here (junit.xml is always in the results folder).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write the HTML report here (report.html is always in the results folder).")
+@SHOW_OPTION
+@MAX_FAILURES_OPTION
 @FORMAT_OPTION
 @env_options
-def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, junit_path, html_path, output_format):
+def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, junit_path, html_path,
+        show, max_failures, output_format):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
     if resume_dir:
         _refuse_with_resume(paths, results_dir, config_path)
@@ -115,7 +101,7 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
         result = _run(batch)
     except LoadError as err:  # the folder cannot be claimed, or a file of the batch cannot be written
         fail_with_load_error(err, output_format)
-    _finish(result, junit_path, html_path, output_format)
+    _finish(result, junit_path, html_path, output_format, show_all=show == "all", max_failures=max_failures)
 
 
 def _plan(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format) -> ScenarioBatch:
@@ -174,30 +160,17 @@ def _agent_down(err: AgentError, output_format: str) -> None:
 
 
 def _run(batch: ScenarioBatch) -> BatchResult:
-    """Run the batch with a progress line on a terminal; SIGTERM stops it as Ctrl-C does."""
-    progress = _progress()
-    task = progress.add_task("running", total=len(batch.plan.run_keys()), tally="") if progress else None
-    counts = {"pass": 0, "fail": 0, "error": 0}
-
-    def on_finished(run: RunResult) -> None:
-        counts[run.verdict.value] += 1
-        if progress is not None:
-            tally = f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errored"
-            progress.update(task, advance=1, description=f"{run.slug} run {run.number}", tally=tally)
-
+    """Run the batch, showing progress on stderr; SIGTERM stops it as Ctrl-C does."""
     interrupt = _Interrupt()
     previous = signal.signal(signal.SIGTERM, interrupt)
-    if progress is not None:
-        progress.start()
     try:
-        return batch.run(on_finished, interrupt.started)
+        with Progress("runs", len(batch.plan.run_keys())) as progress:
+            return batch.run(lambda run: progress.add(Counts([run.verdict]), f"{run.slug} run {run.number}"), interrupt.started)
     finally:
         signal.signal(signal.SIGTERM, previous)
-        if progress is not None:
-            progress.stop()
 
 
-def _finish(batch: BatchResult, junit_path, html_path, output_format: str) -> None:
+def _finish(batch: BatchResult, junit_path, html_path, output_format: str, *, show_all: bool, max_failures: int) -> None:
     """Say how the batch ended, write the extra report copies, print the summary; exit with the batch's code."""
     if batch.interrupted:
         message = (
@@ -213,5 +186,5 @@ def _finish(batch: BatchResult, junit_path, html_path, output_format: str) -> No
     if output_format == "json":
         print_json(dumps({"results": batch.folder, **summary_document(batch)}))
     else:
-        print_text(render_summary(batch).append(f"results: {batch.folder}\n", "dim"))
+        print_text(render_summary(batch, show_all=show_all, max_failures=max_failures).append(f"results: {batch.folder}\n", "dim"))
     raise SystemExit(exit_code_of(batch.counts.worst))

@@ -41,6 +41,9 @@ class CheckJob:
     #: When set, a chunk sends its encodings back as one block joined by these bytes, not one item each:
     #: the main process then writes a chunk with one call, which keeps it from competing with workers.
     join: bytes | None = None
+    #: How a conversation is written when it turns out to be the only one of the batch (a batch may write
+    #: less of each): run on the first conversation of each chunk, which only then is known to be first.
+    encode_alone: Encoder | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ class Judged:
     warnings: tuple[Problem, ...] = ()
     result: ConversationResult | None = None
     encoded: bytes | None = None
+    #: Its `CheckJob.encode_alone` encoding, for the first conversation of a chunk.
+    alone: bytes | None = None
 
 
 @dataclass
@@ -86,6 +91,7 @@ def judged(
     `LoadError` where it is."""
     if job.strict:
         conversations = _strictly(conversations)
+    first = True
     for result in iter_results(job.subject, conversations, judge=judge, no_judge=job.no_judge, metrics=metrics):
         if stats is not None:
             stats.add(result, result.source)
@@ -97,7 +103,9 @@ def judged(
             result.warnings,
             result if job.keep_results else None,
             job.encode(result) if job.encode is not None else None,
+            job.encode_alone(result) if first and job.encode_alone is not None else None,
         )
+        first = False
 
 
 def _strictly(conversations: Iterable[Conversation]) -> Iterator[Conversation]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from .._shown import cut, shown, visible
 from ..checks.base import Outcome
 from ..results.model import BatchResult, RunResult
+from ..results.stats import run_stats
 from .styled import Styled
-from .text import STYLES, WORDS, outcome_line
+from .text import STYLES, WORDS, outcome_line, render_check_table
 
 
 def render_run(run: RunResult) -> Styled:
@@ -46,8 +47,14 @@ def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
 
 
-def render_summary(batch: BatchResult) -> Styled:
-    """Per scenario: runs, passed/failed/errored, pass rate and pass^k; then the failures and the totals."""
+#: Where the failures a summary leaves out can be read.
+MORE = "summary.json, report.html or `dialogcheck report --show all`"
+
+
+def render_summary(batch: BatchResult, *, show_all: bool = False, max_failures: int = 20) -> Styled:
+    """Per scenario: runs, passed/failed/errored, pass rate and pass^k; then the failures (each check of every
+    run with `show_all`; else the failed checks, the same failure of repeated runs on one line, at most
+    `max_failures` lines), the per-check table, and the totals."""
     text = Styled()
     for row in batch.scenarios():
         counts = row.counts
@@ -59,14 +66,10 @@ def render_summary(batch: BatchResult) -> Styled:
             f"  pass rate {_rate(row.pass_rate)}  {hats}".rstrip()
         )
         text.append("  flaky\n" if row.flaky else "\n", "bold yellow")
-    for run in batch.failed_runs():
-        for line in run.checks():
-            if line.outcome is Outcome.FAIL:
-                text.append(f"FAIL  {shown(run.slug)} run {run.number}: ", "bold red")
-                text.append(f"{shown(line.short_title)}: {shown(line.detail)}\n")
-    for run in batch.errored_runs():
-        reason = run.error_reason()
-        text.append(f"errored: {shown(run.slug)} run {run.number}: {shown(str(reason))}\n", "yellow")
+    text.extend(_every_check(batch) if show_all else _failures(batch, max_failures))
+    if len(batch.runs) > 1:
+        table = render_check_table(run_stats(batch.runs))
+        text.extend(Styled("\n").extend(table) if table.pieces else table)
     if batch.interrupted:
         text.append("\nthe batch was interrupted; finish it with --resume\n", "bold yellow")
     done, planned = len(batch.runs), batch.planned
@@ -74,3 +77,54 @@ def render_summary(batch: BatchResult) -> Styled:
     counts = batch.counts
     text.append(f"\n{done} runs{incomplete}: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored\n", "bold")
     return text
+
+
+def _failures(batch: BatchResult, most: int) -> Styled:
+    """`FAIL  slug runs 1-3, 5: check: detail` a failure (runs that failed the same way on one line), then
+    `errored: slug run N: reason` alike; past `most` lines, how many more."""
+    failed: dict[tuple[str, str, str], list[int]] = {}
+    for run in batch.failed_runs():
+        for line in run.checks():
+            if line.outcome is Outcome.FAIL:
+                failed.setdefault((run.slug, line.short_title, line.detail), []).append(run.number)
+    errored: dict[tuple[str, str], list[int]] = {}
+    for run in batch.errored_runs():
+        errored.setdefault((run.slug, str(run.error_reason())), []).append(run.number)
+    text, shown_lines = Styled(), 0
+    for (slug, title, detail), numbers in failed.items():
+        if shown_lines < most:
+            text.append(f"FAIL  {shown(slug)} {_runs(numbers)}: ", "bold red")
+            text.append(f"{shown(title)}: {shown(detail)}\n")
+        shown_lines += 1
+    for (slug, reason), numbers in errored.items():
+        if shown_lines < most:
+            text.append(f"errored: {shown(slug)} {_runs(numbers)}: {shown(reason)}\n", "yellow")
+        shown_lines += 1
+    if shown_lines > most:
+        text.append(f"{shown_lines - most:,} more failures: see {MORE}\n", "bold")
+    return text
+
+
+def _every_check(batch: BatchResult) -> Styled:
+    """Every check of every run, run by run: `--show all`."""
+    text = Styled()
+    for run in batch.runs:
+        text.append(f"\n{shown(run.slug)} run {run.number}: ", "bold")
+        text.append(WORDS[run.verdict], STYLES[run.verdict])
+        text.append(f"{' (' + shown(str(run.error_reason())) + ')' if run.verdict is Outcome.ERROR else ''}\n")
+        for line in run.checks():
+            outcome_line(text, line.outcome, line.title, cut(line.detail), "  ")
+    return text
+
+
+def _runs(numbers: list[int]) -> str:
+    """`run 4`, or `runs 1-3, 5`: run numbers as ranges."""
+    if len(numbers) == 1:
+        return f"run {numbers[0]}"
+    spans: list[list[int]] = []
+    for n in sorted(numbers):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return "runs " + ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in spans)

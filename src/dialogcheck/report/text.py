@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from .._shown import shown, visible
 from ..checks.base import Outcome
 from ..errors import LoadError
-from ..results.model import CheckKind, CheckLine, ConversationResult, Counts, QualityScores
+from ..results.model import CheckKind, ConversationResult, Counts, QualityScores
+from ..results.stats import CheckStats
 from .styled import Styled
 
 STYLES = {Outcome.PASS: "bold green", Outcome.FAIL: "bold red", Outcome.ERROR: "bold yellow", Outcome.SKIP: "dim"}
@@ -50,20 +51,26 @@ def _sop_heading(result: ConversationResult) -> str:
     return f"  SOP steps{score}{threshold}:\n"
 
 
-def render_conversation(result: ConversationResult) -> Styled:
+def render_conversation(result: ConversationResult, *, failing_only: bool = False) -> Styled:
+    """One conversation: every check, its quality scores and notes, its verdict. With `failing_only`, only the
+    checks that failed or errored (and nothing at all for a conversation that passed): how a batch shows it."""
+    if failing_only and result.verdict is Outcome.PASS and not result.any_error:
+        return Styled()
     text = Styled(shown(str(result.source)), "bold")
     scenario = f" ({shown(result.scenario)})" if result.scenario is not None else ""
     text.append(f"  {shown(result.subject)}{scenario}\n", "cyan")
     previous = None
     for line in result.checks():
+        if failing_only and line.outcome in (Outcome.PASS, Outcome.SKIP):
+            continue
         if line.kind is CheckKind.SOP and previous is not CheckKind.SOP:
             text.append(_sop_heading(result))
         outcome_line(text, line.outcome, line.label, line.detail, "    " if line.kind is CheckKind.SOP else "  ")
         previous = line.kind
-    if result.metrics:
+    if result.metrics and not failing_only:
         text.append("  quality (not part of the verdict): ", "dim")
         text.append(shown(_metrics_line(result.metrics)) + "\n", "dim")
-    for note in result.notes:
+    for note in () if failing_only else result.notes:
         text.append(f"  {shown(note)}\n", "dim")
     verdict = result.verdict
     text.append("  verdict: ")
@@ -75,6 +82,47 @@ def render_conversation(result: ConversationResult) -> Styled:
 def plain_conversation(result: ConversationResult) -> bytes:
     """One conversation's text block, plain, as UTF-8 (what a worker sends back for piped output)."""
     return render_conversation(result).plain.encode("utf-8")
+
+
+def plain_failing_checks(result: ConversationResult) -> bytes:
+    """One conversation's failing checks as a plain block; empty for a conversation that passed."""
+    return render_conversation(result, failing_only=True).plain.encode("utf-8")
+
+
+def render_more_failures(hidden: int, where: str) -> Styled:
+    """The line after the failing conversations shown: how many more there are, and where to see them."""
+    return Styled(f"{hidden:,} more failing or errored: see {where}\n", "bold")
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def render_check_table(stats: CheckStats, *, examples: bool = True) -> Styled:
+    """Each check of a batch that failed or errored somewhere, most failures first: its counts, failure rate and
+    a few conversations it failed; the checks that never did, in one line."""
+    rows = sorted((row for row in stats if row.counts.failed or row.counts.errored), key=lambda row: (-row.counts.failed, -row.counts.errored))
+    text = Styled("checks, most failures first:\n" if rows else "", "bold")
+    if rows:
+        text.append(f"  {'fail':>7} {'pass':>7} {'skip':>6} {'error':>6} {'fail rate':>9}  check\n", "dim")
+    for row in rows:
+        c = row.counts
+        text.append(f"  {c.failed:>7,}", "red" if c.failed else "")
+        text.append(f" {c.passed:>7,} {c.skipped:>6,}")
+        text.append(f" {c.errored:>6,}", "yellow" if c.errored else "")
+        scenario = f"{shown(row.scenario)}: " if row.scenario is not None else ""
+        text.append(f" {_rate(row.failure_rate):>9}  {scenario}{shown(row.label)}")
+        if examples and row.examples:
+            text.append(f"  e.g. {shown(row.examples[0])}", "dim")
+        text.append("\n")
+    quiet = len(stats) - len(rows)
+    if quiet:
+        text.append(f"{quiet} check{'s' if quiet != 1 else ''} never failed or errored\n", "green" if rows else "")
+    scores = stats.sop_scores
+    if scores.conversations:
+        below = f"; {scores.below_threshold:,} of {scores.with_threshold:,} below their threshold" if scores.with_threshold else ""
+        text.append(f"SOP score: mean {scores.mean:.2f} (lowest {scores.lowest:.2f}, highest {scores.highest:.2f}) over {scores.conversations:,}{below}\n")
+    return text
 
 
 def render_tally(counts: Counts) -> Styled:

@@ -390,6 +390,7 @@ def _sop_scores_document(scores: SopScores) -> dict[str, Any]:
         "mean": scores.mean,
         "min": scores.lowest,
         "max": scores.highest,
+        "with_threshold": scores.with_threshold,
         "below_threshold": scores.below_threshold,
         "histogram": scores.buckets,
     }

@@ -58,6 +58,8 @@ class SopScores:
     total: float = 0.0
     lowest: float | None = None
     highest: float | None = None
+    #: Of the conversations whose SOP has a threshold, how many there were and how many scored below it.
+    with_threshold: int = 0
     below_threshold: int = 0
     buckets: list[int] = field(default_factory=lambda: [0] * SCORE_BUCKETS)
 
@@ -70,7 +72,9 @@ class SopScores:
         self.total += score
         self.lowest = score if self.lowest is None else min(self.lowest, score)
         self.highest = score if self.highest is None else max(self.highest, score)
-        self.below_threshold += threshold is not None and score < threshold
+        if threshold is not None:
+            self.with_threshold += 1
+            self.below_threshold += score < threshold
         self.buckets[min(int(score * SCORE_BUCKETS), SCORE_BUCKETS - 1)] += 1
 
     def merge(self, other: SopScores) -> None:
@@ -80,6 +84,7 @@ class SopScores:
         self.total += other.total
         self.lowest = other.lowest if self.lowest is None else min(self.lowest, other.lowest)  # type: ignore[type-var]
         self.highest = other.highest if self.highest is None else max(self.highest, other.highest)  # type: ignore[type-var]
+        self.with_threshold += other.with_threshold
         self.below_threshold += other.below_threshold
         self.buckets = [a + b for a, b in zip(self.buckets, other.buckets)]
 

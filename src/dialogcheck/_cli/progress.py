@@ -1,0 +1,97 @@
+"""Progress of a long batch on stderr: a live bar on a terminal, a plain line at intervals everywhere else.
+
+A CI log shows nothing of a batch until it ends unless something is written
+while it runs; a line every `interval` seconds (10 by default,
+`DIALOGCHECK_PROGRESS_INTERVAL` to change it) says how far it got without
+flooding the log. The line is written by a timer thread from the last counts
+it was given, so a batch waiting on a slow agent still shows it is alive.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+from .._redact import mask
+from ..results.model import Counts
+from .output import console
+
+#: Seconds between two plain progress lines when stderr is not a terminal.
+INTERVAL_SECONDS = 10.0
+
+
+def _interval() -> float:
+    given = os.environ.get("DIALOGCHECK_PROGRESS_INTERVAL")
+    try:
+        return max(float(given), 0.05) if given else INTERVAL_SECONDS
+    except ValueError:
+        return INTERVAL_SECONDS
+
+
+def _elapsed(seconds: float) -> str:
+    minutes, seconds = divmod(int(seconds), 60)
+    return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
+
+
+class Progress:
+    """How many of a batch's conversations or runs are done, and how they ended, while it runs.
+
+    `noun` names what is counted (`conversations`, `runs`); `total`, when known, is how many are planned.
+    """
+
+    def __init__(self, noun: str, total: int | None = None) -> None:
+        self.noun, self.total = noun, total
+        self.counts = Counts()
+        self.current = ""
+        self.started = time.monotonic()
+        self._bar = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Progress:
+        if sys.stderr.isatty():
+            self._start_bar()
+        else:
+            self._thread = threading.Thread(target=self._tick, name="dialogcheck-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._bar is not None:
+            self._bar.stop()
+
+    def add(self, counts: Counts, current: str = "") -> None:
+        """Count what just finished (`current` names the last one, on the bar)."""
+        self.counts.update(counts)
+        self.current = current
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.counts.total, description=self.current or "checking", tally=self.tally())
+
+    def tally(self) -> str:
+        c = self.counts
+        return f"{c.passed:,} passed, {c.failed:,} failed, {c.errored:,} errored"
+
+    def line(self) -> str:
+        """The plain progress line: `dialogcheck: 1,200 of 5,000 runs done (...), 30 s`."""
+        done = f"{self.counts.total:,} of {self.total:,}" if self.total is not None else f"{self.counts.total:,}"
+        return f"dialogcheck: {done} {self.noun} done ({self.tally()}), {_elapsed(time.monotonic() - self.started)}\n"
+
+    def _tick(self) -> None:
+        interval = _interval()
+        while not self._stop.wait(interval):
+            sys.stderr.write(mask(self.line()))
+            sys.stderr.flush()
+
+    def _start_bar(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+
+        columns = [TextColumn("[bold]{task.description}"), BarColumn()]
+        columns += [MofNCompleteColumn()] if self.total is not None else [TextColumn("{task.completed:,} " + self.noun)]
+        self._bar = Bar(*columns, TextColumn("{task.fields[tally]}"), TimeElapsedColumn(), console=console(stderr=True), transient=True)
+        self._task = self._bar.add_task(self.current or "checking", total=self.total, tally="")
+        self._bar.start()
