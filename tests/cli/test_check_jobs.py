@@ -49,10 +49,12 @@ def line_numbers(path: Path) -> dict[int, int]:
     return numbers
 
 
-@pytest.mark.parametrize("output_format", ["text", "json"])
+@pytest.mark.parametrize("output_format", ["text", "text-all", "json"])
 def test_two_jobs_write_the_bytes_one_job_writes(batch, output_format):
-    one = run("--jobs", "1", "--no-judge", "--format", output_format, "--scenario", SCENARIO, batch)
-    two = run("--jobs", "2", "--no-judge", "--format", output_format, "--scenario", SCENARIO, batch)
+    show = ("--show", "all") if output_format == "text-all" else ()
+    output_format = output_format.removesuffix("-all")
+    one = run("--jobs", "1", "--no-judge", "--format", output_format, *show, "--scenario", SCENARIO, batch)
+    two = run("--jobs", "2", "--no-judge", "--format", output_format, *show, "--scenario", SCENARIO, batch)
     assert one.returncode == two.returncode == 1, two.stderr
     assert one.stderr == two.stderr == b""
     assert two.stdout == one.stdout
@@ -64,7 +66,8 @@ def test_two_jobs_write_the_bytes_one_job_writes(batch, output_format):
         assert verdict_counts(document["summary"]) == {"conversations": COUNT, "passed": 720, "failed": 480, "errored": 0}
         assert document["summary"]["checks"] == per_check_stats(document["conversations"])  # merged from the workers' chunks
     else:
-        assert two.stdout.count(b"  verdict: ") == COUNT
+        assert two.stdout.count(b"  verdict: ") == (COUNT if show else 20)  # every conversation, or the first 20 failing
+        assert show or b"\n460 more failing or errored: see --format json, --output or --html\n" in two.stdout
         assert two.stdout.endswith(f"\n{COUNT} conversations: 720 passed, 480 failed, 0 errored\n".encode())
 
 
@@ -115,8 +118,8 @@ def test_a_streamed_input_stops_at_its_first_bad_record_in_input_order(tmp_path)
     bad_line = json.dumps(tracker)
     column = bad_line.index('"text": 7') + 1
     path = write_with(tmp_path, "stream.jsonl", {899: bad_line, 1_150: cut_short(1_150)})
-    one = run("--stream", "--jobs", "1", "--no-judge", "--scenario", SCENARIO, path)
-    two = run("--stream", "--jobs", "2", "--no-judge", "--scenario", SCENARIO, path)
+    one = run("--stream", "--jobs", "1", "--no-judge", "--show", "all", "--scenario", SCENARIO, path)
+    two = run("--stream", "--jobs", "2", "--no-judge", "--show", "all", "--scenario", SCENARIO, path)
     assert one.returncode == two.returncode == 2
     assert two.stdout == one.stdout
     assert two.stdout.count(b"  verdict: ") == 899  # everything before the bad record, judged as it was read

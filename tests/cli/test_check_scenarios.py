@@ -78,7 +78,7 @@ def test_each_conversation_is_judged_against_the_scenario_it_names(named):
     ]
     folder = check("--format", "json", "--scenario", SCENARIOS, named)  # a folder of scenarios: the same pairs
     assert folder.returncode == 0 and json.loads(folder.stdout)["conversations"] == document["conversations"]
-    text = check("--scenario", CONFIRMS, "--scenario", ONE_TURN, named)
+    text = check("--show", "all", "--scenario", CONFIRMS, "--scenario", ONE_TURN, named)
     assert f"{named}#a  Agent asks before ordering and orders once (card_replace_confirms_first)\n" in text.stdout.decode()
 
 

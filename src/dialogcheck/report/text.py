@@ -111,7 +111,8 @@ def render_check_table(stats: CheckStats, *, examples: bool = True) -> Styled:
         text.append(f" {c.passed:>7,} {c.skipped:>6,}")
         text.append(f" {c.errored:>6,}", "yellow" if c.errored else "")
         scenario = f"{shown(row.scenario)}: " if row.scenario is not None else ""
-        text.append(f" {_rate(row.failure_rate):>9}  {scenario}{shown(row.label)}")
+        number = f"#{row.index} " if row.kind is CheckKind.ASSERTION else ""
+        text.append(f" {_rate(row.failure_rate):>9}  {scenario}{number}{shown(row.label)}")
         if examples and row.examples:
             text.append(f"  e.g. {shown(row.examples[0])}", "dim")
         text.append("\n")
@@ -121,7 +122,7 @@ def render_check_table(stats: CheckStats, *, examples: bool = True) -> Styled:
     scores = stats.sop_scores
     if scores.conversations:
         below = f"; {scores.below_threshold:,} of {scores.with_threshold:,} below their threshold" if scores.with_threshold else ""
-        text.append(f"SOP score: mean {scores.mean:.2f} (lowest {scores.lowest:.2f}, highest {scores.highest:.2f}) over {scores.conversations:,}{below}\n")
+        text.append(f"SOP score: mean {scores.mean:.2f} (lowest {scores.lowest:.2f}, highest {scores.highest:.2f}) over {scores.conversations:,} conversations{below}\n")
     return text
 
 
