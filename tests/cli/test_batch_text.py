@@ -1,0 +1,142 @@
+"""`check` and `run` text at scale: a batch shows its failures (at most --max-failures of them) and the per-check
+table, one conversation shows all of it, and progress goes to stderr: a bar on a terminal, a line at intervals
+elsewhere. Every case is the installed command in a real subprocess."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE
+from tests.engines.batches import SCENARIO, write_batch
+
+DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
+DAMAGED = EXAMPLE / "eval" / "scenarios" / "card_replace_damaged.yml"
+CONVERSATIONS = EXAMPLE / "conversations"
+FAILING = 6  # of the 8 example conversations, against DAMAGED
+
+
+def command(*args, **env) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR")}
+    return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, text=True, env={**clean, **env}, timeout=300)
+
+
+def blocks(stdout: str) -> list[str]:
+    """The conversation blocks of a text output (each begins with its source and ends with its verdict)."""
+    return [block for block in stdout.split("\n\n") if "\n  verdict: " in block]
+
+
+def test_a_batch_shows_only_its_failing_checks_then_the_table():
+    done = command("check", "--no-judge", "--scenario", DAMAGED, CONVERSATIONS)
+    assert done.returncode == 1, done.stderr
+    shown = blocks(done.stdout)
+    assert len(shown) == FAILING  # the two passing conversations are not shown
+    assert all("  PASS  " not in block and "  SKIP  " not in block for block in shown)
+    assert all("  FAIL  " in block for block in shown)
+    table = done.stdout[done.stdout.index("checks, most failures first:\n"):]
+    assert "  #7 memory_was_cleared card_replace.draft_order_id  e.g. " in table.splitlines()[2]
+    assert done.stdout.endswith("8 conversations: 2 passed, 6 failed, 0 errored\n1 LLM-judged check per conversation skipped (--no-judge)\n")
+    assert "more failing" not in done.stdout
+
+
+@pytest.mark.parametrize("most", [0, 2, 5])
+def test_max_failures_caps_the_conversations_shown_and_says_how_many_more(most):
+    done = command("check", "--no-judge", "--max-failures", most, "--scenario", DAMAGED, CONVERSATIONS)
+    assert len(blocks(done.stdout)) == most
+    assert f"\n{FAILING - most:,} more failing or errored: see --format json, --output or --html\n" in done.stdout
+    assert "checks, most failures first:" in done.stdout  # the table counts every conversation whatever is shown
+
+
+def test_show_all_shows_every_check_of_every_conversation():
+    done = command("check", "--no-judge", "--show", "all", "--max-failures", "1", "--scenario", DAMAGED, CONVERSATIONS)
+    shown = blocks(done.stdout)
+    assert len(shown) == 8 and sum("  PASS  " in block for block in shown) == 8
+    assert "more failing" not in done.stdout and "checks, most failures first:" in done.stdout
+
+
+def test_one_failing_conversation_is_shown_whole():
+    done = command("check", "--no-judge", "--max-failures", "0", "--scenario", DAMAGED, CONVERSATIONS / "damaged_card_express.jsonl")
+    assert done.returncode == 1
+    (block,) = blocks(done.stdout)
+    assert "  PASS  skill_activated card_replace" in block and "  FAIL  tool_executed order_replacement" in block
+    assert "checks, most failures first" not in done.stdout and "conversations:" not in done.stdout
+
+
+def test_a_terminal_gets_the_same_text_in_colour():
+    piped = command("check", "--no-judge", "--max-failures", "3", "--scenario", DAMAGED, CONVERSATIONS)
+    styled = command("check", "--no-judge", "--max-failures", "3", "--scenario", DAMAGED, CONVERSATIONS, FORCE_COLOR="1")
+    assert "\x1b[" in styled.stdout
+    from rich.text import Text
+
+    assert Text.from_ansi(styled.stdout).plain == piped.stdout
+
+
+def test_run_groups_the_same_failure_of_repeated_runs(tmp_path):
+    done = command("run", "--no-judge", "--runs", "3", "--results", tmp_path / "results", EXAMPLE / "eval" / "scenarios" / "run_stolen_card.yml")
+    assert done.returncode == 1, done.stderr
+    fails = [line for line in done.stdout.splitlines() if line.startswith("FAIL  ")]
+    assert len(fails) == 2 and all(line.startswith("FAIL  run_stolen_card runs 1-3: ") for line in fails)
+    assert "  run_stolen_card: #4 sequencing" in done.stdout  # the table, by scenario
+    assert (tmp_path / "results" / "summary.txt").read_text().count("FAIL  run_stolen_card runs 1-3: ") == 2
+    capped = command("report", "--max-failures", "1", tmp_path / "results")
+    assert sum(line.startswith("FAIL  ") for line in capped.stdout.splitlines()) == 1
+    assert "1 more failures: see summary.json, report.html or `dialogcheck report --show all`" in capped.stdout
+    every = command("report", "--show", "all", tmp_path / "results")
+    assert every.stdout.count("\nrun_stolen_card run ") == 3 and "  PASS  " in every.stdout
+
+
+# -- progress ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory) -> Path:
+    return write_batch(tmp_path_factory.mktemp("progress") / "batch.jsonl", 1_200)
+
+
+def test_without_a_terminal_progress_is_a_plain_line_at_intervals(big):
+    done = command("check", "--no-judge", "--format", "json", "--jobs", "1", "--scenario", SCENARIO, big, DIALOGCHECK_PROGRESS_INTERVAL="0.05")
+    lines = done.stderr.splitlines()
+    assert lines and all(line.startswith("dialogcheck: ") and " conversations done (" in line for line in lines)
+    assert "passed" in lines[-1] and "failed" in lines[-1]
+    quiet = command("check", "--no-judge", "--format", "json", "--jobs", "1", "--scenario", SCENARIO, big)
+    assert quiet.stderr == "" and quiet.stdout == done.stdout  # the default interval (here an hour) never came
+
+
+def test_run_progress_lines_count_the_planned_runs(tmp_path):
+    done = command("run", "--no-judge", "--runs", "10", "--results", tmp_path / "r", EXAMPLE, DIALOGCHECK_PROGRESS_INTERVAL="0.05")
+    lines = [line for line in done.stderr.splitlines() if line.startswith("dialogcheck: ")]
+    assert lines and all(" of 120 runs done (" in line for line in lines)
+
+
+def test_on_a_terminal_progress_is_a_bar_on_stderr(big, tmp_path):
+    """stderr a pseudo-terminal, stdout a file: the bar goes to the terminal, the results stay clean."""
+    leader, follower = pty.openpty()
+    clean = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR")}
+    out = tmp_path / "stdout.json"
+    with out.open("wb") as stdout_file:
+        process = subprocess.Popen([str(DIALOGCHECK), "check", "--no-judge", "--format", "json", "--jobs", "1", "--scenario", str(SCENARIO), str(big)],
+                                   stdout=stdout_file, stderr=follower, env=clean)
+    os.close(follower)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([leader], [], [], 60)
+        if not ready:
+            break
+        try:
+            piece = os.read(leader, 65536)
+        except OSError:  # the command ended and closed its side
+            break
+        if not piece:
+            break
+        seen += piece
+    assert process.wait(60) == 1
+    os.close(leader)
+    stdout = out.read_bytes()
+    assert b"conversations" in seen and b"passed" in seen  # the bar's count and tally
+    assert stdout.startswith(b'{"conversations": [') and b"dialogcheck:" not in stdout
