@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import EXAMPLE
 from tests.engines.batches import example_events
-from tests.stats_helpers import verdict_counts
+from tests.stats_helpers import per_check_stats, verdict_counts
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 SCENARIOS = EXAMPLE / "eval" / "scenarios"
@@ -218,6 +218,10 @@ def test_tau_bench_reproduces_from_the_command_line(tmp_path):
     recorded = {f"task-{r['task_id']}-trial-{r['trial']}": r["reward"] for r in json.loads((TAU_DATA / "tau_bench_airline_sample.json").read_text())}
     assert {cid: scenario for cid, (scenario, _) in judged.items()} == {cid: f"tau-bench-task-{cid.split('-')[1]}" for cid in recorded}
     assert {cid: verdict == "pass" for cid, (_, verdict) in judged.items()} == {cid: reward == 1.0 for cid, reward in recorded.items()}
+    document = json.loads(done.stdout)
+    checks = document["summary"]["checks"]
+    assert checks == per_check_stats(document["conversations"])  # each task's checks, by scenario
+    assert {row["scenario"] for row in checks} == {f"tau-bench-task-{cid.split('-')[1]}" for cid in recorded}
 
 
 def test_missing_and_broken_scenarios_are_bad_input_naming_them(tmp_path, named):
