@@ -27,7 +27,6 @@ from ..report.styled import Styled
 from ..report.text import plain_conversation, plain_failing_checks, render_output_summary
 from ..results.atomic import write_atomic
 from ..results.codec import check_summary_document, conversation_line
-from ..results.model import Counts
 from .check_output import JsonWriter, TextWriter, print_warnings
 from .env_options import env_options
 from .progress import Progress
@@ -300,7 +299,7 @@ def _check_locally(batch: CheckBatch, out: CheckOptions) -> None:
             with Progress("conversations") as progress:
                 for item in batch.judged(encode, join, with_results=writer_needs_results(out.output_format), encode_alone=alone):
                     writer.add(item)
-                    progress.add(item.counts if isinstance(item, ChunkResult) else Counts([item.verdict]))
+                    progress.add(item.counts if isinstance(item, ChunkResult) else item.verdict)
         if batch.tally.counts.total == 0:
             raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(out.conversations))
         _write_reports(batch, out.junit_path, out.html_path)

@@ -15,6 +15,7 @@ import threading
 import time
 
 from .._redact import mask
+from ..checks.base import Outcome
 from ..results.model import Counts
 from .output import console
 
@@ -65,9 +66,12 @@ class Progress:
         if self._bar is not None:
             self._bar.stop()
 
-    def add(self, counts: Counts, current: str = "") -> None:
-        """Count what just finished (`current` names the last one, on the bar)."""
-        self.counts.update(counts)
+    def add(self, done: Outcome | Counts, current: str = "") -> None:
+        """Count what just finished: one verdict, or a chunk's counts (`current` names the last one, on the bar)."""
+        if isinstance(done, Counts):
+            self.counts.update(done)
+        else:
+            self.counts.add(done)
         self.current = current
         if self._bar is not None:
             self._bar.update(self._task, completed=self.counts.total, description=self.current or "checking", tally=self.tally())

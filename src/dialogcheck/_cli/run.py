@@ -21,7 +21,7 @@ from ..report.batch_text import render_summary
 from ..report.json import dumps
 from ..report.styled import Styled
 from ..results.codec import summary_document
-from ..results.model import BatchResult, Counts
+from ..results.model import BatchResult
 from ..results.plan import MAX_RUNS
 from ..runner.scenarios import ScenarioBatch, write_reports
 from .env_options import env_options
@@ -165,7 +165,7 @@ def _run(batch: ScenarioBatch) -> BatchResult:
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:
         with Progress("runs", len(batch.plan.run_keys())) as progress:
-            return batch.run(lambda run: progress.add(Counts([run.verdict]), f"{run.slug} run {run.number}"), interrupt.started)
+            return batch.run(lambda run: progress.add(run.verdict, f"{run.slug} run {run.number}"), interrupt.started)
     finally:
         signal.signal(signal.SIGTERM, previous)
 

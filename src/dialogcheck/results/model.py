@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import Any
 
 from .._shown import cut
@@ -197,13 +198,19 @@ class ConversationResult:
 
     def checks(self) -> Iterator[CheckLine]:
         """Every check in the order it is reported: assertions, SOP steps, criteria."""
-        for i, r in enumerate(self.assertions, 1):
-            yield CheckLine(CheckKind.ASSERTION, i, r.outcome, r.detail, r.evidence, check=r.check)
+        return iter(self._lines)
+
+    @cached_property
+    def _lines(self) -> tuple[CheckLine, ...]:
+        """The checks as lines, made once: the encoder, the statistics and the reports all read them."""
+        lines = [CheckLine(CheckKind.ASSERTION, i, r.outcome, r.detail, r.evidence, check=r.check) for i, r in enumerate(self.assertions, 1)]
         if self.sop is not None:
-            for s in self.sop.results:
-                yield CheckLine(CheckKind.SOP, None, s.result.outcome, s.result.detail, s.result.evidence, check=s.result.check, step=s.step)
-        for i, c in enumerate(self.criteria, 1):
-            yield CheckLine(CheckKind.CRITERION, i, c.outcome, c.detail, check=c.check, usage=c.usage)
+            lines += [
+                CheckLine(CheckKind.SOP, None, s.result.outcome, s.result.detail, s.result.evidence, check=s.result.check, step=s.step)
+                for s in self.sop.results
+            ]
+        lines += [CheckLine(CheckKind.CRITERION, i, c.outcome, c.detail, check=c.check, usage=c.usage) for i, c in enumerate(self.criteria, 1)]
+        return tuple(lines)
 
     def check_counts(self) -> Counts:
         """The outcome of every single check, optional SOP steps included."""

@@ -95,13 +95,19 @@ class CheckStats:
     def __init__(self) -> None:
         self.rows: dict[tuple, CheckStat] = {}
         self.sop_scores = SopScores()
+        #: Per scenario, its rows in the order its results list their checks (which every result of one
+        #: scenario shares), so a result is counted without looking each check up.
+        self._in_order: dict[str | None, list[CheckStat]] = {}
 
     def add(self, result: ConversationResult, example: str, scenario: str | None = None) -> None:
         """Count every check of one result; `example` is how a failure names it (its source, or `slug run N`);
         `scenario` (else the result's own) tells apart the checks of different scenarios."""
         scenario = scenario or result.scenario
-        for line in result.checks():
-            row = self._row(line, scenario)
+        lines = tuple(result.checks())
+        rows = self._in_order.get(scenario)
+        if rows is None or len(rows) != len(lines):
+            rows = self._in_order[scenario] = [self._row(line, scenario) for line in lines]
+        for row, line in zip(rows, lines):
             row.counts.add(line.outcome)
             if line.outcome is Outcome.FAIL and len(row.examples) < EXAMPLES:
                 row.examples.append(example)
@@ -121,17 +127,22 @@ class CheckStats:
         for key, row in other.rows.items():
             mine = self.rows.get(key)
             if mine is None:
-                self.rows[key] = CheckStat(row.kind, row.label, row.index, row.id, row.scenario, Counts(), [])
-                mine = self.rows[key]
+                mine = self.rows[key] = CheckStat(row.kind, row.label, row.index, row.id, row.scenario)
+                self._in_order.pop(row.scenario, None)  # rebuilt, with the new row, when its scenario comes again
             mine.merge(row)
         self.sop_scores.merge(other.sop_scores)
+
+    def __getstate__(self) -> dict:
+        return {"rows": self.rows, "sop_scores": self.sop_scores}  # the order index is rebuilt where it is needed
+
+    def __setstate__(self, state: dict) -> None:
+        self.rows, self.sop_scores, self._in_order = state["rows"], state["sop_scores"], {}
 
     def __iter__(self):
         return iter(self.rows.values())
 
     def __len__(self) -> int:
         return len(self.rows)
-
 
 
 def run_stats(runs: Iterable[RunResult]) -> CheckStats:
