@@ -9,10 +9,12 @@ its tracker form, which reads back (`parse.py`) as the same event.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import orjson
 
 from .model import Conversation
+
 
 def event_lines(objects: Iterable[Mapping[str, Any]]) -> bytes:
     """Native event objects as JSONL, one a line."""
