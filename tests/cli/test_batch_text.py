@@ -140,3 +140,12 @@ def test_on_a_terminal_progress_is_a_bar_on_stderr(big, tmp_path):
     stdout = out.read_bytes()
     assert b"conversations" in seen and b"passed" in seen  # the bar's count and tally
     assert stdout.startswith(b'{"conversations": [') and b"dialogcheck:" not in stdout
+
+
+def test_check_output_and_report_of_its_folder_print_the_same_table(tmp_path):
+    done = command("check", "--no-judge", "--output", tmp_path / "out", "--scenario", DAMAGED, CONVERSATIONS)
+    again = command("report", tmp_path / "out")
+    assert done.returncode == again.returncode == 1
+    table = done.stdout[: done.stdout.index("\n8 conversations:")]
+    assert table.startswith("checks, most failures first:\n") and "  #7 memory_was_cleared card_replace.draft_order_id" in table
+    assert again.stdout.startswith(table) and "results: 1 shard in " in again.stdout

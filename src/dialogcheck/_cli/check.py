@@ -400,7 +400,7 @@ def _summary(tally: CheckTally, folder: str, output_format: str) -> None:
     if output_format == "json":
         print_json(document)
     else:
-        print_text(render_output_summary(tally.counts, len(tally.shards), folder))
+        print_text(render_output_summary(tally.counts, tally.stats, len(tally.shards), folder))
         print_warnings(tally)
 
 

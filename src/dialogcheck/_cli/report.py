@@ -17,6 +17,7 @@ from ..report.html import render_check_html
 from ..report.json import dumps
 from ..report.junit import render_junit_check
 from ..report.text import render_output_summary, render_warnings
+from ..results.stats import CheckStats
 from ..results.atomic import write_atomic
 from ..results.load import CheckOutput, load_check_output, load_results
 from ..runner.scenarios import write_reports
@@ -53,7 +54,10 @@ def _report_check_output(found: CheckOutput, folder: str, html_path: str | None,
     elif output_format == "json":
         print_json(dumps(found.summary))
     else:
-        print_text(render_output_summary(found.counts, found.shards, folder))
+        stats = CheckStats()
+        for result in found.results:
+            stats.add(result, result.source)
+        print_text(render_output_summary(found.counts, stats, found.shards, folder))
         print_text(render_warnings(found.summary.get("warnings", ())), stderr=True)
     raise SystemExit(check_exit_code(found.counts, False))
 

@@ -131,9 +131,11 @@ def render_tally(counts: Counts) -> Styled:
     return Styled(f"\n{counts.total} conversations: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored\n", "bold")
 
 
-def render_output_summary(counts: Counts, shards: int, folder: str) -> Styled:
-    """What `check --output` (and `report` of its folder) prints: the counts and where the shards are."""
-    return Styled(
+def render_output_summary(counts: Counts, stats: CheckStats, shards: int, folder: str) -> Styled:
+    """What `check --output` (and `report` of its folder) prints: the per-check table, the counts and where the
+    shards are."""
+    table = render_check_table(stats)
+    return table.append("\n" if table.pieces else "").append(
         f"{counts.total} conversations: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored\n"
         f"results: {shards} shard{'s' if shards != 1 else ''} in {folder}\n"
     )
