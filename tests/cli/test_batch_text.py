@@ -148,4 +148,4 @@ def test_check_output_and_report_of_its_folder_print_the_same_table(tmp_path):
     assert done.returncode == again.returncode == 1
     table = done.stdout[: done.stdout.index("\n8 conversations:")]
     assert table.startswith("checks, most failures first:\n") and "  #7 memory_was_cleared card_replace.draft_order_id" in table
-    assert again.stdout.startswith(table) and "results: 1 shard in " in again.stdout
+    assert again.stdout.startswith(table) and "results: 8 shards in " in again.stdout  # a shard per file
