@@ -83,7 +83,7 @@ def test_too_deep_in_a_multi_chunk_file_is_the_same_for_one_and_two_jobs(tmp_pat
     path = tmp_path / "big.jsonl"
     path.write_text(with_line(tracker_lines(1_000), index, line))  # 3 MB: workers with --jobs 2
     for extra in ([], ["--stream"]):
-        done = run(*extra, "--jobs", jobs, path)
+        done = run(*extra, "--show", "all", "--jobs", jobs, path)
         assert done.returncode == 2, done.stderr[-2000:]
         assert done.stderr.decode() == expected_error(path, index + 1, line)
         if extra:
