@@ -201,13 +201,16 @@ def _first_line(first: bytes, file: str) -> _Conversation | None:
     """The first line's conversation when the file holds one a line; None when the file is one JSON document."""
     try:
         return _DECODER.decode(first)
-    except msgspec.ValidationError as err:
-        whole = orjson.loads(first)  # valid JSON, as msgspec validated it
+    except msgspec.ValidationError as err:  # msgspec may say so before it has read the whole line
+        try:
+            whole = orjson.loads(first)
+        except orjson.JSONDecodeError:
+            return None  # the first line of a document that spans several
         if isinstance(whole, dict) and "conversations" in whole:
             return None  # a batch document on one line
         raise _problem(err, first, file, 1) from None
     except msgspec.DecodeError:
-        return None  # the first line of a document that spans several
+        return None
 
 
 def _batch_lines(lines: Iterable[bytes], file: str) -> Iterator[tuple[int, _Conversation]]:
@@ -252,6 +255,8 @@ def _line_document(raw: bytes, file: str, line: int) -> _Conversation:
 
 def _whole(data: bytes, file: str) -> Iterator[tuple[int, _Conversation]]:
     """A document not in dialogcheck's line layout: one conversation's result, or `{"conversations": [...]}`."""
+    if not data.strip():
+        raise LoadError.one("the file is empty: expected the output of `dialogcheck check --format json`", file)
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as err:

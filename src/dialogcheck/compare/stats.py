@@ -79,7 +79,7 @@ def paired_permutation(base_rates: Sequence[float], new_rates: Sequence[float]) 
     import numpy as np
 
     changed = [(b, n) for b, n in zip(base_rates, new_rates) if b != n]
-    if not changed:
+    if len(changed) < 2:  # both ways of one change are as far from zero as it: every swap is as extreme
         return 1.0
     base = np.array([b for b, _ in changed])
     new = np.array([n for _, n in changed])
