@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import click
 
-from ..compare import ALPHA, MissingStats, compare_results, comparison_document
+from ..compare import ALPHA, MissingStats, compare_results, comparison_json
 from ..compare.model import Verdict
 from ..errors import LoadError
 from ..pairing import compile_pair
 from ..report.compare_text import MAX_ROWS, render_comparison
-from ..report.json import dumps
 from ..results.atomic import write_atomic
 from .output import EXIT_FAILED, EXIT_OK, FORMAT_OPTION, fail_with_load_error, print_json, print_text
 
@@ -61,7 +60,8 @@ def compare(base: str, new: str, match: str | None, alpha: float, fail_on: str |
     except LoadError as err:
         fail_with_load_error(err, output_format)
     if output_format == "json":
-        print_json(dumps(comparison_document(comparison)))
+        for piece in comparison_json(comparison):
+            print_json(piece)
     else:
         print_text(render_comparison(comparison, max_rows))
     raise SystemExit(EXIT_FAILED if fail_on == "regression" and comparison.verdict is Verdict.REGRESSED else EXIT_OK)

@@ -1,7 +1,7 @@
 """`dialogcheck compare`: what changed between two batches, per key, per check, and overall with a paired test."""
 
 from .changes import ALPHA, compare_results, compare_sides
-from .document import comparison_document
+from .document import comparison_document, comparison_json
 from .model import CheckFlips, CheckId, Comparison, KeyChange, Rate, Run, Side, Status, Verdict
 from .read import read_side
 from .stats import INSTALL_HINT, MissingStats
@@ -22,5 +22,6 @@ __all__ = [
     "compare_results",
     "compare_sides",
     "comparison_document",
+    "comparison_json",
     "read_side",
 ]

@@ -1,14 +1,41 @@
-"""`compare --format json`: a `Comparison` as one JSON document, `verdict` and `p_value` at the top."""
+"""`compare --format json`: a `Comparison` as one JSON document, `verdict` and `p_value` at the top.
+
+`comparison_document` is the document as a dict (for the library and the MCP
+server); `comparison_json` writes the same document in pieces, every key on a
+line of its own after the rest, so printing a hundred thousand keys never
+holds them all as dicts at once.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
+
+import orjson
 
 from .model import CheckFlips, CheckId, Comparison, KeyChange, Rate, SideSummary
 
+#: Keys encoded into one piece of `comparison_json`.
+_KEYS_A_PIECE = 1000
+
 
 def comparison_document(comparison: Comparison) -> dict[str, Any]:
-    """Everything `compare` concluded: the verdict, the test, every key, every check that flipped."""
+    """Everything `compare` concluded: the verdict, the test, every check that flipped, every key."""
+    return _head(comparison) | {"keys": [_key(key) for key in comparison.keys]}
+
+
+def comparison_json(comparison: Comparison) -> Iterator[str]:
+    """`comparison_document` as JSON text in pieces: the rest indented, then `"keys"`, one key a line."""
+    head = orjson.dumps(_head(comparison), option=orjson.OPT_INDENT_2).decode()
+    yield head[: -len("\n}")] + ',\n  "keys": ['
+    keys = comparison.keys
+    for start in range(0, len(keys), _KEYS_A_PIECE):
+        lines = (orjson.dumps(_key(key)).decode() for key in keys[start : start + _KEYS_A_PIECE])
+        yield ("," if start else "") + "\n" + ",\n".join(lines)
+    yield "\n  ]\n}\n"
+
+
+def _head(comparison: Comparison) -> dict[str, Any]:
     return {
         "verdict": comparison.verdict.value,
         "p_value": comparison.p_value,
@@ -23,7 +50,6 @@ def comparison_document(comparison: Comparison) -> dict[str, Any]:
         "judge_flips": comparison.judge_flips,
         "checks": [_flips(flips) for flips in comparison.checks],
         "noisy": [key.key for key in comparison.noisy],
-        "keys": [_key(key) for key in comparison.keys],
         "only_base": list(comparison.only_base),
         "only_new": list(comparison.only_new),
         "not_judged": list(comparison.not_judged),

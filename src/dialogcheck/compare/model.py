@@ -15,7 +15,7 @@ side. A key whose runs all errored on one side is not compared.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from ..checks.base import Outcome
@@ -53,7 +53,10 @@ class Verdict(str, Enum):
 
 @dataclass(frozen=True, slots=True)
 class CheckId:
-    """One check, named the same in both batches: where it is (scenario or SOP), its kind, number and label."""
+    """One check, named the same in both batches: where it is (scenario or SOP), its kind, number and label.
+
+    Its hash is computed once: comparing counts a check's outcomes in dicts, a hundred thousand runs over.
+    """
 
     kind: CheckKind
     #: The scenario or SOP it belongs to (the name its results give).
@@ -66,6 +69,13 @@ class CheckId:
     id: str | None = None
     #: Decided by the LLM judge (a criterion, an `llm_judge` step): its flip is a judge flip.
     judged: bool = False
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.kind, self.subject, self.label, self.index, self.id, self.judged)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def title(self) -> str:

@@ -80,17 +80,38 @@ class _Conversation(msgspec.Struct, gc=False):
 _DECODER = msgspec.json.Decoder(_Conversation)
 
 
+#: A check's identity and outcome as plain values: kind, subject, label, index, step id, judged, outcome.
+Raw = tuple[CheckKind, str, str, int | None, str | None, bool, Outcome]
+
+
 class Interner:
-    """One shared copy of each check identity, outcome pair and tuple of them, for both sides."""
+    """One shared copy of each check, each (check, outcome) pair and each tuple of them, for both sides.
+
+    Pairs are found by their plain values and tuples by the identity of their pairs, so a run costs
+    a dict lookup a check: no check is built or hashed twice.
+    """
 
     def __init__(self) -> None:
-        self._seen: dict[Any, Any] = {}
+        self._checks: dict[tuple[Any, ...], CheckId] = {}
+        self._pairs: dict[Raw, tuple[CheckId, Outcome]] = {}
+        self._tuples: dict[tuple[int, ...], tuple[tuple[CheckId, Outcome], ...]] = {}
 
-    def __call__(self, value: Any) -> Any:
-        return self._seen.setdefault(value, value)
+    def run(self, verdict: Outcome, raws: Iterable[Raw]) -> Run:
+        pairs = self._pairs
+        found = [pairs.get(raw) or self._pair(raw) for raw in raws]
+        key = tuple(map(id, found))
+        checks = self._tuples.get(key)
+        if checks is None:
+            checks = self._tuples[key] = tuple(found)
+        return Run(verdict, checks)
 
-    def run(self, verdict: Outcome, checks: Iterable[tuple[CheckId, Outcome]]) -> Run:
-        return Run(verdict, self(tuple(self((self(check), outcome)) for check, outcome in checks)))
+    def _pair(self, raw: Raw) -> tuple[CheckId, Outcome]:
+        identity = raw[:-1]
+        check = self._checks.get(identity)
+        if check is None:
+            check = self._checks[identity] = CheckId(*identity)
+        pair = self._pairs[raw] = (check, raw[-1])
+        return pair
 
 
 class _Collector:
@@ -144,31 +165,30 @@ def read_side(path: str | Path, pattern: re.Pattern[str] | None = None, interner
 # -- typed results (folders) -----------------------------------------------------------------------
 
 
-def _typed_checks(lines: Iterable[CheckLine], subject: str) -> Iterator[tuple[CheckId, Outcome]]:
+def _typed_checks(lines: Iterable[CheckLine], subject: str) -> Iterator[Raw]:
     """Each check of a typed result with its identity: what `_document_checks` gives from its document."""
     for line in lines:
         if line.kind is CheckKind.SOP:
             step = line.step
-            check = CheckId(CheckKind.SOP, subject, step.label or line.key, id=step.id, judged=line.key == "llm_judge")  # type: ignore[union-attr]
+            yield CheckKind.SOP, subject, step.label or line.key, None, step.id, line.key == "llm_judge", line.outcome  # type: ignore[union-attr]
         elif line.kind is CheckKind.CRITERION:
-            check = CheckId(CheckKind.CRITERION, subject, str(line.criterion), index=line.index, judged=True)
+            yield CheckKind.CRITERION, subject, str(line.criterion), line.index, None, True, line.outcome
         else:
-            check = CheckId(CheckKind.ASSERTION, subject, line.check.label, index=line.index)
-        yield check, line.outcome
+            yield CheckKind.ASSERTION, subject, line.check.label, line.index, None, False, line.outcome
 
 
 # -- documents of `check --format json` ------------------------------------------------------------
 
 
-def _document_checks(document: _Conversation) -> Iterator[tuple[CheckId, Outcome]]:
+def _document_checks(document: _Conversation) -> Iterator[Raw]:
     subject = document.subject
     for a in document.assertions:
         outcome = a.outcome if a.outcome is not None else Outcome.PASS if a.passed else Outcome.FAIL
-        yield CheckId(CheckKind.ASSERTION, subject, a.label or a.key, index=a.index), outcome
+        yield CheckKind.ASSERTION, subject, a.label or a.key, a.index, None, False, outcome
     for s in document.sop:
-        yield CheckId(CheckKind.SOP, subject, s.label or s.type, id=s.id, judged=s.type == "llm_judge"), s.outcome
+        yield CheckKind.SOP, subject, s.label or s.type, None, s.id, s.type == "llm_judge", s.outcome
     for number, c in enumerate(document.criteria, 1):
-        yield CheckId(CheckKind.CRITERION, subject, c.criterion, index=number, judged=True), c.outcome
+        yield CheckKind.CRITERION, subject, c.criterion, number, None, True, c.outcome
 
 
 def _name(document: _Conversation, path: Path, line: int) -> str:
