@@ -18,7 +18,8 @@ import pytest
 from dialogcheck import compare_results
 from dialogcheck.checks.base import Outcome
 from dialogcheck.compare import Status, Verdict
-from dialogcheck.compare.read import CHECK_FOLDER, JSON_DOCUMENT, RUN_FOLDER, read_side
+from dialogcheck.compare.model import CHECK_FOLDER, JSON_DOCUMENT, RUN_FOLDER
+from dialogcheck.compare.read import read_side
 from tests.compare.test_read import runs_of
 from tests.conftest import EXAMPLE
 

@@ -9,8 +9,8 @@ import pytest
 
 from dialogcheck import LoadError
 from dialogcheck.checks.base import Outcome
-from dialogcheck.compare.model import CheckId
-from dialogcheck.compare.read import JSON_DOCUMENT, _documents, read_side
+from dialogcheck.compare.model import JSON_DOCUMENT, CheckId
+from dialogcheck.compare.read import _documents, read_side
 from dialogcheck.results.model import CheckKind
 from tests.compare.builders import batch_bytes, document, simple
 

@@ -95,6 +95,12 @@ class Run:
     checks: tuple[tuple[CheckId, Outcome], ...] = ()
 
 
+#: What a side was read from (`Side.form`).
+RUN_FOLDER = "run results folder"
+CHECK_FOLDER = "check --output folder"
+JSON_DOCUMENT = "check --format json document"
+
+
 @dataclass(frozen=True)
 class Side:
     """One batch (BASE or NEW) as read: its runs by key, in the order the keys first appear."""

@@ -33,11 +33,7 @@ from ..pairing import pair_key
 from ..results.load import load_check_output, load_results
 from ..results.model import CheckKind, CheckLine
 from ..results.plan import value_offset
-from .model import CheckId, Run, Side
-
-RUN_FOLDER = "run results folder"
-CHECK_FOLDER = "check --output folder"
-JSON_DOCUMENT = "check --format json document"
+from .model import CHECK_FOLDER, JSON_DOCUMENT, RUN_FOLDER, CheckId, Run, Side
 
 #: The first line of `check --format json` for several conversations.
 _BATCH_START = b'{"conversations": ['
@@ -71,7 +67,6 @@ class _Conversation(msgspec.Struct, gc=False):
     subject: str = ""
     source: str | None = None
     conversation_id: str | None = None
-    scenario: str | None = None
     assertions: list[_Assertion] = []
     sop: list[_Step] = []
     criteria: list[_Criterion] = []
@@ -117,8 +112,8 @@ class Interner:
 class _Collector:
     """Runs gathered by key, in the order keys first appear; a name `--match` finds no key in is bad input."""
 
-    def __init__(self, source: str, form: str, pattern: re.Pattern[str] | None, interner: Interner):
-        self.source, self.form, self.pattern, self.intern = source, form, pattern, interner
+    def __init__(self, source: str, form: str, pattern: re.Pattern[str] | None):
+        self.source, self.form, self.pattern = source, form, pattern
         self.runs: dict[str, list[Run]] = {}
 
     def add(self, name: str, run: Run, file: str, line: int = 1) -> None:
@@ -139,22 +134,10 @@ def read_side(path: str | Path, pattern: re.Pattern[str] | None = None, interner
     path = Path(path)
     interner = interner or Interner()
     if path.is_dir():
-        found = load_check_output(path)
-        if found is not None:
-            collector = _Collector(str(path), CHECK_FOLDER, pattern, interner)
-            for result in found.results:
-                run = interner.run(result.verdict, _typed_checks(result.checks(), result.subject))
-                collector.add(result.conversation_id or result.source, run, str(path))
-            return collector.side()
-        batch = load_results(path)
-        collector = _Collector(str(path), RUN_FOLDER, pattern, interner)
-        for run in batch.runs:
-            subject = run.conversation.subject if run.conversation is not None else run.scenario.name
-            collector.add(run.slug, interner.run(run.verdict, _typed_checks(run.checks(), subject)), str(path))
-        return collector.side()
+        return _folder(path, pattern, interner)
     if not path.exists():
         raise LoadError.one("no such file or folder: give a `run` results folder, a `check --output` folder, or `check --format json` output", str(path))
-    collector = _Collector(str(path), JSON_DOCUMENT, pattern, interner)
+    collector = _Collector(str(path), JSON_DOCUMENT, pattern)
     for line, document in _documents(path):
         collector.add(_name(document, path, line), interner.run(document.verdict, _document_checks(document)), str(path), line)
     if not collector.runs:
@@ -163,6 +146,22 @@ def read_side(path: str | Path, pattern: re.Pattern[str] | None = None, interner
 
 
 # -- typed results (folders) -----------------------------------------------------------------------
+
+
+def _folder(path: Path, pattern: re.Pattern[str] | None, interner: Interner) -> Side:
+    """A `check --output` folder (conversations by id), else a `run` results folder (runs by scenario slug)."""
+    found = load_check_output(path)
+    if found is not None:
+        collector = _Collector(str(path), CHECK_FOLDER, pattern)
+        for result in found.results:
+            run = interner.run(result.verdict, _typed_checks(result.checks(), result.subject))
+            collector.add(result.conversation_id or result.source, run, str(path))
+        return collector.side()
+    collector = _Collector(str(path), RUN_FOLDER, pattern)
+    for run in load_results(path).runs:
+        subject = run.conversation.subject if run.conversation is not None else run.scenario.name
+        collector.add(run.slug, interner.run(run.verdict, _typed_checks(run.checks(), subject)), str(path))
+    return collector.side()
 
 
 def _typed_checks(lines: Iterable[CheckLine], subject: str) -> Iterator[Raw]:

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._shown import shown
-from ..compare.read import RUN_FOLDER
-from ..compare.model import STATUS_ORDER, CheckFlips, Comparison, KeyChange, SideSummary, Status, Verdict
+from ..compare.model import RUN_FOLDER, STATUS_ORDER, CheckFlips, Comparison, KeyChange, SideSummary, Status, Verdict
 from .styled import Styled
 
 MAX_ROWS = 20
