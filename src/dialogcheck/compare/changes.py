@@ -111,7 +111,13 @@ def _rate(runs: Sequence[Run]) -> Rate:
             passed += 1
         elif run.verdict is Outcome.FAIL:
             failed += 1
-    return Rate(passed, passed + failed, len(runs) - passed - failed)
+    return _shared_rate(passed, passed + failed, len(runs) - passed - failed)
+
+
+@cache
+def _shared_rate(passed: int, judged: int, errored: int) -> Rate:
+    """One `Rate` for every key that ran alike (a batch has few distinct ones)."""
+    return Rate(passed, judged, errored)
 
 
 @cache
@@ -133,7 +139,7 @@ def _status(before: Rate, after: Rate) -> Status:
 
 def _check_moves(base: Sequence[Run], new: Sequence[Run]) -> tuple[tuple[CheckId, ...], tuple[CheckId, ...]]:
     """The checks whose pass rate at this key fell, and rose; a check counts where it passed or failed."""
-    if len(base) == len(new) == 1 and base[0].checks is new[0].checks:  # interned: the same outcomes, nothing moved
+    if len(base) == len(new) == 1 and base[0] is new[0]:  # interned: the same verdict and outcomes, nothing moved
         return (), ()
     before, after = _check_rates(base), _check_rates(new)
     broke, mended = [], []

@@ -80,7 +80,7 @@ Raw = tuple[CheckKind, str, str, int | None, str | None, bool, Outcome]
 
 
 class Interner:
-    """One shared copy of each check, each (check, outcome) pair and each tuple of them, for both sides.
+    """One shared copy of each check, (check, outcome) pair, tuple of pairs and run, for both sides.
 
     Pairs are found by their plain values and tuples by the identity of their pairs, so a run costs
     a dict lookup a check: no check is built or hashed twice.
@@ -90,15 +90,20 @@ class Interner:
         self._checks: dict[tuple[Any, ...], CheckId] = {}
         self._pairs: dict[Raw, tuple[CheckId, Outcome]] = {}
         self._tuples: dict[tuple[int, ...], tuple[tuple[CheckId, Outcome], ...]] = {}
+        self._runs: dict[tuple[Outcome, int], Run] = {}
 
     def run(self, verdict: Outcome, raws: Iterable[Raw]) -> Run:
+        """The run of this verdict and these checks: one object for every run that ended the same."""
         pairs = self._pairs
         found = [pairs.get(raw) or self._pair(raw) for raw in raws]
         key = tuple(map(id, found))
         checks = self._tuples.get(key)
         if checks is None:
             checks = self._tuples[key] = tuple(found)
-        return Run(verdict, checks)
+        run = self._runs.get((verdict, id(checks)))
+        if run is None:
+            run = self._runs[verdict, id(checks)] = Run(verdict, checks)
+        return run
 
     def _pair(self, raw: Raw) -> tuple[CheckId, Outcome]:
         identity = raw[:-1]

@@ -20,7 +20,7 @@ CONFIDENCE = 0.95
 RESAMPLES = 9999
 SEED = 20240601
 #: Values the permutation test holds in memory at once (resamples times discordant keys).
-_BATCH_VALUES = 4_000_000
+_BATCH_VALUES = 250_000
 
 INSTALL_HINT = "`dialogcheck compare` needs scipy for its statistics: pip install 'dialogcheck[stats]'"
 
