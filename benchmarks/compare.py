@@ -45,6 +45,7 @@ MATCH = r"synth-\d*(\d{3})$"
 #: The baseline: every conversation line of each document decoded with orjson, a line at a time.
 DECODE = """\
 import sys, orjson
+decoded = 0
 for name in sys.argv[1:]:
     with open(name, "rb") as lines:
         next(lines)  # {"conversations": [
@@ -52,6 +53,8 @@ for name in sys.argv[1:]:
             if line.startswith(b"]"):
                 break
             orjson.loads(line.rstrip().removesuffix(b","))
+            decoded += 1
+print(decoded)
 """
 
 
