@@ -15,9 +15,10 @@ process, best of `--rounds`:
   the id as the key, so 1,000 keys of N/1,000 runs a side (the permutation
   test on per-key pass rates).
 
-It reports the seconds and peak RSS of each, the time ratio against the
-baseline, and, from the same commands on a tenth of the conversations, how
-peak RSS grows with the number of conversations.
+It reports the CPU and wall seconds and the peak RSS of each, the ratio of CPU
+time against the baseline's (on a shared machine wall time moves with the
+load far more), and, from the same commands on a tenth of the conversations,
+how peak RSS grows with the number of conversations.
 
 Run: .venv/bin/python benchmarks/compare.py                     # 100,000 conversations a side
      .venv/bin/python benchmarks/compare.py --conversations 20000 --rounds 1
@@ -36,7 +37,6 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import OUT, SCENARIO, cli_command, dataset, environ, log, save, table  # noqa: E402
-from scale import peak_rss  # noqa: E402
 
 WORK = OUT / "compare"
 #: The key of a conversation under `--match`: the last three digits of its id, so 1,000 keys.
@@ -55,6 +55,19 @@ for name in sys.argv[1:]:
             orjson.loads(line.rstrip().removesuffix(b","))
             decoded += 1
 print(decoded)
+"""
+
+
+#: Runs a command from a fresh process (so no other child counts): its peak RSS (KiB), wall seconds and CPU seconds.
+MEASURE = """\
+import resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+seconds = time.perf_counter() - start
+if done.returncode != 0 or b"Traceback" in done.stderr:
+    sys.exit(done.stderr.decode()[-2000:])
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(usage.ru_maxrss, seconds, usage.ru_utime + usage.ru_stime)
 """
 
 
@@ -78,9 +91,20 @@ def document(n: int, seed: int) -> Path:
 
 
 def measure(argv: list[str], rounds: int) -> dict[str, float]:
-    """Best seconds and highest peak RSS (MiB) of `argv` over `rounds` fresh processes."""
-    runs = [peak_rss(argv) for _ in range(rounds)]
-    return {"seconds": round(min(s for _, s in runs), 3), "peak_rss_mib": round(max(k for k, _ in runs) / 1024, 1)}
+    """Least CPU and wall seconds, and highest peak RSS (MiB), of `argv` over `rounds` fresh processes.
+
+    CPU time (user + system) is the figure compared: on a shared machine wall time moves with the
+    other sessions' load far more than CPU time does.
+    """
+    runs = []
+    for _ in range(rounds):
+        done = subprocess.run([sys.executable, "-c", MEASURE, *argv], capture_output=True, text=True, env=environ(), check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(argv[:3])}... failed: {done.stderr[-2000:]}")
+        kib, wall, cpu = done.stdout.split()
+        runs.append((int(kib), float(wall), float(cpu)))
+    return {"cpu_seconds": round(min(r[2] for r in runs), 3), "seconds": round(min(r[1] for r in runs), 3),
+            "peak_rss_mib": round(max(r[0] for r in runs) / 1024, 1)}
 
 
 def verdict(base: Path, new: Path, *options: str) -> dict[str, Any]:
@@ -103,7 +127,7 @@ def run_size(n: int, rounds: int) -> dict[str, Any]:
     found["result"] = verdict(base, new)
     found["result_match"] = verdict(base, new, "--match", MATCH)
     for name in ("compare", "compare_match"):
-        found[name]["ratio"] = round(found[name]["seconds"] / found["decode"]["seconds"], 2)
+        found[name]["ratio"] = round(found[name]["cpu_seconds"] / found["decode"]["cpu_seconds"], 2)
     return found
 
 
@@ -118,9 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     for n, f in found.items():
         for name, label in (("decode", "decode both (orjson, by line)"), ("compare", "compare"), ("compare_match", "compare --match (1,000 keys)")):
             ratio = f"{f[name]['ratio']:.2f}" if "ratio" in f[name] else ""
-            rows.append([f"{n:,}", label, f"{f[name]['seconds']:.2f}", ratio, f"{f[name]['peak_rss_mib']:,.1f}"])
+            rows.append([f"{n:,}", label, f"{f[name]['cpu_seconds']:.2f}", ratio, f"{f[name]['seconds']:.2f}", f"{f[name]['peak_rss_mib']:,.1f}"])
     print(f"\n## compare: two check --format json documents, best of {args.rounds}\n")
-    print(table(["conversations a side", "command", "seconds", "x decode", "peak RSS MiB"], rows))
+    print(table(["conversations a side", "command", "CPU s", "x decode", "wall s", "peak RSS MiB"], rows))
     small, large = (found[n] for n in sizes)
     growth = {name: round(large[name]["peak_rss_mib"] / small[name]["peak_rss_mib"], 2) for name in ("decode", "compare", "compare_match")}
     per_thousand = round((large["compare"]["peak_rss_mib"] - small["compare"]["peak_rss_mib"]) / ((sizes[1] - sizes[0]) / 1000), 2)

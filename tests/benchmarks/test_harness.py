@@ -141,4 +141,5 @@ def test_compare_measures_real_check_documents_against_decoding_every_line_of_th
     found = compare.run_size(200, 1)
     assert found["result"]["keys"] == 200 and found["result"]["test"] == "mcnemar"
     assert found["result_match"]["keys"] == 200  # the last 3 digits of 200 ids: 1,000 keys take 1,000 conversations or more
-    assert found["compare"]["ratio"] == pytest.approx(found["compare"]["seconds"] / found["decode"]["seconds"], rel=0.01)
+    assert found["compare"]["ratio"] == pytest.approx(found["compare"]["cpu_seconds"] / found["decode"]["cpu_seconds"], rel=0.01)
+    assert 0 < found["decode"]["cpu_seconds"] and found["compare"]["peak_rss_mib"] > found["decode"]["peak_rss_mib"]
