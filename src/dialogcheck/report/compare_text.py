@@ -46,7 +46,7 @@ def p_text(p_value: float) -> str:
 
 def _side_line(name: str, side: SideSummary) -> str:
     noun = "runs" if side.form == RUN_FOLDER else "conversations"
-    return f"{name:<5}{shown(side.source)} ({side.form}): {side.runs} {noun}, {side.keys} keys\n"
+    return f"{name:<5}{shown(side.source)} ({side.form}): {side.runs:,} {noun}, {side.keys:,} keys\n"
 
 
 def render_comparison(comparison: Comparison, max_rows: int = MAX_ROWS) -> Styled:
@@ -57,7 +57,7 @@ def render_comparison(comparison: Comparison, max_rows: int = MAX_ROWS) -> Style
         text.append(f"keys: what --match /{shown(comparison.match)}/ captures\n", "dim")
     _overall(text, comparison)
     counts = comparison.status_counts()
-    text.append("\nkeys: " + ", ".join(f"{counts[status]} {status}" for status in STATUS_ORDER) + "\n")
+    text.append("\nkeys: " + ", ".join(f"{counts[status]:,} {status}" for status in STATUS_ORDER) + "\n")
     for status in (Status.REGRESSED, Status.FIXED):
         _key_list(text, f"{status}", comparison.by_status(status), max_rows, _STATUS_STYLES[status])
     noisy = comparison.noisy
@@ -72,7 +72,7 @@ def _overall(text: Styled, comparison: Comparison) -> None:
     compared = len(comparison.keys)
     text.append(
         f"\npass rate {percent(comparison.base.pass_rate)} -> {percent(comparison.new.pass_rate)}: "
-        f"{points(comparison.change)} points (95% interval {interval_text(comparison.interval)}) over {compared} keys\n"
+        f"{points(comparison.change)} points (95% interval {interval_text(comparison.interval)}) over {compared:,} keys\n"
     )
     text.append(f"{_TESTS[comparison.test]}: p = {p_text(comparison.p_value)}\n")
     text.append("verdict: ")
@@ -92,9 +92,9 @@ def _key_row(key: KeyChange, width: int) -> str:
 def _key_list(text: Styled, heading: str, keys: Sequence[KeyChange], max_rows: int, style: str) -> None:
     if not keys:
         return
-    text.append(f"\n{heading} ({len(keys)}):\n", style)
+    text.append(f"\n{heading} ({len(keys):,}):\n", style)
     shown_keys = keys[:max_rows]
-    width = min(max(len(key.key) for key in shown_keys), _KEY_WIDTH)
+    width = min(max((len(key.key) for key in shown_keys), default=0), _KEY_WIDTH)
     for key in shown_keys:
         text.append(_key_row(key, width))
     _more(text, len(keys) - len(shown_keys))
@@ -102,7 +102,7 @@ def _key_list(text: Styled, heading: str, keys: Sequence[KeyChange], max_rows: i
 
 def _more(text: Styled, hidden: int) -> None:
     if hidden > 0:
-        text.append(f"  {hidden} more: see --format json or --html\n", "dim")
+        text.append(f"  {hidden:,} more: see --format json or --html\n", "dim")
 
 
 def _checks(text: Styled, checks: Sequence[CheckFlips], max_rows: int) -> None:
@@ -138,4 +138,4 @@ def _left_out(text: Styled, comparison: Comparison) -> None:
     ):
         if keys:
             some = ", ".join(shown(key) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
-            text.append(f"{label}: {len(keys)} keys ({some})\n", "dim")
+            text.append(f"{label}: {len(keys):,} keys ({some})\n", "dim")
