@@ -113,12 +113,15 @@ def test_the_command_exits_1_on_the_regression_with_fail_on(run_folders):
 
 @pytest.fixture(scope="module")
 def check_outputs(tmp_path_factory) -> tuple[Path, Path, Path]:
-    """The example conversations against the example SOP: a `--output` folder, the `--format json` document, and `--jobs 2`'s."""
+    """The example conversations against the example SOP: `--output` folders (JSONL and Parquet shards beside it), the
+    `--format json` document, and `--jobs 2`'s."""
     root = tmp_path_factory.mktemp("check_outputs")
     sop = EXAMPLE / "sops" / "replace_card.yml"
     conversations = EXAMPLE / "conversations"
     folder = root / "out"
     assert dialogcheck("check", "--no-judge", "--sop", sop, conversations, "--output", folder).returncode == 1
+    parquet = dialogcheck("check", "--no-judge", "--sop", sop, conversations, "--output", root / "parquet", "--output-format", "parquet")
+    assert parquet.returncode == 1, parquet.stderr
     documents = []
     for jobs in ("1", "2"):
         done = dialogcheck("check", "--no-judge", "--sop", sop, conversations, "--format", "json", "--jobs", jobs)
@@ -131,8 +134,9 @@ def check_outputs(tmp_path_factory) -> tuple[Path, Path, Path]:
 def test_a_check_output_folder_reads_as_its_json_document_does(check_outputs):
     folder, document, chunked = check_outputs
     from_folder, from_document, from_chunks = read_side(folder), read_side(document), read_side(chunked)
-    assert (from_folder.form, from_document.form) == (CHECK_FOLDER, JSON_DOCUMENT)
-    assert runs_of(from_folder) == runs_of(from_document) == runs_of(from_chunks)
+    from_parquet = read_side(folder.with_name("parquet"))
+    assert (from_folder.form, from_parquet.form, from_document.form) == (CHECK_FOLDER, CHECK_FOLDER, JSON_DOCUMENT)
+    assert runs_of(from_folder) == runs_of(from_parquet) == runs_of(from_document) == runs_of(from_chunks)
     verdicts = [run.verdict for runs in from_document.runs.values() for run in runs]
     assert verdicts.count(Outcome.PASS) == 4 and verdicts.count(Outcome.FAIL) == 4
     outcomes = {outcome for runs in from_document.runs.values() for run in runs for _, outcome in run.checks}
