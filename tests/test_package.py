@@ -25,6 +25,7 @@ LAYERS: list[set[str]] = [
     {"scenario", "sop", "pairing", "importers"},
     {"llm", "config", "definitions"},
     {"results"},
+    {"compare"},
     {"judge"},
     {"judging"},
     {"engines"},
@@ -41,6 +42,7 @@ def test_public_names_are_pinned():
         [
             "BatchResult",
             "CheckResult",
+            "Comparison",
             "Conversation",
             "ConversationResult",
             "JudgedResult",
@@ -51,6 +53,7 @@ def test_public_names_are_pinned():
             "Scenario",
             "__version__",
             "check_conversations",
+            "compare_results",
             "evaluate",
             "evaluate_sop",
             "iter_conversations",

@@ -49,6 +49,13 @@ EXIT_CODES = {
     ".venv/bin/dialogcheck import --from tau-bench tests/importers/data/tau_bench_airline_sample.json"
     " -o tau/runs.jsonl --derive-scenarios tau/scenarios": 0,
     ".venv/bin/dialogcheck check --no-judge --scenario tau/scenarios --pair 'task-(\\d+)' tau/runs.jsonl": 1,
+    ".venv/bin/dialogcheck import --from tau-bench tests/importers/data/tau_bench_airline_sample.json"
+    " -o trials/runs.jsonl --derive-scenarios trials/scenarios": 0,
+    "grep trial-0 trials/runs.jsonl > trials/trial0.jsonl": 0,
+    "grep trial-1 trials/runs.jsonl > trials/trial1.jsonl": 0,
+    ".venv/bin/dialogcheck check --no-judge --scenario trials/scenarios --pair 'task-(\\d+)' trials/trial0.jsonl --format json > trials/base.json": 1,
+    ".venv/bin/dialogcheck check --no-judge --scenario trials/scenarios --pair 'task-(\\d+)' trials/trial1.jsonl --format json > trials/new.json": 1,
+    ".venv/bin/dialogcheck compare trials/base.json trials/new.json --match 'task-(\\d+)' --fail-on regression": 0,
 }
 #: Commands that start a Ray instance: run with the `ray` marker's tests, deselected with -m "not ray".
 RAY = {command for command in EXIT_CODES if "--engine ray" in command}

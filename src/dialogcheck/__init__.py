@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "BatchResult": ".results.model",
     "CheckResult": ".checks.base",
+    "Comparison": ".compare.model",
     "Conversation": ".events.model",
     "ConversationResult": ".results.model",
     "JudgedResult": ".checks.judged",
@@ -25,6 +26,7 @@ _EXPORTS = {
     "RunResult": ".results.model",
     "Scenario": ".scenario.model",
     "check_conversations": ".checking",
+    "compare_results": ".compare.changes",
     "evaluate": ".judging",
     "evaluate_sop": ".judging",
     "iter_conversations": ".events.load",
@@ -40,6 +42,8 @@ __all__ = sorted([*_EXPORTS, "__version__"])
 if TYPE_CHECKING:
     from .checking import check_conversations
     from .checks.base import CheckResult, Outcome
+    from .compare.changes import compare_results
+    from .compare.model import Comparison
     from .errors import LoadError, Problem
     from .events.load import iter_conversations, load_conversation
     from .events.model import Conversation

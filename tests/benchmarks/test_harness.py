@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -125,3 +126,20 @@ def test_every_generated_conversation_of_the_check_data_loads(out: Path):
     assert sum(1 for _ in iter_conversations([path])) == stats["conversations"] == 50
     again, _ = common.dataset(50, 2)
     assert again == path and orjson.loads(path.with_suffix(".meta.json").read_bytes())["stats"] == stats
+
+
+def test_compare_measures_real_check_documents_against_decoding_every_line_of_them(out: Path):
+    """The documents are `check` output of two seeds with the same ids; the baseline decodes every conversation line."""
+    compare = _script("compare")
+    base, new = compare.document(200, 1), compare.document(200, 2)
+    assert compare.document(200, 1) == base  # made once
+    ids = [[line.split(b'"conversation_id":"')[1].split(b'"')[0] for line in path.read_bytes().splitlines()[1:-1]] for path in (base, new)]
+    assert ids[0] == ids[1] and len(ids[0]) == 200
+    assert base.read_bytes() != new.read_bytes()
+    done = subprocess.run([sys.executable, "-c", compare.DECODE, str(base), str(new)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "400"
+    found = compare.run_size(200, 1)
+    assert found["result"]["keys"] == 200 and found["result"]["test"] == "mcnemar"
+    assert found["result_match"]["keys"] == 200  # the last 3 digits of 200 ids: 1,000 keys take 1,000 conversations or more
+    assert found["compare"]["ratio"] == pytest.approx(found["compare"]["cpu_seconds"] / found["decode"]["cpu_seconds"], rel=0.01)
+    assert 0 < found["decode"]["cpu_seconds"] and found["compare"]["peak_rss_mib"] > found["decode"]["peak_rss_mib"]

@@ -20,6 +20,7 @@ EXIT_BAD_INPUT = 2  # output.EXIT_BAD_INPUT, without importing output for a usag
 #: `dialogcheck --help` shortens the paragraphs as click would; a test keeps them equal to the commands' own.
 COMMANDS = {
     "check": ("check:check", "Judge recorded CONVERSATIONS (files or folders) against --scenario or --sop."),
+    "compare": ("compare:compare", "What changed between two batches BASE and NEW: flips per key and check, a paired test, a verdict."),
     "import": ("import_cmd:import_cmd", "Convert FILE from another tool's format into native events (JSONL, one conversation a line)."),
     "report": ("report:report", "Print the summary of RESULTS_DIR (a folder `dialogcheck run` or `check --output` wrote), or render it with --html / --junit."),
     "run": ("run:run", "Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."),

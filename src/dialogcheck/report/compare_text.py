@@ -1,0 +1,141 @@
+"""`compare --format text`: the verdict first, then what moved, readable however many keys there are.
+
+Lists (keys that changed, keys too noisy to call, checks that flipped) show at
+most `max_rows` entries each and say how many more `--format json` and
+`--html` hold. Keys, labels and sources come from files: they go through
+`_shown.shown`, so none can forge a line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .._shown import shown
+from ..compare.model import RUN_FOLDER, STATUS_ORDER, CheckFlips, Comparison, KeyChange, SideSummary, Status, Verdict
+from .styled import Styled
+
+MAX_ROWS = 20
+#: Characters of a key's column (a longer key makes its row wider, never cut).
+_KEY_WIDTH = 24
+
+_VERDICT_STYLES = {Verdict.REGRESSED: "bold red", Verdict.IMPROVED: "bold green", Verdict.NO_CHANGE: "bold"}
+_STATUS_STYLES = {Status.REGRESSED: "red", Status.FIXED: "green", Status.FLAKY: "yellow", Status.STILL_FAILING: "", Status.STILL_PASSING: ""}
+_TESTS = {
+    "mcnemar": "exact McNemar test (one judged run a side at every key)",
+    "permutation": "paired permutation test on per-key pass rates",
+    "none": "no test (no key has judged runs on both sides)",
+}
+
+
+def points(value: float) -> str:
+    """A change of pass rate in percentage points: `+12.5`, `-3.0`, `+0.0`."""
+    return f"{value * 100:+.1f}"
+
+
+def interval_text(interval: tuple[float, float] | None) -> str:
+    return "n/a" if interval is None else f"{points(interval[0])} to {points(interval[1])}"
+
+
+def percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def p_text(p_value: float) -> str:
+    return f"{p_value:.3g}"
+
+
+def _side_line(name: str, side: SideSummary) -> str:
+    noun = "runs" if side.form == RUN_FOLDER else "conversations"
+    return f"{name:<5}{shown(side.source)} ({side.form}): {side.runs:,} {noun}, {side.keys:,} keys\n"
+
+
+def render_comparison(comparison: Comparison, max_rows: int = MAX_ROWS) -> Styled:
+    text = Styled()
+    text.append(_side_line("BASE", comparison.base))
+    text.append(_side_line("NEW", comparison.new))
+    if comparison.match:
+        text.append(f"keys: what --match /{shown(comparison.match)}/ captures\n", "dim")
+    _overall(text, comparison)
+    counts = comparison.status_counts()
+    text.append("\nkeys: " + ", ".join(f"{counts[status]:,} {status}" for status in STATUS_ORDER) + "\n")
+    for status in (Status.REGRESSED, Status.FIXED):
+        _key_list(text, f"{status}", comparison.by_status(status), max_rows, _STATUS_STYLES[status])
+    noisy = comparison.noisy
+    if noisy:
+        _key_list(text, "too noisy to call (flaky, and the interval of the change spans zero)", noisy, max_rows, "yellow")
+    _checks(text, comparison.checks, max_rows)
+    _left_out(text, comparison)
+    return text
+
+
+def _overall(text: Styled, comparison: Comparison) -> None:
+    compared = len(comparison.keys)
+    text.append(
+        f"\npass rate {percent(comparison.base.pass_rate)} -> {percent(comparison.new.pass_rate)}: "
+        f"{points(comparison.change)} points (95% interval {interval_text(comparison.interval)}) over {compared:,} keys\n"
+    )
+    text.append(f"{_TESTS[comparison.test]}: p = {p_text(comparison.p_value)}\n")
+    text.append("verdict: ")
+    text.append(comparison.verdict.value, _VERDICT_STYLES[comparison.verdict])
+    text.append(f" (alpha {comparison.alpha:g})\n")
+
+
+def _key_row(key: KeyChange, width: int) -> str:
+    row = f"  {shown(key.key):<{width}} {key.base} -> {key.new}  {points(key.change)} points ({interval_text(key.interval)})"
+    if key.broke:
+        row += "  broke: " + "; ".join(shown(check.title) for check in key.broke[:3]) + (" ..." if len(key.broke) > 3 else "")
+    if key.mended:
+        row += "  mended: " + "; ".join(shown(check.title) for check in key.mended[:3]) + (" ..." if len(key.mended) > 3 else "")
+    return row + "\n"
+
+
+def _key_list(text: Styled, heading: str, keys: Sequence[KeyChange], max_rows: int, style: str) -> None:
+    if not keys:
+        return
+    text.append(f"\n{heading} ({len(keys):,}):\n", style)
+    shown_keys = keys[:max_rows]
+    width = min(max((len(key.key) for key in shown_keys), default=0), _KEY_WIDTH)
+    for key in shown_keys:
+        text.append(_key_row(key, width))
+    _more(text, len(keys) - len(shown_keys))
+
+
+def _more(text: Styled, hidden: int) -> None:
+    if hidden > 0:
+        text.append(f"  {hidden:,} more: see --format json or --html\n", "dim")
+
+
+def _checks(text: Styled, checks: Sequence[CheckFlips], max_rows: int) -> None:
+    if not checks:
+        text.append("\nno check flipped at any key\n")
+        return
+    several = len({flips.check.subject for flips in checks}) > 1
+    text.append("\nchecks that flipped (keys where the check's pass rate fell, rose):\n")
+    text.append("  fell  rose  check\n", "dim")
+    for flips in checks[:max_rows]:
+        check = flips.check
+        where = f"{shown(check.subject)}: " if several else ""
+        judge = " (judge flip)" if check.judged else ""
+        text.append(f"  {flips.pass_to_fail:>4}  {flips.fail_to_pass:>4}  {where}{shown(check.title)}")
+        text.append(judge + "\n", "yellow")
+    _more(text, len(checks) - max_rows)
+    judged = sum(flips.pass_to_fail + flips.fail_to_pass for flips in checks if flips.check.judged)
+    if judged:
+        text.append(
+            f"{judged} flips of LLM-judged checks (criteria, llm_judge steps): judge flips, which may be the judge's noise as much as the agent's change\n",
+            "yellow",
+        )
+
+
+def _left_out(text: Styled, comparison: Comparison) -> None:
+    base, new = comparison.base.errored, comparison.new.errored
+    if base or new:
+        text.append(f"\nerrored runs, left out of the pass rates: {base} in BASE, {new} in NEW\n", "yellow")
+    for label, keys in (
+        ("only in BASE", comparison.only_base),
+        ("only in NEW", comparison.only_new),
+        ("not compared (every run errored on a side)", comparison.not_judged),
+    ):
+        if keys:
+            some = ", ".join(shown(key) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
+            text.append(f"{label}: {len(keys):,} keys ({some})\n", "dim")
