@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -49,6 +50,8 @@ DATA = next((up / _DATA for up in HERE.parents if (up / _DATA).exists()), HERE.p
 TAU_BENCH = DATA / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
 TAU2 = (DATA / "tau2-bench" / "ft-gpt-4.1_airline_1trial.json", DATA / "tau2-bench" / "ft-gpt-4.1_retail_1trial.json")
 MAX_FLAGGED = 1 / 20
+_TEMPLATE_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
+_SENTENCE_END = re.compile(r"[.:;!?]|\n\s*(?:\n|-|#)")
 
 
 @dataclass(frozen=True)
@@ -110,18 +113,20 @@ def _middle(case: Case) -> int | None:
 
 
 def plant_prompt_wording(case: Case, k: int, prompts: Prompts) -> Planted | None:
+    """The template's words as a message: a sentence, a sentence's last words alone ("Your next message."), the
+    JSON answer, a placeholder."""
     i = _middle(case)
     if i is None:
         return None
-    runs = [run for run in prompts.literal_runs if len(run) >= 8]
-    run = runs[k % len(runs)]
+    sentences = [said for source in prompts.sources for part in _TEMPLATE_TAG.split(source) for piece in _SENTENCE_END.split(part)
+                 if len(said := piece.split()) >= PromptWording.min_whole]
+    sentence = sentences[k % len(sentences)]
     variable = sorted(prompts.variables)[k % len(prompts.variables)]
-    said = case.transcript[i].text
     wordings = [
-        " ".join(run[:8]).capitalize() + ".",  # a sentence of the template
-        " ".join(runs[-1][-3:]).capitalize() + ".",  # its last words alone: "Your next message."
-        orjson.dumps({"message": said, "done": False}).decode(),  # the answer's JSON shape
-        f"{{{{ {variable} }}}}",  # a placeholder
+        " ".join(sentence[: PromptWording.min_span + 3]),
+        " ".join(sentence[-PromptWording.min_whole :]).capitalize() + ".",
+        orjson.dumps({"message": case.transcript[i].text, "done": False}).decode(),
+        f"{{{{ {variable} }}}}",
     ]
     return _swap(case.transcript, i, wordings[k % len(wordings)])
 
