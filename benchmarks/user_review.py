@@ -344,7 +344,7 @@ def report(cases: Sequence[Case], prompts: Prompts) -> tuple[bool, dict]:
             print(f"  missed {kind}: {cid}")
     print("\nHow far real customers went, against each rule's threshold:\n")
     measured = margins(cases, prompts)
-    print(common.table(["measure", "real maximum", "rule fires at"], [[what, f"{value:.3g}", at] for what, value, at in measured]))
+    print(common.table(["measure", "real customers (most, or least for goal words)", "rule fires at"], [[what, f"{value:.3g}", at] for what, value, at in measured]))
     ok = total_flagged <= MAX_FLAGGED * total and all(p == c for p, c, _ in plants.values())
     figures = {
         "runs": total,

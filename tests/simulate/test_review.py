@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import pytest
 
+from dialogcheck import load_scenario
 from dialogcheck.events.model import opens_turn
 from dialogcheck.events.parse import conversation_from_dicts
-from dialogcheck.simulate.review import RULES, Brief, Line, Prompts, Reason, UserReview, review_user, transcript_of
+from dialogcheck.simulate.review import (
+    RULES, Brief, Line, Prompts, Reason, UserReview, review_conversation, review_user, transcript_of,
+)
 from dialogcheck.simulate.review.rules import AgentEcho, BriefCopy, GoalUnstated, Loop, PromptWording
+from tests.conftest import REPO
 
 BRIEF = Brief(
     "You want to cancel your reservation ZFA04Y because your plans changed, and get a refund to the original payment.",
@@ -99,7 +103,8 @@ def test_prompt_wording_fires_on_the_templates_words_placeholders_and_answer_sha
 
 @pytest.mark.parametrize(
     "text",
-    ["I don't know it.", "Could you answer what I asked?", "One or two, I think.", "The agent said that last time.", "Is this a test fee?"],
+    ["I don't know it.", "Could you answer what I asked?", "One or two, I think.", "The agent said that last time.", "Is this a test fee?",
+     "Nothing else."],  # two words the template holds ("and nothing else"): too short to be its wording
 )
 def test_prompt_wording_spares_customers_who_use_a_few_of_the_same_words(text):
     assert reasons_of(with_user_message(3, text)) == []
@@ -135,6 +140,11 @@ def test_agent_echo_fires_on_the_agents_message_said_back():
 )
 def test_agent_echo_spares_answers_that_reuse_the_agents_words(text):
     assert reasons_of(with_user_message(3, text)) == []
+
+
+def test_agent_echo_spares_a_confirmation_in_the_agents_words():
+    # "Shall I cancel reservation ZFA04Y now? (yes/no)": four of its words in a row, over half of the answer.
+    assert reasons_of(with_user_message(5, "Yes, please cancel reservation ZFA04Y now.")) == []
 
 
 def test_agent_echo_compares_with_the_agents_messages_since_the_users_last():
@@ -337,10 +347,19 @@ def test_the_transcript_of_a_conversation_skips_commands_and_silent_agent_events
         Line("user", "", 1),
         Line("agent", "Done.", 1),
     )
-    assert review_user(transcript_of(conversation), BRIEF).verdict == "ok"
+    assert review_conversation(conversation, BRIEF) == review_user(transcript_of(conversation), BRIEF) == UserReview("ok")
 
 
 def test_the_shipped_prompts_are_read_from_the_package():
     prompts = Prompts.bundled()
     assert "simulation_context" in prompts.variables and "transcript" not in prompts.variables
     assert ("write", "your", "next", "message") in {tuple(run[i : i + 4]) for run in prompts.literal_runs for i in range(len(run))}
+
+
+def test_the_scripted_customers_of_the_bundled_example_pass_against_their_own_briefs():
+    scenarios = [load_scenario(path) for path in sorted((REPO / "examples").rglob("eval/scenarios/*.yml"))]
+    scripted = [s for s in scenarios if s.script]
+    assert len(scripted) >= 5
+    for scenario in scripted:
+        said = lines(*(("user", text) for text in scenario.script))
+        assert review_user(said, Brief(scenario.simulation_context)).reasons == (), scenario.slug

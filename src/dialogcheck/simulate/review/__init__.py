@@ -13,10 +13,22 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from ...events.model import Conversation
 from .model import Brief, Line, Prompts, Reason, Subject, UserReview, transcript_of
 from .rules import RULES, Rule
 
-__all__ = ["RULES", "Brief", "Line", "Prompts", "Reason", "Rule", "UserReview", "review_user", "transcript_of"]
+__all__ = [
+    "RULES",
+    "Brief",
+    "Line",
+    "Prompts",
+    "Reason",
+    "Rule",
+    "UserReview",
+    "review_conversation",
+    "review_user",
+    "transcript_of",
+]
 
 
 def review_user(
@@ -25,6 +37,13 @@ def review_user(
     """Review the user's messages of a transcript; `prompts` defaults to the templates dialogcheck ships."""
     subject = Subject(tuple(transcript), brief, prompts if prompts is not None else _bundled())
     return UserReview.of(reason for rule in rules for reason in rule.reasons(subject))
+
+
+def review_conversation(
+    conversation: Conversation, brief: Brief, prompts: Prompts | None = None, rules: Sequence[Rule] = RULES
+) -> UserReview:
+    """Review the `user` messages of a conversation (simulated here or recorded elsewhere) against the brief."""
+    return review_user(transcript_of(conversation), brief, prompts, rules)
 
 
 @functools.cache
