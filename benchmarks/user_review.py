@@ -39,6 +39,7 @@ from dialogcheck.importers import import_file
 from dialogcheck.importers.tau_bench import trajectory_id
 from dialogcheck.simulate.review import RULES, Brief, Line, Prompts, review_user, transcript_of
 from dialogcheck.simulate.review import _text
+from dialogcheck.simulate.review.model import TEMPLATE_TAG
 from dialogcheck.simulate.review.rules import AgentEcho, BriefCopy, GoalUnstated, Loop, PromptWording
 
 HERE = Path(__file__).resolve().parent
@@ -50,7 +51,6 @@ DATA = next((up / _DATA for up in HERE.parents if (up / _DATA).exists()), HERE.p
 TAU_BENCH = DATA / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
 TAU2 = (DATA / "tau2-bench" / "ft-gpt-4.1_airline_1trial.json", DATA / "tau2-bench" / "ft-gpt-4.1_retail_1trial.json")
 MAX_FLAGGED = 1 / 20
-_TEMPLATE_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
 _SENTENCE_END = re.compile(r"[.:;!?]|\n\s*(?:\n|-|#)")
 
 
@@ -118,7 +118,7 @@ def plant_prompt_wording(case: Case, k: int, prompts: Prompts) -> Planted | None
     i = _middle(case)
     if i is None:
         return None
-    sentences = [said for source in prompts.sources for part in _TEMPLATE_TAG.split(source) for piece in _SENTENCE_END.split(part)
+    sentences = [said for source in prompts.sources for part in TEMPLATE_TAG.split(source) for piece in _SENTENCE_END.split(part)
                  if len(said := piece.split()) >= PromptWording.min_whole]
     sentence = sentences[k % len(sentences)]
     variable = sorted(prompts.variables)[k % len(prompts.variables)]
@@ -168,7 +168,7 @@ def plant_brief_copy(case: Case, k: int, prompts: Prompts) -> Planted | None:
     if k % 2 == 0:
         tokens = passage.split()
         return _swap(case.transcript, i, " ".join(tokens[: BriefCopy.min_words + 5])) if len(tokens) >= BriefCopy.min_words else None
-    sentences = [s.strip() for s in passage.split(".") if len(_text.words(s)) >= BriefCopy.min_words_as_you and BriefCopy._YOU & set(_text.words(s))]
+    sentences = [s.strip() for s in passage.split(".") if len(_text.words(s)) >= BriefCopy.min_words_as_you and _text.SECOND_PERSON & set(_text.words(s))]
     return _swap(case.transcript, i, sentences[0] + ".") if sentences else None
 
 
@@ -252,7 +252,7 @@ def margins(cases: Iterable[Case], prompts: Prompts) -> list[tuple[str, float, s
     brief_span = you_span = template_span = covered = alike = loop_alike = 0.0
     running = 1
     least_shared = math.inf
-    you = BriefCopy._YOU
+    you = _text.SECOND_PERSON
     for case in cases:
         runs = [tuple(run) for run in _brief_runs(case.brief)]
         agent: list[str] = []

@@ -28,6 +28,8 @@ _FUNCTION_WORDS = frozenset(
     hi hey help agent customer service ask asks asked say says said tell told know yes okay sure something anything
     everything nothing someone anyone else good morning afternoon evening bye goodbye""".split()
 )
+#: How the brief speaks to the user, and a customer speaking of itself never does.
+SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "you're", "you've", "you'll", "you'd"})
 #: Letters of a word that stand for it when goals are compared: `cancel`, `cancelled` and `cancellation` meet.
 STEM_LETTERS = 5
 

@@ -65,7 +65,7 @@ class Brief:
 
 
 #: A Jinja2 tag, expression or comment: where the literal text of a template breaks.
-_TEMPLATE_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
+TEMPLATE_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
 #: A name with an underscore: a template variable no customer would type (`simulation_context`).
 _IDENTIFIER = re.compile(r"[A-Za-z]\w*_\w*")
 
@@ -85,12 +85,12 @@ class Prompts:
     @cached_property
     def literal_runs(self) -> tuple[tuple[str, ...], ...]:
         """The words of each stretch of literal text between two template tags."""
-        return tuple(run for source in self.sources for part in _TEMPLATE_TAG.split(source) if (run := _text.words(part)))
+        return tuple(run for source in self.sources for part in TEMPLATE_TAG.split(source) if (run := _text.words(part)))
 
     @cached_property
     def variables(self) -> frozenset[str]:
         """The names the templates' tags use that no message would hold by chance (they have an underscore)."""
-        return frozenset(name.lower() for source in self.sources for tag in _TEMPLATE_TAG.findall(source) for name in _IDENTIFIER.findall(tag))
+        return frozenset(name.lower() for source in self.sources for tag in TEMPLATE_TAG.findall(source) for name in _IDENTIFIER.findall(tag))
 
 
 @dataclass(frozen=True)

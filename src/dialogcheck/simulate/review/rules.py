@@ -17,7 +17,7 @@ from typing import ClassVar, Protocol
 
 from ..user import USER_SCHEMA
 from . import _text
-from .model import Reason, Said, Subject
+from .model import TEMPLATE_TAG, Reason, Said, Subject
 
 
 class Rule(Protocol):
@@ -37,7 +37,6 @@ def _spoken(subject: Subject) -> Iterator[Said]:
     return (said for said in subject.said if said.words)
 
 
-_PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
 #: `"message":`, `"done":`: a key of the JSON object the simulated user is asked to answer with.
 _ANSWER_KEY = re.compile(r'"(?:%s)"\s*:' % "|".join(map(re.escape, USER_SCHEMA["properties"])), re.I)
 
@@ -61,7 +60,7 @@ class PromptWording:
         wholes = tuple(f" {' '.join(run)} " for run in runs)
         for said in _spoken(subject):
             text = _text.plain(said.line.text)
-            found = _PLACEHOLDER.search(text)
+            found = TEMPLATE_TAG.search(text)
             variable = next((w for w in said.words if w in subject.prompts.variables), None)
             if found or variable:
                 what = found.group(0) if found else variable
@@ -166,11 +165,9 @@ class BriefCopy:
     min_words: int = 20
     min_words_as_you: int = 6
 
-    _YOU: ClassVar[frozenset[str]] = frozenset({"you", "your", "yours", "yourself", "you're", "you've", "you'll", "you'd"})
-
     def reasons(self, subject: Subject) -> Iterator[Reason]:
         long_spans = _text.ngram_set(subject.brief_runs, self.min_words)
-        as_you = frozenset(g for g in _text.ngram_set(subject.brief_runs, self.min_words_as_you) if self._YOU.intersection(g))
+        as_you = frozenset(g for g in _text.ngram_set(subject.brief_runs, self.min_words_as_you) if _text.SECOND_PERSON.intersection(g))
         for said in _spoken(subject):
             if any(g in long_spans for g in _text.ngrams(said.words, self.min_words)) or any(
                 g in as_you for g in _text.ngrams(said.words, self.min_words_as_you)
