@@ -111,6 +111,16 @@ def read_tau_bench(done: subprocess.CompletedProcess, since: float) -> list[Row]
     return [Row("tau_bench: verdicts agreeing with tau-bench's rewards", f"{agree}/{total}", ">= 195/200", agree >= 195)]
 
 
+def read_user_review(done: subprocess.CompletedProcess, since: float) -> list[Row]:
+    data = fresh_json("user_review", since)
+    planted = sum(kind["planted"] for kind in data["planted"].values())
+    caught = sum(kind["caught"] for kind in data["planted"].values())
+    return [
+        Row("user_review: real simulated runs flagged", f"{data['flagged']}/{data['runs']}", "<= 1 in 20", data["flagged"] * 20 <= data["runs"]),
+        Row("user_review: planted simulator faults caught", f"{caught}/{planted}", "all", caught == planted),
+    ]
+
+
 @dataclass
 class Script:
     name: str
@@ -125,6 +135,7 @@ SCRIPTS = [
     Script("run_parallel", ["run_parallel.py"], ["--runs", "50", "--repeats", "1"], read_run_parallel),
     Script("cold_start", ["cold_start.py"], ["--repeats", "5"], read_cold_start),
     Script("tau_bench", ["tau_bench.py"], [], read_tau_bench),
+    Script("user_review", ["user_review.py"], [], read_user_review),
 ]
 
 

@@ -98,3 +98,39 @@ def test_a_bad_error_flag_points_at_it(tmp_path):
         list(import_file(path, "tau2"))
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if '"error": "no"' in t)
     assert str(info.value) == f"{path}:{line}:16: `error` must be a boolean, got a string"
+
+
+SAMPLE = Path(__file__).parent / "data" / "tau2_airline_sample.json"
+
+
+def test_the_simulators_end_token_leaves_the_text_and_is_kept_as_metadata(tmp_path):
+    first, second = convert(tmp_path, RESULTS)
+    last = first.conversation.events[-1]
+    assert last.type == "user" and last.text == "Thanks, it works." and last.metadata["end_token"] == "###STOP###"
+    # A message without a token says nothing of one; the run's end reason is on its last event.
+    assert "end_token" not in first.conversation.events[1].metadata
+    assert last.metadata["termination_reason"] == "user_stop"
+    assert second.conversation.events[-1].metadata["termination_reason"] == "user_stop"
+
+
+def test_a_message_that_was_only_the_token_stays_as_an_empty_user_message(tmp_path):
+    run = {**RUN, "termination_reason": "user_stop",
+           "messages": [*RUN["messages"][:2], {"role": "assistant", "content": "Transferring you now."}, {"role": "user", "content": "  ###TRANSFER###\n"}]}
+    (single,) = convert(tmp_path, run, "sim.json")
+    events = single.conversation.events
+    assert [(e.type, e.text) for e in events] == [("bot", "Hi! How can I help you today?"), ("user", "My phone has no signal."),
+                                                 ("bot", "Transferring you now."), ("user", "")]
+    assert events[-1].metadata == {"end_token": "###TRANSFER###", "termination_reason": "user_stop"}
+    assert single.conversation.turn_count == 2  # the token opened no turn of its own
+
+
+def test_real_runs_of_tau2_bench_keep_no_token_in_any_text():
+    runs = list(import_file(SAMPLE, "tau2"))
+    assert len(runs) == 3
+    for run in runs:
+        texts = [e.text for e in run.conversation.events if e.type in ("user", "bot")]
+        assert not any("###" in text for text in texts), run.conversation_id
+    ends = [run.conversation.events[-1].metadata.get("end_token") for run in runs]
+    assert sorted(ends) == ["###STOP###", "###STOP###", "###TRANSFER###"]
+    said_goodbye = next(run for run in runs if run.conversation.events[-1].text)
+    assert said_goodbye.conversation.events[-1].text.endswith("Thanks for your help!")

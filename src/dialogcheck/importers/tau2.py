@@ -18,6 +18,14 @@ when several came at once). Mapping:
   `metadata.requestor: "user"`.
 - timestamps with a zone become event timestamps; tau2 writes local times
   without one, which are kept as text in `metadata.recorded_at` instead.
+- the user simulator ends a run with a protocol token in its last message
+  (`###STOP###`, `###TRANSFER###`, `###OUT-OF-SCOPE###`): words of the
+  simulator, not of the customer, so they are taken out of the text and kept
+  as the message's `metadata.end_token`. A message that held nothing else is
+  kept as an empty `user` message (an empty message ends a simulated
+  conversation, SPEC section 6), so the place where the user ended stays.
+- the run's `termination_reason` (`user_stop`, `agent_stop`, `max_steps`,
+  ...) is kept in the `metadata.termination_reason` of its last event.
 
 The conversation is named by the run's `id`. Full-duplex runs stored as
 `ticks` without `messages` are not read.
@@ -25,6 +33,7 @@ The conversation is named by the run's `id`. Full-duplex runs stored as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +48,19 @@ from ._records import (
     file_items,
     parse_json_string,
 )
+
+
+#: The tokens tau2-bench's user simulator ends a conversation with (`tau2.user.base`).
+END_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+_END_TOKEN = re.compile("|".join(map(re.escape, END_TOKENS)))
+
+
+def split_end_token(text: str) -> tuple[str, str | None]:
+    """The text without the simulator's end tokens, and the first of them (None: the text has none)."""
+    found = _END_TOKEN.search(text)
+    if found is None:
+        return text, None
+    return _END_TOKEN.sub("", text).strip(), found.group(0)
 
 
 def _stamp(event: dict[str, Any], message: dict[str, Any], path: JsonPath) -> dict[str, Any]:
@@ -70,7 +92,12 @@ def _participant(message: dict, role: str, item: Item, path: JsonPath, draft: Dr
     text = message_text(message.get("content"), (*path, "content"))
     calls = expect(message.get("tool_calls"), list, "tool_calls", (*path, "tool_calls"), optional=True) or []
     if not calls:
-        draft.add(_stamp({"event": "user" if role == "user" else "bot", "text": text}, message, path), item, path)
+        event: dict[str, Any] = {"event": "user" if role == "user" else "bot", "text": text}
+        if role == "user":
+            event["text"], token = split_end_token(text)
+            if token is not None:
+                event["metadata"] = {"end_token": token}
+        draft.add(_stamp(event, message, path), item, path)
         return
     for k, call in enumerate(calls):
         call_path = (*path, "tool_calls", k)
@@ -113,6 +140,9 @@ def _convert(item: Item) -> Iterator[Draft]:
         elif role != "system":
             raise ItemProblem(f"unknown role {role!r}: expected system, user, assistant or tool", (*path, "role"))
     pairing.close()
+    reason = run.get("termination_reason")
+    if isinstance(reason, str) and draft.events:
+        draft.events[-1].setdefault("metadata", {})["termination_reason"] = reason
     yield draft
 
 

@@ -1,0 +1,157 @@
+"""What the review reads (a transcript, the brief, the prompt templates) and what it says (`UserReview`).
+
+All plain frozen data: the transcript is read from the canonical `Conversation`
+once, the brief and the templates are plain strings, so the same review runs
+on a simulated run, a recorded conversation or a test's hand-written lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from typing import Literal
+
+from ...events.model import BotMessage, Conversation, UserMessage
+from . import _text
+
+Speaker = Literal["user", "agent"]
+Verdict = Literal["ok", "suspect"]
+
+
+@dataclass(frozen=True)
+class Line:
+    """One message of the transcript: who said it, what, and the conversation turn it belongs to."""
+
+    speaker: Speaker
+    text: str
+    turn: int
+
+
+def transcript_of(conversation: Conversation) -> tuple[Line, ...]:
+    """The user's and the agent's messages of a conversation, in order, at their turns.
+
+    A user `/command` (a button's payload, `/session_start`) is something the
+    channel sent, not words the user typed, so it is left out; an agent event
+    with no text said nothing. A blank user message is kept: sending one in
+    the middle of a conversation is one of the faults looked for.
+    """
+    lines = []
+    for event in conversation.of_type("user", "bot"):
+        text = event.text or ""
+        if isinstance(event, UserMessage) and not text.strip().startswith("/"):
+            lines.append(Line("user", text, event.turn))
+        elif isinstance(event, BotMessage) and text.strip():
+            lines.append(Line("agent", text, event.turn))
+    return tuple(lines)
+
+
+@dataclass(frozen=True)
+class Brief:
+    """What the simulated user was told: the scenario's `simulation_context` and any further text about the user.
+
+    `extra` holds the other passages the user was given (a persona, what it
+    knows, what it does not know, how to behave), as plain text.
+    """
+
+    simulation_context: str
+    extra: tuple[str, ...] = ()
+
+    @property
+    def passages(self) -> tuple[str, ...]:
+        return (self.simulation_context, *self.extra)
+
+
+#: A Jinja2 tag, expression or comment: where the literal text of a template breaks.
+TEMPLATE_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
+#: A name with an underscore: a template variable no customer would type (`simulation_context`).
+_IDENTIFIER = re.compile(r"[A-Za-z]\w*_\w*")
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """The source text of the templates that prompt the simulated user, to recognise their words in a message."""
+
+    sources: tuple[str, ...]
+
+    @classmethod
+    def bundled(cls) -> Prompts:
+        """The templates shipped with dialogcheck's simulated user."""
+        folder = resources.files("dialogcheck.simulate").joinpath("prompts")
+        return cls(tuple(entry.read_text(encoding="utf-8") for entry in sorted(folder.iterdir(), key=lambda e: e.name) if entry.name.endswith(".j2")))
+
+    @cached_property
+    def literal_runs(self) -> tuple[tuple[str, ...], ...]:
+        """The words of each stretch of literal text between two template tags."""
+        return tuple(run for source in self.sources for part in TEMPLATE_TAG.split(source) if (run := _text.words(part)))
+
+    @cached_property
+    def variables(self) -> frozenset[str]:
+        """The names the templates' tags use that no message would hold by chance (they have an underscore)."""
+        return frozenset(name.lower() for source in self.sources for tag in TEMPLATE_TAG.findall(source) for name in _IDENTIFIER.findall(tag))
+
+
+@dataclass(frozen=True)
+class Said:
+    """A user message with what the rules compare it to: its words, and the agent's messages just before it."""
+
+    line: Line
+    words: tuple[str, ...]
+    #: The agent's messages since the user's previous message, as one text, and as words.
+    agent_before: str
+    agent_words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a rule reads: the transcript, the brief, the prompts, and what is worked out from them once."""
+
+    transcript: tuple[Line, ...]
+    brief: Brief
+    prompts: Prompts
+
+    @cached_property
+    def said(self) -> tuple[Said, ...]:
+        """Every user message, in order, with the agent's messages before it."""
+        result, agent = [], []
+        for line in self.transcript:
+            if line.speaker == "agent":
+                agent.append(line.text)
+                continue
+            before = "\n".join(agent)
+            result.append(Said(line, _text.words(line.text), before, _text.words(before)))
+            agent = []
+        return tuple(result)
+
+    @cached_property
+    def brief_runs(self) -> tuple[tuple[str, ...], ...]:
+        """The brief's words, cut wherever it quotes what the user is to say."""
+        return tuple(run for passage in self.brief.passages for part in _text.unquoted_parts(passage) if (run := _text.words(part)))
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a run's simulated user is suspect: the rule that saw it, the turn (None: the whole conversation), and what it saw."""
+
+    turn: int | None
+    rule: str
+    text: str
+
+
+@dataclass(frozen=True)
+class UserReview:
+    """Whether the simulated user can be trusted on this run: `ok`, or `suspect` with every reason found."""
+
+    verdict: Verdict
+    reasons: tuple[Reason, ...] = field(default=())
+
+    @classmethod
+    def of(cls, reasons: Iterable[Reason]) -> UserReview:
+        found = tuple(reasons)
+        return cls("suspect" if found else "ok", found)
+
+    def rules(self) -> Sequence[str]:
+        """The rules that saw something, each once, in the order they did."""
+        return tuple(dict.fromkeys(reason.rule for reason in self.reasons))
