@@ -6,13 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.conftest import HOSTILE, load, run_documents
+from tests.report.conftest import CHROMIUM, FLAGS, HOSTILE, load, run_documents
+from tests.report.page_data import entries
 
-CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)")
-# Flags for this machine's closed network: no background connections, nothing to sign in to.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--disable-quic", "--no-first-run"]
 
 
 @pytest.fixture(scope="module")
@@ -122,4 +119,48 @@ def test_a_link_to_a_passing_run_opens_it(example_batch, open_report):
     assert page.locator("#run-run_cancel-2 > details").get_attribute("open") is not None
     assert page.locator("#run-run_cancel-2 .check").first.is_visible()
     assert page.locator("#run-run_cancel-1 .check").first.is_hidden()  # passing runs start folded
+    assert problems == []
+
+
+def test_failing_and_flaky_runs_come_first(hostile_batch, open_report):
+    page, problems = open_report(hostile_batch / "report.html")
+    runs = {(d["scenario"]["slug"], d["run"]): d["verdict"] for d in run_documents(hostile_batch)}
+    flaky = {slug for slug, _ in runs if {"pass", "fail"} <= {v for (s, _), v in runs.items() if s == slug}}
+    assert flaky == {"delta"}
+    listed = [e.title for e in entries((hostile_batch / "report.html").read_text())]  # plan order
+    rank = {"fail": 0, "error": 1, "pass": 3}
+
+    def key(title):
+        slug, _, number = title.split(" ")
+        verdict = runs[(slug, int(number))]
+        return 2 if verdict == "pass" and slug in flaky else rank[verdict]
+
+    expected = [f"run-{t.split(' ')[0]}-{t.split(' ')[2]}" for t in sorted(listed, key=key)]
+    assert page.locator("#entries .run").evaluate_all("runs => runs.map(r => r.id)") == expected
+    assert problems == []
+
+
+def test_filter_by_scenario_tag_verdict_and_text(hostile_batch, open_report):
+    from playwright.sync_api import expect
+
+    page, problems = open_report(hostile_batch / "report.html")
+    page.locator("#f-tag").select_option("beta")
+    assert page.locator("#shown").inner_text() == "showing 2 of 8 runs"
+    assert page.locator("#entries .run").evaluate_all("runs => runs.map(r => r.dataset.slug)") == ["beta", "beta"]
+    page.locator("#f-clear").click()
+    page.locator("#f-group").select_option(label="gamma (Gamma)")
+    page.locator("#f-verdict").select_option("error")
+    assert page.locator("#entries .run").evaluate_all("runs => runs.map(r => r.id)") == ["run-gamma-1", "run-gamma-2"]
+    page.locator("#f-verdict").select_option("pass")
+    assert page.locator("#shown").inner_text() == "showing 0 of 8 runs" and page.locator("#entries").inner_text() == "No runs match."
+    page.locator("#f-clear").click()
+    page.locator("#f-text").fill("q was 'nope'")  # in a check's detail
+    expect(page.locator("#shown")).to_have_text("showing 1 of 8 runs")
+    assert page.locator("#entries .run").evaluate_all("runs => runs.map(r => r.id)") == ["run-delta-2"]
+    page.locator("#f-text").fill("NO SUCH CARD </script>")  # in the errored runs' errors, whatever the case
+    expect(page.locator("#shown")).to_have_text("showing 2 of 8 runs")
+    assert page.locator("#entries .run").evaluate_all("runs => runs.map(r => r.dataset.slug)") == ["gamma", "gamma"]
+    page.locator("#f-text").fill("<script>window.__pwned=1</script>")  # the agent's greeting, searched as text
+    expect(page.locator("#shown")).to_have_text("showing 8 of 8 runs")
+    assert page.evaluate("typeof window.__pwned") == "undefined"
     assert problems == []

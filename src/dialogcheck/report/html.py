@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Any
@@ -34,7 +33,7 @@ import orjson
 from .._shown import cut
 from ..checks.base import Outcome
 from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, ScenarioStats
-from ..results.stats import SCORE_BUCKETS, CheckStat, CheckStats, SopScores
+from ..results.stats import SCORE_BUCKETS, CheckStat, SopScores
 from .html_run import anchor_part, esc, run_anchor, run_body
 
 __all__ = ["HtmlReport", "conversations_page", "render_batch_html", "render_check_html", "run_anchor"]
@@ -91,12 +90,12 @@ class _Group:
 
 @dataclass
 class _Row:
-    """One check across the batch: where it stands in the page's table, and the values its records name."""
+    """One check across the batch: where it stands in the page's table, its statistics, and the values its records name."""
 
     position: int
-    kind: CheckKind
     label: str
     group: int
+    stat: CheckStat
     values: dict[str, int] = field(default_factory=dict)
     written: int = 0
 
@@ -109,7 +108,7 @@ class HtmlReport:
         self.title, self.noun, self.repeated, self.started, self.updated = title, noun, repeated, started, updated
         self.counts = Counts()
         self.check_counts = Counts()
-        self.stats = CheckStats()
+        self.sop_scores = SopScores()
         self._groups: dict[tuple, _Group] = {}
         self._rows: dict[tuple, _Row] = {}
         self._shapes: dict[tuple[int, ...], int] = {}
@@ -134,7 +133,6 @@ class HtmlReport:
         """A conversation `check` judged: its record (the data block's, when one is full)."""
         group = self._group((result.scenario, result.subject), result.scenario or result.subject, result.subject,
                             anchor_part(result.scenario or "conversations"), self._entries + 1)
-        self.stats.add(result, result.source)
         more: dict[str, Any] = {}
         if result.conversation_id and result.conversation_id not in result.source:
             more["id"] = result.conversation_id
@@ -145,8 +143,6 @@ class HtmlReport:
         """A run of a batch: its record, and a template with its transcript, event timeline and errors."""
         scenario = run.scenario
         group = self._group((scenario.slug, None), scenario.slug, scenario.name, anchor_part(scenario.slug), run.number, scenario.tags)
-        if run.conversation is not None:
-            self.stats.add(run.conversation, f"{run.slug} run {run.number}", run.slug)
         lines = list(run.checks())
         more: dict[str, Any] = {"n": run.number}
         evidence = [_evidence(line) for line in lines]
@@ -162,7 +158,7 @@ class HtmlReport:
             "noun": self.noun,
             "repeated": self.repeated,
             "groups": [[g.anchor, g.slug, g.name, list(g.tags)] for g in self._groups.values()],
-            "checks": [[_KIND_CODE[row.kind], row.label, row.group] for row in self._rows.values()],
+            "checks": [[_KIND_CODE[row.stat.kind], row.label, row.group] for row in self._rows.values()],
             "shapes": [list(shape) for shape in self._shapes],
         }
         return (
@@ -173,8 +169,8 @@ class HtmlReport:
             + '<span class="shown" id="shown" aria-live="polite"></span></header><main>'
             + _banner(self.counts, self.noun)
             + self._when()
-            + _checks_table(self._table_rows(), several=len(self._groups) > 1, noun=self.noun)
-            + _sop_spread(self.stats.sop_scores, self.noun)
+            + _checks_table(self._rows.values(), list(self._groups.values()), noun=self.noun)
+            + _sop_spread(self.sop_scores, self.noun)
             + _scenarios(list(self._groups.values()), self.repeated, self.noun)
             + _list_section(self.noun)
             + f'</main>\n<script type="application/json" id="dc-meta">{_data(meta)}</script>\n'
@@ -197,9 +193,11 @@ class HtmlReport:
             row = self._row(line, scenario, group.index)
             shape.append(row.position)
             tokens.append(self._token(row, _OUTCOME_CODE[line.outcome] + cut(line.detail)))
+            row.stat.counts.add(line.outcome)
             self.check_counts.add(line.outcome)
         if sop is not None and sop.score is not None:
             more["score"] = f"{sop.score:.2f}"
+            self.sop_scores.add(sop.score, sop.threshold)
         shape_id = self._shapes.setdefault(tuple(shape), len(self._shapes))
         record = [self._title(title), _OUTCOME_CODE[verdict], group.index, shape_id, tokens]
         if more:
@@ -213,15 +211,17 @@ class HtmlReport:
     def _title(self, title: str) -> str | list[Any]:
         """The title, or [how many characters it shares with the one before, the rest]: sources of one file differ
         at the end (`log.jsonl#conv-000123`)."""
-        shared = len(os.path.commonprefix([self._last_title, title]))
+        shared = _shared_prefix(self._last_title, title)
         self._last_title = title
         return [shared, title[shared:]] if shared >= SHARED_TITLE_CHARS else title
 
     def _row(self, line: CheckLine, scenario: str | None, group: int) -> _Row:
-        key = (scenario, line.kind, line.index, line.step.id if line.step is not None else None)  # as CheckStats tells checks apart
+        step = line.step.id if line.step is not None else None
+        key = (scenario, line.kind, line.index, step)  # as CheckStats tells checks apart
         row = self._rows.get(key)
         if row is None:
-            row = self._rows[key] = _Row(len(self._rows), line.kind, _label(line), group)
+            label = _label(line)
+            row = self._rows[key] = _Row(len(self._rows), label, group, CheckStat(line.kind, label, line.index, step, scenario))
         return row
 
     def _token(self, row: _Row, value: str) -> int | str:
@@ -255,12 +255,18 @@ class HtmlReport:
         when = " · ".join(f"{name} {esc(value)}" for name, value in (("started", self.started), ("updated", self.updated)) if value)
         return f'<p class="meta">{when + " · " if when else ""}focus or click a check to highlight the events it points to</p>' if self.noun == "run" else ""
 
-    def _table_rows(self) -> Iterator[tuple[_Row, CheckStat, _Group]]:
-        """(page row, statistics, group) of each check, in the order the statistics met them."""
-        groups = list(self._groups.values())
-        for stat in self.stats:
-            row = self._rows[(stat.scenario, stat.kind, stat.index, stat.id)]
-            yield row, stat, groups[row.group]
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    """How many characters `a` and `b` share at their start (a bisection of slices, each compared in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _asset(name: str) -> str:
@@ -288,12 +294,13 @@ _TABLE_HEADS = (("#", True), ("Check", False), ("Kind", False), ("Scenario", Fal
 _SORTED, _NUMERIC = ' aria-sort="ascending"', ' data-num="1"'
 
 
-def _checks_table(rows: Iterable[tuple[_Row, CheckStat, _Group]], *, several: bool, noun: str) -> str:
-    """Each assertion, SOP step and criterion: its counts and failure rate, sortable; a check that failed links to the
-    list filtered to the entries that failed it."""
-    body = []
-    for row, stat, group in rows:
-        counts, position = stat.counts, row.position
+def _checks_table(rows: Iterable[_Row], groups: list[_Group], *, noun: str) -> str:
+    """Each assertion, SOP step and criterion, in the order they were met: its counts and failure rate, sortable; a
+    check that failed links to the list filtered to the entries that failed it."""
+    body, several = [], len(groups) > 1
+    for row in rows:
+        stat, group, position = row.stat, groups[row.group], row.position
+        counts = stat.counts
         label = esc(row.label)
         if counts.failed:
             label = f'<a href="#check-{position}" title="show the {noun}s that failed it">{label}</a>'

@@ -83,9 +83,18 @@
       values: checks.map(function (c) { return c.values.map(function (v) { return v.toLowerCase().indexOf(q, 1) >= 0; }); }),
     };
   }
+  function templateText(e) {
+    /* A run's transcript, events and errors, as text (its template is parsed, never shown, until the run is drawn). */
+    if (e.text === undefined) {
+      var template = e.more.n !== undefined && document.getElementById("dc-t-" + e.i);
+      e.text = template ? template.content.textContent.toLowerCase() : "";
+    }
+    return e.text;
+  }
   function found(e, s) {
     var g = groups[e.group];
     if ((e.title + "\n" + (e.more.id || "") + "\n" + g.slug + "\n" + g.name).toLowerCase().indexOf(s.q) >= 0) return true;
+    if (templateText(e).indexOf(s.q) >= 0) return true;
     var shape = shapes[e.shape];
     for (var i = 0; i < shape.length; i++) {
       var c = shape[i];
