@@ -105,6 +105,17 @@ def test_text_in_the_data_cannot_end_its_block_or_open_a_tag():
     assert entry.title == hostile and entry.more["id"] == "<b>id</b>"
 
 
+def test_a_held_secret_is_masked_in_the_data_however_the_data_spells_it():
+    from dialogcheck._redact import MASK, hold
+
+    secret = "pw<held>-5e6f7a8b"
+    hold(secret)
+    (result,) = _results(SOP, CONVERSATIONS / "sop_follows_procedure.jsonl")
+    page = _page_of([replace(result, source=f"agent said {secret}")])
+    assert "held>-5e6f7a8b" not in page
+    assert entries(page)[0].title == f"agent said {MASK}"
+
+
 def test_the_check_table_counts_what_the_statistics_count():
     results = _results(SOP)
     stats = CheckStats()

@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from .._redact import mask_bytes
 from .._shown import cut
 from ..checks.base import Outcome
 from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, ScenarioStats
@@ -70,8 +71,10 @@ def _evidence(line: CheckLine) -> str:
 
 
 def _data(value: Any) -> str:
-    """JSON for a `<script type="application/json">` block: no `<`, so nothing in it can end the block or open a tag."""
-    return orjson.dumps(value).replace(b"<", b"\\u003c").decode()
+    """JSON for a `<script type="application/json">` block: no `<`, so nothing in it can end the block or open a tag.
+
+    Held secrets are masked first, in the JSON form the masker knows, before `<` is spelt another way."""
+    return mask_bytes(orjson.dumps(value)).replace(b"<", b"\\u003c").decode()
 
 
 @dataclass
