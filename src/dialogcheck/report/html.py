@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Any
 
@@ -33,26 +32,22 @@ import orjson
 from .._redact import mask_bytes
 from .._shown import cut
 from ..checks.base import Outcome
-from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, ScenarioStats
-from ..results.stats import SCORE_BUCKETS, CheckStat, SopScores
+from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult
+from ..results.stats import CheckStat, SopScores
+from .html_overview import CheckRow, Group, banner, checks_table, list_section, scenarios, sop_spread
 from .html_run import anchor_part, esc, run_anchor, run_body
 
 __all__ = ["HtmlReport", "conversations_page", "render_batch_html", "render_check_html", "run_anchor"]
 
 _OUTCOME_CODE = {Outcome.PASS: "p", Outcome.FAIL: "f", Outcome.ERROR: "e", Outcome.SKIP: "s"}
 _KIND_CODE = {CheckKind.ASSERTION: "a", CheckKind.SOP: "s", CheckKind.CRITERION: "c"}
-_KIND_NAME = {CheckKind.ASSERTION: "assertion", CheckKind.SOP: "SOP step", CheckKind.CRITERION: "criterion"}
 #: Records per data block: what the report holds before writing them out.
 BLOCK_RECORDS = 1000
-#: Distinct (outcome, detail) values remembered, all checks together. Past it a new value is written out
-#: each time it comes, so memory stays flat even on a log whose details never repeat.
-REMEMBERED_VALUES = 200_000
+#: Characters of distinct (outcome, detail) values remembered, all checks together. Past it a new value is
+#: written out each time it comes, so memory stays flat even on a log whose details never repeat.
+REMEMBERED_CHARACTERS = 16 * 2**20
 #: A title shares at least this much with the one before to be written as the rest of it.
 SHARED_TITLE_CHARS = 8
-
-
-def _rate(value: Any) -> str:
-    return f"{value:.0%}" if isinstance(value, (int, float)) else "n/a"
 
 
 def _label(line: CheckLine) -> str:
@@ -77,32 +72,6 @@ def _data(value: Any) -> str:
     return mask_bytes(orjson.dumps(value)).replace(b"<", b"\\u003c").decode()
 
 
-@dataclass
-class _Group:
-    """A scenario (or, for `check`, the scenario or SOP the conversations were judged against)."""
-
-    index: int
-    slug: str
-    name: str
-    anchor: str
-    #: The number of its first entry, which its row in the scenario table links to.
-    first: int
-    tags: tuple[str, ...] = ()
-    counts: Counts = field(default_factory=Counts)
-
-
-@dataclass
-class _Row:
-    """One check across the batch: where it stands in the page's table, its statistics, and the values its records name."""
-
-    position: int
-    label: str
-    group: int
-    stat: CheckStat
-    values: dict[str, int] = field(default_factory=dict)
-    written: int = 0
-
-
 class HtmlReport:
     """The page of one batch, built as results go by: `start`, then `add_conversation` or `add_run` for
     each, then `finish`; each returns the next piece of the page, to be written in that order."""
@@ -112,8 +81,8 @@ class HtmlReport:
         self.counts = Counts()
         self.check_counts = Counts()
         self.sop_scores = SopScores()
-        self._groups: dict[tuple, _Group] = {}
-        self._rows: dict[tuple, _Row] = {}
+        self._groups: dict[tuple, Group] = {}
+        self._rows: dict[tuple, CheckRow] = {}
         self._shapes: dict[tuple[int, ...], int] = {}
         self._pending: list[list[Any]] = []
         self._entries = 0
@@ -170,26 +139,26 @@ class HtmlReport:
             + f'<header class="top"><h1>{esc(self.title)}</h1><span class="totals" id="totals">{esc(self._totals())}</span>'
             + '<label><input type="checkbox" id="failures-only"> Failures only</label>'
             + '<span class="shown" id="shown" aria-live="polite"></span></header><main>'
-            + _banner(self.counts, self.noun)
+            + banner(self.counts, self.noun)
             + self._when()
-            + _checks_table(self._rows.values(), list(self._groups.values()), noun=self.noun)
-            + _sop_spread(self.sop_scores, self.noun)
-            + _scenarios(list(self._groups.values()), self.repeated, self.noun)
-            + _list_section(self.noun)
+            + checks_table(self._rows.values(), list(self._groups.values()), noun=self.noun)
+            + sop_spread(self.sop_scores, self.noun)
+            + scenarios(list(self._groups.values()), self.repeated, self.noun)
+            + list_section(self.noun)
             + f'</main>\n<script type="application/json" id="dc-meta">{_data(meta)}</script>\n'
             + f"<script>{_asset('report.js')}</script></body></html>\n"
         )
 
     # -- records --------------------------------------------------------------------------------
 
-    def _group(self, key: tuple, slug: str, name: str, anchor: str, number: int, tags: tuple[str, ...] = ()) -> _Group:
+    def _group(self, key: tuple, slug: str, name: str, anchor: str, number: int, tags: tuple[str, ...] = ()) -> Group:
         """The entry's group, made when its first entry (`number`) comes."""
         group = self._groups.get(key)
         if group is None:
-            group = self._groups[key] = _Group(len(self._groups), slug, name, anchor, number, tags)
+            group = self._groups[key] = Group(len(self._groups), slug, name, anchor, number, tags)
         return group
 
-    def _add(self, title: str, verdict: Outcome, group: _Group, scenario: str | None, lines: list[CheckLine], more: dict[str, Any], sop) -> int:
+    def _add(self, title: str, verdict: Outcome, group: Group, scenario: str | None, lines: list[CheckLine], more: dict[str, Any], sop) -> int:
         """Count the entry and hold its record; its index among the page's entries."""
         shape, tokens = [], []
         for line in lines:
@@ -218,23 +187,23 @@ class HtmlReport:
         self._last_title = title
         return [shared, title[shared:]] if shared >= SHARED_TITLE_CHARS else title
 
-    def _row(self, line: CheckLine, scenario: str | None, group: int) -> _Row:
+    def _row(self, line: CheckLine, scenario: str | None, group: int) -> CheckRow:
         step = line.step.id if line.step is not None else None
         key = (scenario, line.kind, line.index, step)  # as CheckStats tells checks apart
         row = self._rows.get(key)
         if row is None:
             label = _label(line)
-            row = self._rows[key] = _Row(len(self._rows), label, group, CheckStat(line.kind, label, line.index, step, scenario))
+            row = self._rows[key] = CheckRow(len(self._rows), label, group, CheckStat(line.kind, label, line.index, step, scenario))
         return row
 
-    def _token(self, row: _Row, value: str) -> int | str:
+    def _token(self, row: CheckRow, value: str) -> int | str:
         """The number of `value` in the row's table, or the value itself the first time (the page adds it to the table)."""
         number = row.values.get(value)
         if number is not None:
             return number
-        if self._remembered < REMEMBERED_VALUES:
+        if self._remembered < REMEMBERED_CHARACTERS:
             row.values[value] = row.written
-            self._remembered += 1
+            self._remembered += len(value)
         row.written += 1
         return value
 
@@ -278,115 +247,6 @@ def _asset(name: str) -> str:
 
 def _sha256(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
-
-
-def _banner(counts: Counts, noun: str) -> str:
-    """Passed, failed or errored, at a glance."""
-    total = counts.total
-    if total == 0:
-        status, word, line = "skip", "Nothing to show", f"no {noun}s finished"
-    else:
-        status = counts.worst.value
-        word = {"pass": "Passed", "fail": "Failed", "error": "Errored"}[status]
-        line = f"{counts.failed:,} of {total:,} {noun}s failed, {counts.errored:,} errored, {counts.passed:,} passed"
-    return f'<section id="banner" class="banner {status}" role="status"><strong class="status">{word}</strong> <span>{esc(line)}</span></section>'
-
-
-_TABLE_HEADS = (("#", True), ("Check", False), ("Kind", False), ("Scenario", False), ("Passed", True), ("Failed", True),
-                ("Errored", True), ("Skipped", True), ("Failure rate", True))
-_SORTED, _NUMERIC = ' aria-sort="ascending"', ' data-num="1"'
-
-
-def _checks_table(rows: Iterable[_Row], groups: list[_Group], *, noun: str) -> str:
-    """Each assertion, SOP step and criterion, in the order they were met: its counts and failure rate, sortable; a
-    check that failed links to the list filtered to the entries that failed it."""
-    body, several = [], len(groups) > 1
-    for row in rows:
-        stat, group, position = row.stat, groups[row.group], row.position
-        counts = stat.counts
-        label = esc(row.label)
-        if counts.failed:
-            label = f'<a href="#check-{position}" title="show the {noun}s that failed it">{label}</a>'
-        cells = [
-            f'<td class="num" data-v="{position + 1}">{position + 1}</td>', f"<td>{label}</td>", f"<td>{_KIND_NAME[stat.kind]}</td>",
-            f"<td>{esc(group.slug)}</td>" if several else "",
-            *(f'<td class="num{cls}" data-v="{n}">{n:,}</td>' for n, cls in ((counts.passed, ""), (counts.failed, " failed"), (counts.errored, " errored"), (counts.skipped, ""))),
-            f'<td class="num" data-v="{stat.failure_rate if stat.failure_rate is not None else -1}">{_rate(stat.failure_rate)}</td>',
-        ]
-        body.append(f'<tr data-check="{position}" class="{"bad" if counts.failed else ""} {"err" if counts.errored else ""}">{"".join(cells)}</tr>')
-    if not body:
-        return '<section id="check-stats"><h2>Checks</h2><p class="none">No checks were run.</p></section>'
-    heads = "".join(
-        f'<th scope="col"{_SORTED if i == 0 else ""}><button type="button" data-col="{i}"{_NUMERIC if num else ""}>{name}</button></th>'
-        for i, (name, num) in enumerate(h for h in _TABLE_HEADS if several or h[0] != "Scenario")
-    )
-    return (
-        '<section id="check-stats" aria-labelledby="check-stats-h"><h2 id="check-stats-h">Checks</h2>'
-        f'<p class="meta">Each assertion, SOP step and criterion across the {noun}s; sort by a column, follow a check to the {noun}s that failed it.</p>'
-        f'<div class="scroll"><table class="stats" id="check-table"><thead><tr>{heads}</tr></thead><tbody>{"".join(body)}</tbody></table></div></section>'
-    )
-
-
-def _sop_spread(scores: SopScores, noun: str) -> str:
-    """The SOP scores: mean, lowest, highest, and how many fell in each tenth."""
-    if not scores.conversations:
-        return ""
-    most = max(scores.buckets)
-    width = 1 / SCORE_BUCKETS
-    bars = "".join(
-        f'<tr><th scope="row">{i * width:.1f}–{(i + 1) * width:.1f}</th><td><meter min="0" max="{most}" value="{n}"></meter></td><td class="num">{n:,}</td></tr>'
-        for i, n in enumerate(scores.buckets)
-    )
-    return (
-        '<section id="sop-scores" aria-labelledby="sop-scores-h"><h2 id="sop-scores-h">SOP scores</h2><div class="card">'
-        f'<p>{scores.conversations:,} {noun}s scored: mean {scores.mean:.2f}, lowest {scores.lowest:.2f}, highest {scores.highest:.2f}</p>'
-        f'<table class="histogram">{bars}</table></div></section>'
-    )
-
-
-def _scenarios(groups: list[_Group], repeated: bool, noun: str) -> str:
-    """Pass rate per scenario (pass^k and flaky for repeated runs), each linking to its first entry; flaky ones listed."""
-    rows, flaky = [], []
-    for group in groups:
-        s = ScenarioStats(group.slug, group.name, group.counts)
-        link = f'<a href="#run-{group.anchor}-{group.first}">{esc(group.slug)}</a>'
-        name = f'<span class="scenario-name">{esc(s.name)}</span>' if s.name and s.name != s.slug else ""
-        hats = s.pass_hat() if repeated else {}
-        hat_text = " ".join(f"pass^{k} {_rate(v)}" for k, v in hats.items()) if len(hats) > 1 else ""
-        is_flaky = repeated and s.flaky
-        if is_flaky:
-            flaky.append(f"<li>{link}: passed {s.counts.passed} of {s.judged} judged runs</li>")
-        rows.append(
-            f'<tr class="{"bad" if s.counts.failed else ""} {"err" if s.counts.errored else ""}" data-slug="{esc(s.slug)}">'
-            f"<td>{link}{name}</td>"
-            f'<td class="num">{s.runs}</td><td class="num">{s.counts.passed}</td><td class="num failed">{s.counts.failed}</td>'
-            f'<td class="num errored">{s.counts.errored}</td><td class="num">{_rate(s.pass_rate)}</td><td>{hat_text}</td>'
-            f'<td>{"<span class=flaky>flaky</span>" if is_flaky else ""}</td></tr>'
-        )
-    heads = "".join(f'<th class="num">{h}</th>' for h in (f"{noun.capitalize()}s", "Passed", "Failed", "Errored", "Pass rate"))
-    parts = ['<section id="summary" aria-label="Summary">']
-    if flaky:
-        parts.append(f'<h2>Flaky scenarios</h2><div class="card"><p class="meta">Passed some {noun}s and failed others.</p><ul class="plain">{"".join(flaky)}</ul></div>')
-    parts.append(f'<h2>Pass rate per scenario</h2><table class="scenarios"><thead><tr><th>Scenario</th>{heads}<th>pass^k</th><th></th></tr></thead>')
-    parts.append(f"<tbody>{''.join(rows)}</tbody></table></section>")
-    return "".join(parts)
-
-
-def _list_section(noun: str) -> str:
-    """Where the page's script lists the entries, with the filters and the pages."""
-    return (
-        f'<section id="runs" aria-labelledby="runs-h"><h2 id="runs-h">{noun.capitalize()}s</h2>'
-        '<div class="filters" role="search">'
-        '<label>Verdict <select id="f-verdict"><option value="">any</option><option value="fail">failed</option>'
-        '<option value="error">errored</option><option value="pass">passed</option></select></label>'
-        '<label id="f-group-label">Scenario <select id="f-group"><option value="">any</option></select></label>'
-        '<label>Failed check <select id="f-check"><option value="">any</option></select></label>'
-        '<label id="f-tag-label">Tag <select id="f-tag"><option value="">any</option></select></label>'
-        f'<label>Search <input type="search" id="f-text" placeholder="text in a {noun}, a detail, an id"></label>'
-        '<button type="button" id="f-clear">Clear filters</button></div>'
-        '<nav class="pager" aria-label="pages"></nav><div id="entries"></div><nav class="pager" aria-label="pages"></nav>'
-        f"<noscript><p class=\"none\">The list of {noun}s is drawn by the page's script; the tables above need none.</p></noscript></section>"
-    )
 
 
 def render_batch_html(batch: BatchResult, *, title: str = "dialogcheck report") -> str:
