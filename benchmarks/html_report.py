@@ -75,7 +75,7 @@ def open_in_chromium(page: Path, tries: int = 3) -> dict[str, Any]:
         for _ in range(tries):
             tab = browser.new_page(viewport={"width": 1366, "height": 900})
             errors: list[str] = []
-            tab.on("pageerror", lambda e: errors.append(str(e)))
+            tab.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
             start = time.perf_counter()
             tab.goto(page.as_uri())
             expect(tab.locator("#shown")).not_to_have_text("", timeout=120_000)
