@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,7 +168,9 @@ class CheckBatch:
     `Conversation`s or lists of event dicts. Small inputs are read whole before anything is judged, so
     bad input anywhere stops the check before any result; big ones (past `STREAM_ABOVE_BYTES`, or with
     `stream`) are judged as they are read, with flat memory, and bad input stops the check where it is.
-    `keep` keeps every result and its conversation (for reports), in this process.
+    `keep` keeps every result (for a report that needs them all at once), in this process. `on_result` is
+    given every typed result in input order, in this process, as the results go by (for a report written
+    as the batch is checked): worker processes then send each result back, not a block of its encodings.
     """
 
     def __init__(
@@ -185,13 +187,14 @@ class CheckBatch:
         stream: bool = False,
         chunk_bytes: int | None = None,
         keep: bool = False,
+        on_result: Callable[[ConversationResult], None] | None = None,
     ):
         self.subject = subject
         self.judge, self.no_judge, self.metrics, self.strict = judge, no_judge, metrics, strict
         self.keep = keep
+        self.on_result = on_result
         self.tally = CheckTally()
         self.kept: list[ConversationResult] = []
-        self.records: list[Conversation] = []
         given = list(sources)
         if given and all(not isinstance(source, (str, Path)) for source in given):
             self._chunks: Iterable[Any] = [GivenConversations(tuple(given))]
@@ -213,7 +216,8 @@ class CheckBatch:
         self.workers = 1 if (size_known and size < IN_PROCESS_BELOW_BYTES) or keep else (jobs or usable_cores())
 
     def _job(self, encode: Encoder | None = None, join: bytes | None = None, with_results: bool = False, encode_alone: Encoder | None = None) -> CheckJob:
-        keep = with_results or self.keep
+        keep = with_results or self.keep or self.on_result is not None
+        join = None if self.on_result is not None else join
         return CheckJob(self.subject, no_judge=self.no_judge, strict=self.strict, encode=encode, keep_results=keep, join=join, encode_alone=encode_alone)
 
     def judged(
@@ -232,11 +236,9 @@ class CheckBatch:
             items = iter(list(items))
         for item in items:
             self.tally.add(item)
-            if self.keep and isinstance(item, Judged) and item.result is not None:
-                self.kept.append(item.result)
+            if isinstance(item, Judged) and item.result is not None:
+                self._seen(item.result)
             yield item
-        if self.keep:
-            self.records = [conversation for chunk in self._chunks for conversation in chunk.read()]  # read chunks: no parsing again
 
     def to_shards(self, folder: str, fmt: str) -> None:
         """Each chunk's results as a shard in `folder` (the codec's JSON line a conversation), written where it was
@@ -251,14 +253,19 @@ class CheckBatch:
                 result.raise_problems()
                 self.tally.add(result)
                 self.tally.stats.merge(result.stats)
-                if self.keep:
-                    self.kept.extend(item.result for item in result.items if item.result is not None)
+                for item in result.items:
+                    if item.result is not None:
+                        self._seen(item.result)
         except (LoadError, OSError):
             results.close()  # the chunks still in flight finish (and write) first
             remove_shards(folder, fmt)
             raise
+
+    def _seen(self, result: ConversationResult) -> None:
         if self.keep:
-            self.records = [conversation for chunk in self._chunks for conversation in chunk.read()]
+            self.kept.append(result)
+        if self.on_result is not None:
+            self.on_result(result)
 
 
 def _read_ahead(chunks, room: int | None):

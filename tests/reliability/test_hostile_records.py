@@ -137,7 +137,7 @@ def test_values_nested_deep_but_valid_are_judged_and_shown_on_every_path(tmp_pat
         capture_output=True, env=_env(), timeout=120, check=False,
     )
     assert done.returncode == 1 and b"Traceback" not in done.stderr, done.stderr[-2000:]
-    assert "memory deep = [[[[[[[[[...]]]]]]]]]" in html.read_text()
+    assert "deep was written as [[[[[[[[[...]]]]]]]]] at event " in html.read_text()  # the detail, in the page's data
 
 
 WALL_BOUND_S = 30.0

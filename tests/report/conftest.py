@@ -15,6 +15,11 @@ from click.testing import CliRunner
 from dialogcheck._cli.main import cli
 from tests.conftest import EXAMPLE
 
+CHROMIUM = Path("/usr/bin/chromium")
+# Flags for this machine's closed network: no background connections, nothing to sign in to.
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--disable-quic", "--no-first-run"]
+
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
 
 AGENT = '''

@@ -6,13 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.conftest import HOSTILE, load, run_documents
+from tests.report.conftest import CHROMIUM, FLAGS, HOSTILE, load, run_documents
+from tests.report.page_data import entries
 
-CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)")
-# Flags for this machine's closed network: no background connections, nothing to sign in to.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--disable-quic", "--no-first-run"]
 
 
 @pytest.fixture(scope="module")
@@ -64,13 +61,16 @@ def test_counts_in_the_page_match_the_results(batch, request, open_report):
     assert _count(page, '.check[data-outcome="fail"]') == failed_checks
     assert _count(page, '.check[data-outcome="pass"]') == _checks(run_documents(results), "pass")
     assert _count(page, "#summary tbody tr") == len(summary["scenarios"])
+    for run in run_documents(results):
+        assert _count(page, f'#run-{run["scenario"]["slug"]}-{run["run"]}[data-verdict="{run["verdict"]}"]') == 1
     assert problems == []
 
 
 def test_the_hostile_message_did_not_run_and_is_shown_as_text(hostile_batch, open_report, tmp_path):
     page, problems = open_report(hostile_batch / "report.html")
     assert page.evaluate("typeof window.__pwned") == "undefined"
-    assert _count(page, "main img") == 0 and _count(page, "script") == 1
+    assert _count(page, "main img") == 0 and _count(page, "script:not([type])") == 1
+    assert _count(page, "script") == 1 + _count(page, 'script[type="application/json"]')  # the rest is data, never run
     first = page.locator("#run-beta-1 .msg.agent").first
     assert first.inner_text().endswith("Hi! " + HOSTILE)
     assert HOSTILE in page.locator("#run-beta-1 .ev").first.inner_text()
@@ -87,15 +87,16 @@ def test_failures_only_hides_passing_runs_and_is_reached_by_keyboard(hostile_bat
             break
     assert page.evaluate("document.activeElement.id") == "failures-only"
     assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"  # focus is visible
+    passing = page.locator('.run[data-verdict="pass"]')
+    assert passing.count() == 3
     page.keyboard.press("Space")
     assert page.locator("#failures-only").is_checked()
-    passing = page.locator('.run[data-verdict="pass"]')
-    assert passing.count() == 3 and all(not passing.nth(i).is_visible() for i in range(3))
+    assert passing.count() == 0  # not listed
     assert all(page.locator(f'.run[data-verdict="{v}"]').first.is_visible() for v in ("fail", "error"))
     assert page.locator("#shown").inner_text() == "showing 5 of 8 runs"
     page.screenshot(path=tmp_path / "failures-only.png")
     page.keyboard.press("Space")
-    assert passing.first.is_visible()
+    assert passing.count() == 3 and passing.first.is_visible()
 
 
 def test_a_check_highlights_the_events_it_points_to(example_batch, open_report, tmp_path):
@@ -118,4 +119,48 @@ def test_a_link_to_a_passing_run_opens_it(example_batch, open_report):
     assert page.locator("#run-run_cancel-2 > details").get_attribute("open") is not None
     assert page.locator("#run-run_cancel-2 .check").first.is_visible()
     assert page.locator("#run-run_cancel-1 .check").first.is_hidden()  # passing runs start folded
+    assert problems == []
+
+
+def test_failing_and_flaky_runs_come_first(hostile_batch, open_report):
+    page, problems = open_report(hostile_batch / "report.html")
+    runs = {(d["scenario"]["slug"], d["run"]): d["verdict"] for d in run_documents(hostile_batch)}
+    flaky = {slug for slug, _ in runs if {"pass", "fail"} <= {v for (s, _), v in runs.items() if s == slug}}
+    assert flaky == {"delta"}
+    listed = [e.title for e in entries((hostile_batch / "report.html").read_text())]  # plan order
+    rank = {"fail": 0, "error": 1, "pass": 3}
+
+    def key(title):
+        slug, _, number = title.split(" ")
+        verdict = runs[(slug, int(number))]
+        return 2 if verdict == "pass" and slug in flaky else rank[verdict]
+
+    expected = [f"run-{t.split(' ')[0]}-{t.split(' ')[2]}" for t in sorted(listed, key=key)]
+    assert page.locator("#entries .run").evaluate_all("runs => runs.map(r => r.id)") == expected
+    assert problems == []
+
+
+def test_filter_by_scenario_tag_verdict_and_text(hostile_batch, open_report):
+    from playwright.sync_api import expect
+
+    page, problems = open_report(hostile_batch / "report.html")
+    page.locator("#f-tag").select_option("beta")
+    assert page.locator("#shown").inner_text() == "showing 2 of 8 runs"
+    assert page.locator("#entries .run").evaluate_all("runs => runs.map(r => r.dataset.slug)") == ["beta", "beta"]
+    page.locator("#f-clear").click()
+    page.locator("#f-group").select_option(label="gamma (Gamma)")
+    page.locator("#f-verdict").select_option("error")
+    assert page.locator("#entries .run").evaluate_all("runs => runs.map(r => r.id)") == ["run-gamma-1", "run-gamma-2"]
+    page.locator("#f-verdict").select_option("pass")
+    assert page.locator("#shown").inner_text() == "showing 0 of 8 runs" and page.locator("#entries").inner_text() == "No runs match."
+    page.locator("#f-clear").click()
+    page.locator("#f-text").fill("q was 'nope'")  # in a check's detail
+    expect(page.locator("#shown")).to_have_text("showing 1 of 8 runs")
+    assert page.locator("#entries .run").evaluate_all("runs => runs.map(r => r.id)") == ["run-delta-2"]
+    page.locator("#f-text").fill("NO SUCH CARD </script>")  # in the errored runs' errors, whatever the case
+    expect(page.locator("#shown")).to_have_text("showing 2 of 8 runs")
+    assert page.locator("#entries .run").evaluate_all("runs => runs.map(r => r.dataset.slug)") == ["gamma", "gamma"]
+    page.locator("#f-text").fill("<script>window.__pwned=1</script>")  # the agent's greeting, searched as text
+    expect(page.locator("#shown")).to_have_text("showing 8 of 8 runs")
+    assert page.evaluate("typeof window.__pwned") == "undefined"
     assert problems == []

@@ -1,4 +1,4 @@
-"""report.html without a browser: self-contained, everything escaped, one script of our own, links and anchors."""
+"""report.html without a browser: self-contained, everything escaped, one script of our own (and its data), links and anchors."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import hashlib
 import html
 import re
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -17,11 +18,13 @@ from dialogcheck.results.load import with_events
 from dialogcheck.results.model import BatchResult
 from tests.conftest import EXAMPLE
 from tests.report.conftest import HOSTILE, load
+from tests.report.page_data import entries
 
 
 def test_the_page_is_self_contained(hostile_batch):
     page = (hostile_batch / "report.html").read_text()
-    assert page.count("<script") == 1 and page.count("<style") == 1
+    assert page.count("<script>") == 1 and page.count("<style") == 1
+    assert page.count("<script") == 1 + page.count('<script type="application/json"')  # the rest is data, never run
     for outside in ("http://", "https://", "url(", "@import", "<link", "<iframe", "<img"):
         assert outside not in page, outside
     assert not re.search(r"<[^>]*\s(src|srcset|action|formaction)=", page)  # no tag loads anything
@@ -56,10 +59,12 @@ def test_values_in_attributes_and_ids_are_escaped():
     events = [{"event": "user", "text": "<u>hi</u>"}, {"event": "weird", "x": "<w>"}]
     page = render_batch_html(BatchResult((with_events(decode_run(run, "run_1.json"), events),)))
     assert run_anchor(slug, 1) == "run-x--onmouseover--alert-1--1"
-    assert f'id="{run_anchor(slug, 1)}"' in page
+    assert f'id="{run_anchor(slug, 1)}-ev-0"' in page  # the run's events, in its template
     assert 'onmouseover="' not in page and "<i>n</i>" not in page and "<t>" not in page and "<d>" not in page and "<u>" not in page and "<w>" not in page
-    assert 'data-ev="0"' in page  # a non-integer evidence index is dropped, not written into the page
-    assert page.count("<script") == 1
+    (entry,) = entries(page)
+    assert entry.checks == [('"><script>x</script>', "fail", "<d>")]  # as text, for the script's textContent
+    assert entry.more["ev"] == ["0"]  # a non-integer evidence index is dropped, not written into the page
+    assert page.count("<script>") == 1
 
 
 def test_events_that_do_not_parse_are_shown_as_recorded():
@@ -72,12 +77,14 @@ def test_events_that_do_not_parse_are_shown_as_recorded():
 def test_runs_have_anchors_and_the_summary_links_to_them(example_batch):
     page = (example_batch / "report.html").read_text()
     summary = load(example_batch / "summary.json")
+    listed = entries(page)
     for row in summary["scenarios"]:
-        for n in range(1, row["runs"] + 1):
-            assert f'id="run-{row["slug"]}-{n}"' in page
+        assert [e.more["n"] for e in listed if e.group == row["slug"]] == list(range(1, row["runs"] + 1))  # run-<slug>-<n>
         assert f'href="#run-{row["slug"]}-1"' in page
     assert 'id="run-run_stolen_card-1-ev-9"' in page  # the event the SOP failure points to
-    assert 'data-ev="9"' in page
+    (stolen,) = [e for e in listed if e.title == "run_stolen_card run 1"]
+    failed = [i for i, (_, outcome, _) in enumerate(stolen.checks) if outcome == "fail"]
+    assert "9" in [stolen.more["ev"][i] for i in failed]
 
 
 def test_check_writes_an_html_report(tmp_path):
@@ -87,7 +94,9 @@ def test_check_writes_an_html_report(tmp_path):
     assert result.exit_code == 1, result.output
     page = out.read_text()
     assert "4 conversations: 2 passed, 2 failed, 0 errored" in page
-    assert page.count('class="run"') == 4 and "damaged_card_express.jsonl" in page
+    listed = entries(page)
+    assert [Path(e.title).name for e in listed] == [c.name for c in conversations]
+    assert [e.verdict for e in listed] == ["fail", "fail", "pass", "pass"]
 
 
 def test_an_agent_that_raises_leaves_its_traceback_in_the_run_file_and_the_report(hostile_batch):

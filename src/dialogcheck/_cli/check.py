@@ -29,6 +29,7 @@ from ..results.atomic import write_atomic
 from ..results.codec import check_summary_document, conversation_line
 from .check_output import JsonWriter, TextWriter, print_warnings
 from .env_options import env_options
+from .html_file import HtmlReportFile
 from .progress import Progress
 from .output import (
     EXIT_BAD_INPUT,
@@ -49,7 +50,7 @@ SHARD_FORMATS = ("jsonl", "parquet")
 
 JOBS_HELP = (
     "Worker processes for the checks (default: the usable cores). Results come out in input order, the same "
-    "as with --jobs 1. Inputs under 2 MB, --html, and LLM-judged checks (criteria, llm_judge, --metrics, with "
+    "as with --jobs 1. Inputs under 2 MB, --junit, and LLM-judged checks (criteria, llm_judge, --metrics, with "
     "a judge configured) run in this process: the judge's limit on calls in flight is shared. With "
     "--engine ray: the CPUs of the local Ray instance."
 )
@@ -60,18 +61,18 @@ def _config(subject_path: str, config_path: str | None) -> ProjectConfig | None:
     return load_config(path) if path is not None else None
 
 
-def _write_reports(batch: CheckBatch, junit_path: str | None, html_path: str | None) -> None:
-    """--junit and --html; a report that cannot be written is a `LoadError` naming it."""
-    from ..report.html import render_check_html
+def _write_reports(batch: CheckBatch, junit_path: str | None, html: HtmlReportFile | None) -> None:
+    """--junit, and the end of --html (written as the results went by); a report that cannot be written is a
+    `LoadError` naming it."""
     from ..report.junit import render_junit_check
 
     try:
         if junit_path:
             write_atomic(junit_path, render_junit_check(batch.kept, batch.subject))
-        if html_path:
-            write_atomic(html_path, render_check_html(batch.kept, batch.records, batch.subject))
     except OSError as err:
-        raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path or html_path)) from None
+        raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path)) from None
+    if html is not None:
+        html.commit()
 
 
 def judge_note(subject, judge, no_judge: bool) -> str | None:
@@ -209,15 +210,24 @@ def check(**given) -> None:
     if o.engine == "ray":
         _check_on_ray(o, subject)
     judge = _make_judge(config, o.no_cache, o.cache_dir, o.where, o.output_format) if wants_judge(subject, o.no_judge, o.metrics) else None
+    html = None
     try:
+        html = HtmlReportFile(o.html_path) if o.html_path else None
         batch = CheckBatch(
             subject, o.conversations, jobs=o.jobs, judge=judge, no_judge=o.no_judge,
             metrics=QUALITY_METRICS if o.metrics else (config.evaluation.metrics if config else ()),
-            input_format=o.input_format, strict=o.strict, stream=o.stream, chunk_bytes=o.chunk_bytes, keep=bool(o.junit_path or o.html_path),
+            input_format=o.input_format, strict=o.strict, stream=o.stream, chunk_bytes=o.chunk_bytes, keep=bool(o.junit_path),
+            on_result=html.add if html is not None else None,
         )
     except LoadError as err:
+        if html is not None:
+            html.discard()
         fail_with_load_error(err, o.output_format)
-    _check_locally(batch, o)
+    try:
+        _check_locally(batch, o, html)
+    finally:
+        if html is not None:
+            html.discard()  # a report not committed (bad input, an interrupt) is removed, never left half-written
 
 
 @dataclass(frozen=True)
@@ -287,7 +297,7 @@ def _config_and_subject(o: CheckOptions):
     raise AssertionError("unreachable")
 
 
-def _check_locally(batch: CheckBatch, out: CheckOptions) -> None:
+def _check_locally(batch: CheckBatch, out: CheckOptions, html: HtmlReportFile | None = None) -> None:
     """Judge in order and write as the results come; bad input stops it with exit 2, one JSON document in JSON."""
     writer = None
     try:
@@ -302,7 +312,7 @@ def _check_locally(batch: CheckBatch, out: CheckOptions) -> None:
                     progress.add(item.counts if isinstance(item, ChunkResult) else item.verdict)
         if batch.tally.counts.total == 0:
             raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(out.conversations))
-        _write_reports(batch, out.junit_path, out.html_path)
+        _write_reports(batch, out.junit_path, html)
     except LoadError as err:  # bad input: before anything was written, or (streaming) where it stands
         _fail(err, writer, out.output_format)
     if writer is not None:

@@ -37,13 +37,13 @@ def _write(folder: str, output_format: str, render) -> None:
 
 
 def _check_output_reports(found: CheckOutput, junit_path: str | None, html_path: str | None) -> list[str]:
-    """JUnit and HTML of a `check --output` folder (no transcripts: shards keep the checks, not the events)."""
+    """JUnit and HTML of a `check --output` folder: the HTML is the page `check --html` wrote of the same results."""
     written = []
     if junit_path:
         write_atomic(junit_path, render_junit_check(found.results))
         written.append(junit_path)
     if html_path:
-        write_atomic(html_path, render_check_html(found.results, [None] * len(found.results)))
+        write_atomic(html_path, render_check_html(found.results))
         written.append(html_path)
     return written
 

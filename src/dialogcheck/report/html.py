@@ -1,286 +1,244 @@
-"""The HTML report: one self-contained page a person opens to read a batch.
+"""The HTML report: one self-contained page a person opens to read a batch, of ten conversations or of 100,000.
 
 CSS and JS (in `assets/`) are inlined and nothing is fetched, so the file can
 be mailed or archived as CI output. A Content-Security-Policy admits only the
 page's own style and script, by hash: even a slip in escaping could not run a
-script. Escaping lives here and only here: every value that came from a
-conversation or a results file goes through `_e`, attributes included, and
-each message, detail, error and tool result is cut to `_shown.TEXT_LIMIT`.
+script.
+
+`HtmlReport` builds the page as the results go by, in one pass from top to
+bottom, holding nothing per conversation: each conversation (or run) becomes
+a compact record in the page's data blocks, and the page's script lists them
+(failing and flaky first, a page at a time), filters and searches them and
+draws a record's checks when it is shown. A record names each check's
+outcome and detail by their number in that check's table of values, which
+the page builds as it reads the records (a value is written out the first
+time it comes), so 100,000 conversations that fail the same ways stay a few
+megabytes. What spans the batch (the status banner, the per-check table, the
+SOP score spread, the scenarios) is drawn at the end, after the data blocks
+in the file but first on the page. A run also gets a `<template>` with its
+transcript, event timeline and errors, drawn here (`html_run`).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import html
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 from importlib.resources import files
 from typing import Any
 
 import orjson
 
+from .._redact import mask_bytes
 from .._shown import cut
 from ..checks.base import Outcome
-from ..events.model import BotMessage, Conversation, ToolRun, UserMessage, opens_turn
-from ..events.values import show
-from ..judge.ledger import ledger_line
-from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, Crash, RunResult, ScenarioStats, TranscriptLine
+from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult
+from ..results.stats import CheckStat, SopScores
+from .html_overview import CheckRow, Group, banner, checks_table, list_section, scenarios, sop_spread
+from .html_run import anchor_part, esc, run_anchor, run_body
 
-_OUTCOMES = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP"}
-_ID = re.compile(r"[^A-Za-z0-9_-]")
-TEXT_LIMIT = 100
+__all__ = ["HtmlReport", "conversations_page", "render_batch_html", "render_check_html", "run_anchor"]
 
-
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _outcome(value: Any) -> str:
-    """A known outcome word, safe as a class name; anything else reads as `skip`."""
-    return value if value in _OUTCOMES else "skip"
-
-
-def _badge(outcome: Any) -> str:
-    o = _outcome(outcome)
-    return f'<span class="badge {o}">{_OUTCOMES[o]}</span>'
+_OUTCOME_CODE = {Outcome.PASS: "p", Outcome.FAIL: "f", Outcome.ERROR: "e", Outcome.SKIP: "s"}
+_KIND_CODE = {CheckKind.ASSERTION: "a", CheckKind.SOP: "s", CheckKind.CRITERION: "c"}
+#: Records per data block: what the report holds before writing them out.
+BLOCK_RECORDS = 1000
+#: Characters of distinct (outcome, detail) values remembered, all checks together. Past it a new value is
+#: written out each time it comes, so memory stays flat even on a log whose details never repeat.
+REMEMBERED_CHARACTERS = 16 * 2**20
+#: A title shares at least this much with the one before to be written as the rest of it.
+SHARED_TITLE_CHARS = 8
 
 
-def run_anchor(slug: str, number: Any) -> str:
-    """The id of a run's section: `run-<slug>-<n>`, so `report.html#run-<slug>-<n>` links to it."""
-    return f"run-{_ID.sub('-', slug)}-{_ID.sub('-', str(number))}"
-
-
-def _rate(value: Any) -> str:
-    return f"{value:.0%}" if isinstance(value, (int, float)) else "n/a"
-
-
-def _pretty(value: Any) -> str:
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str).decode()
-    except orjson.JSONEncodeError:  # nested past the 255 levels orjson writes (a recorded value may go to 1,024)
-        return show(value, 2000)
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One run, or one checked conversation, as the page draws it."""
-
-    slug: str
-    number: int
-    title: str
-    verdict: Outcome
-    checks: tuple[CheckLine, ...]
-    facts: tuple[str, ...] = ()
-    sop_score: float | None = None
-    error: str | None = None
-    record: Conversation | None = None
-    #: The events as written, when they could not be read as events (drawn as they are).
-    raw_events: Sequence[Mapping[str, Any]] = ()
-    note: str | None = None
-    transcript: tuple[TranscriptLine, ...] = ()
-    latencies: tuple[float, ...] = ()
-    whole_in: str | None = None
-    crashes: tuple[Crash, ...] = ()
-
-
-@dataclass(frozen=True)
-class Summary:
-    """What the page's summary shows: totals, a row per scenario, the failed and errored entries."""
-
-    counts: Counts
-    scenarios: list[ScenarioStats]
-    failed: list[tuple[Entry, list[CheckLine]]]
-    errored: list[tuple[Entry, str | None]]
-    total: int
-    started: str | None = None
-    updated: str | None = None
-    #: Repeated runs of one scenario (a batch), where pass^k and flaky mean something.
-    repeated: bool = True
-
-
-def _label(line: CheckLine) -> tuple[str, str]:
-    """(group, label) of a check in its entry."""
+def _label(line: CheckLine) -> str:
+    """How the page names a check; the same for a result just judged and one read back from a file."""
     if line.kind is CheckKind.SOP:
         optional = "" if line.step.required else " (optional)"  # type: ignore[union-attr]
-        return "SOP steps", f"{line.step.id} {line.step.label or line.key}{optional}"  # type: ignore[union-attr]
+        return f"{line.step.id} {line.step.label or line.key}{optional}"  # type: ignore[union-attr]
     if line.kind is CheckKind.CRITERION:
-        return "Criteria", str(line.criterion)
-    return "Assertions", line.check.label  # type: ignore[union-attr]
+        return str(line.criterion)
+    return line.check.label  # type: ignore[union-attr]
 
 
-def check_counts(entries: Iterable[Entry]) -> Counts:
-    """How many checks of all entries passed, failed, errored and were skipped."""
-    return Counts(line.outcome for entry in entries for line in entry.checks)
+def _evidence(line: CheckLine) -> str:
+    """The event indexes a check points to, space-separated; anything but an integer is dropped."""
+    return " ".join(str(i) for i in line.evidence if isinstance(i, int) and not isinstance(i, bool))
 
 
-def _check(label: str, outcome: str, evidence: Sequence[Any], detail: str, anchor: str) -> str:
-    indexes = [i for i in evidence if isinstance(i, int) and not isinstance(i, bool)]
-    links = ", ".join(f'<a href="#{anchor}-ev-{i}">#{i}</a>' for i in indexes)
-    shown = f' <span class="check-evidence">· events {links}</span>' if links else ""
-    why = f'<div class="check-detail">{_e(cut(detail))}{shown}</div>' if detail or shown else ""
-    return (
-        f'<li class="check" tabindex="0" data-outcome="{_outcome(outcome)}" data-ev="{" ".join(map(str, indexes))}">'
-        f'{_badge(outcome)} <span class="check-label">{_e(label)}</span>{why}</li>'
-    )
+def _data(value: Any) -> str:
+    """JSON for a `<script type="application/json">` block: no `<`, so nothing in it can end the block or open a tag.
+
+    Held secrets are masked first, in the JSON form the masker knows, before `<` is spelt another way."""
+    return mask_bytes(orjson.dumps(value)).replace(b"<", b"\\u003c").decode()
 
 
-def _checks_html(entry: Entry, anchor: str) -> str:
-    parts, group = [], None
-    for line in entry.checks:
-        name, label = _label(line)
-        if name != group:
-            if group is not None:
-                parts.append("</ul>")
-            score = f" · score {entry.sop_score:.2f}" if name == "SOP steps" and isinstance(entry.sop_score, (int, float)) else ""
-            parts.append(f'<h4>{name}{score}</h4><ul class="checks">')
-            group = name
-        parts.append(_check(label, line.outcome.value, line.evidence, line.detail, anchor))
-    if group is None:
-        return '<p class="none">No checks were run.</p>'
-    return "".join(parts) + "</ul>"
+class HtmlReport:
+    """The page of one batch, built as results go by: `start`, then `add_conversation` or `add_run` for
+    each, then `finish`; each returns the next piece of the page, to be written in that order."""
 
+    def __init__(self, *, title: str, noun: str, repeated: bool, started: str | None = None, updated: str | None = None):
+        self.title, self.noun, self.repeated, self.started, self.updated = title, noun, repeated, started, updated
+        self.counts = Counts()
+        self.check_counts = Counts()
+        self.sop_scores = SopScores()
+        self._groups: dict[tuple, Group] = {}
+        self._rows: dict[tuple, CheckRow] = {}
+        self._shapes: dict[tuple[int, ...], int] = {}
+        self._pending: list[list[Any]] = []
+        self._entries = 0
+        self._last_title = ""
+        self._remembered = 0
 
-def _tool(event: ToolRun) -> str:
-    line = ledger_line(event) or f"framework tool {event.tool_name}(" + ", ".join(f"{k}={show(v, 60)}" for k, v in event.arguments.items()) + ")"
-    full = {"arguments": dict(event.arguments), "result": event.result}
-    if event.is_error:
-        full["error"] = event.error_message
-    return f'{_e(line)}<details><summary>arguments and result</summary><pre class="json">{_e(cut(_pretty(full)))}</pre></details>'
+    # -- the pieces, in the order they are written ----------------------------------------------
 
-
-def _event(event: Any, recorded: Mapping[str, Any]) -> tuple[str, str, str]:
-    """(kind, extra classes, inner HTML) of one typed event (and its object as recorded) in the timeline."""
-    if isinstance(event, ToolRun):
-        return "tool", ("bad" if event.is_error else "" if event.counted else "dim"), _tool(event)
-    if isinstance(event, UserMessage):
-        return "user", "dim", _e(f"user {show(event.text, TEXT_LIMIT)}")
-    if isinstance(event, BotMessage):
-        template = ledger_line(event)
-        said = _e(show(event.text, TEXT_LIMIT)) if event.text else ""
-        return "bot", "" if template else "dim", _e(f"{template or 'bot'} ") + said
-    line = ledger_line(event)
-    if line is not None:
-        return event.kind, "", _e(line)
-    rest = {k: v for k, v in recorded.items() if k != "event"}
-    return event.type, "dim", _e(f"{event.type} {show(rest, TEXT_LIMIT)}" if rest else event.type)
-
-
-def _timeline(entry: Entry) -> dict[int, list[tuple[int, str, str, str]]]:
-    """Event rows grouped by turn; the events as written, unread, when they could not be read as events."""
-    if entry.record is None:
-        rows = [(i, "event", "dim", _e(show(raw, 200))) for i, raw in enumerate(entry.raw_events)]
-        return {0: rows} if rows else {}
-    grouped: dict[int, list[tuple[int, str, str, str]]] = {}
-    for event, recorded in zip(entry.record.events, entry.record.raw_events):
-        grouped.setdefault(event.turn, []).append((event.index, *_event(event, recorded)))
-    return grouped
-
-
-def _transcript(entry: Entry) -> dict[int, list[str]]:
-    """Transcript lines grouped by turn, counted the way events count them (a user message opens a turn)."""
-    grouped: dict[int, list[str]] = {}
-    turn = users = 0
-    for line in entry.transcript:
-        role = "user" if line.role == "user" else "agent"
-        latency = ""
-        if role == "user":
-            users += 1
-            turn += 1 if opens_turn(line.text) else 0
-            if users <= len(entry.latencies):
-                latency = f'<span class="latency">agent answered in {round(entry.latencies[users - 1], 4):.2f} s</span>'
-        grouped.setdefault(turn, []).append(f'<div class="msg {role}"><span class="who">{role}{latency}</span>{_e(cut(line.text, entry.whole_in))}</div>')
-    return grouped
-
-
-def _turns_html(entry: Entry, anchor: str) -> str:
-    said = _transcript(entry)
-    rows = _timeline(entry)
-    if not said and not rows:
-        return '<p class="none">No transcript or events were recorded.</p>'
-    parts = [f'<p class="why">{_e(entry.note)}</p>'] if entry.note else []
-    parts.append('<div class="turns"><div class="head">Turn</div><div class="head">Transcript</div><div class="head">Events</div>')
-    for turn in sorted(set(said) | set(rows)):
-        items = "".join(
-            f'<li class="ev k-{_ID.sub("-", kind)} {extra}" id="{anchor}-ev-{index}" tabindex="-1">'
-            f'<span class="ev-i">#{index}</span><span class="ev-text">{inner}</span></li>'
-            for index, kind, extra, inner in rows.get(turn, [])
+    def start(self) -> str:
+        css, js = _asset("report.css"), _asset("report.js")
+        csp = f"default-src 'none'; style-src '{_sha256(css)}'; script-src '{_sha256(js)}'; base-uri 'none'; form-action 'none'"
+        return (
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
+            f'<title>{esc(self.title)}</title><style>{css}</style></head><body data-noun="{esc(self.noun)}">\n'
         )
-        parts.append(
-            f'<div class="turn-no" id="{anchor}-turn-{turn}">turn {turn}</div>'
-            f'<div class="said">{"".join(said.get(turn, [])) or "<span class=none>—</span>"}</div>'
-            f'<ol class="events">{items or "<li class=none>no events</li>"}</ol>'
+
+    def add_conversation(self, result: ConversationResult) -> str:
+        """A conversation `check` judged: its record (the data block's, when one is full)."""
+        group = self._group((result.scenario, result.subject), result.scenario or result.subject, result.subject,
+                            anchor_part(result.scenario or "conversations"), self._entries + 1)
+        more: dict[str, Any] = {}
+        if result.conversation_id and result.conversation_id not in result.source:
+            more["id"] = result.conversation_id
+        self._add(result.source, result.verdict, group, result.scenario, list(result.checks()), more, result.sop)
+        return self._block(full_only=True)
+
+    def add_run(self, run: RunResult) -> str:
+        """A run of a batch: its record, and a template with its transcript, event timeline and errors."""
+        scenario = run.scenario
+        group = self._group((scenario.slug, None), scenario.slug, scenario.name, anchor_part(scenario.slug), run.number, scenario.tags)
+        lines = list(run.checks())
+        more: dict[str, Any] = {"n": run.number}
+        evidence = [_evidence(line) for line in lines]
+        if any(evidence):
+            more["ev"] = evidence
+        index = self._add(f"{run.slug} run {run.number}", run.verdict, group, run.slug, lines, more, run.conversation.sop if run.conversation else None)
+        template = f'<template id="dc-t-{index}">{run_body(run, run_anchor(run.slug, run.number))}</template>\n'
+        return template + self._block(full_only=True)
+
+    def finish(self) -> str:
+        """The records still held, then what spans the batch, the page's index of checks, and its script."""
+        meta = {
+            "noun": self.noun,
+            "repeated": self.repeated,
+            "groups": [[g.anchor, g.slug, g.name, list(g.tags)] for g in self._groups.values()],
+            "checks": [[_KIND_CODE[row.stat.kind], row.label, row.group] for row in self._rows.values()],
+            "shapes": [list(shape) for shape in self._shapes],
+        }
+        return (
+            self._block(full_only=False)
+            + '<a class="skip" href="#runs">Skip to the list</a>'
+            + f'<header class="top"><h1>{esc(self.title)}</h1><span class="totals" id="totals">{esc(self._totals())}</span>'
+            + '<label><input type="checkbox" id="failures-only"> Failures only</label>'
+            + '<span class="shown" id="shown" aria-live="polite"></span></header><main>'
+            + banner(self.counts, self.noun)
+            + self._when()
+            + checks_table(self._rows.values(), list(self._groups.values()), noun=self.noun)
+            + sop_spread(self.sop_scores, self.noun)
+            + scenarios(list(self._groups.values()), self.repeated, self.noun)
+            + list_section(self.noun)
+            + f'</main>\n<script type="application/json" id="dc-meta">{_data(meta)}</script>\n'
+            + f"<script>{_asset('report.js')}</script></body></html>\n"
         )
-    return "".join(parts) + "</div>"
 
+    # -- records --------------------------------------------------------------------------------
 
-def _entry_html(entry: Entry) -> str:
-    anchor = run_anchor(entry.slug, entry.number)
-    verdict = entry.verdict.value
-    error = f'<p class="run-error"><strong>Run errored:</strong> {_e(cut(str(entry.error)))}</p>' if entry.error else ""
-    error += "".join(_crash_html(crash) for crash in entry.crashes)
-    return (
-        f'<section class="run" id="{anchor}" data-verdict="{verdict}" data-slug="{_e(entry.slug)}">'
-        f'<details{"" if verdict == "pass" else " open"}><summary>{_badge(verdict)}<h3>{_e(entry.title)}</h3>'
-        f'<a class="link" href="#{anchor}" aria-label="link to {_e(entry.title)}">#</a></summary>'
-        f'<div class="run-body"><p class="meta">{_e(" · ".join(f for f in entry.facts if f))}</p>{error}'
-        f'<div class="run-grid"><div class="run-checks">{_checks_html(entry, anchor)}</div>'
-        f'<div class="run-timeline"><h4>Transcript and events</h4>{_turns_html(entry, anchor)}</div></div></div></details></section>'
-    )
+    def _group(self, key: tuple, slug: str, name: str, anchor: str, number: int, tags: tuple[str, ...] = ()) -> Group:
+        """The entry's group, made when its first entry (`number`) comes."""
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = Group(len(self._groups), slug, name, anchor, number, tags)
+        return group
 
+    def _add(self, title: str, verdict: Outcome, group: Group, scenario: str | None, lines: list[CheckLine], more: dict[str, Any], sop) -> int:
+        """Count the entry and hold its record; its index among the page's entries."""
+        shape, tokens = [], []
+        for line in lines:
+            row = self._row(line, scenario, group.index)
+            shape.append(row.position)
+            tokens.append(self._token(row, _OUTCOME_CODE[line.outcome] + cut(line.detail)))
+            row.stat.counts.add(line.outcome)
+            self.check_counts.add(line.outcome)
+        if sop is not None and sop.score is not None:
+            more["score"] = f"{sop.score:.2f}"
+            self.sop_scores.add(sop.score, sop.threshold)
+        shape_id = self._shapes.setdefault(tuple(shape), len(self._shapes))
+        record = [self._title(title), _OUTCOME_CODE[verdict], group.index, shape_id, tokens]
+        if more:
+            record.append(more)
+        self._pending.append(record)
+        self.counts.add(verdict)
+        group.counts.add(verdict)
+        self._entries += 1
+        return self._entries - 1
 
-def _crash_html(crash: Crash) -> str:
-    """An exception that broke the run or a check, its traceback folded."""
-    where = f" in {crash.where}" if crash.where else ""
-    return (
-        f'<details class="crash"><summary>{_e(crash.type)}{_e(where)}: {_e(cut(crash.message, limit=TEXT_LIMIT))}</summary>'
-        f'<pre class="traceback">{_e(cut(crash.traceback or ""))}</pre></details>'
-    )
+    def _title(self, title: str) -> str | list[Any]:
+        """The title, or [how many characters it shares with the one before, the rest]: sources of one file differ
+        at the end (`log.jsonl#conv-000123`)."""
+        shared = _shared_prefix(self._last_title, title)
+        self._last_title = title
+        return [shared, title[shared:]] if shared >= SHARED_TITLE_CHARS else title
 
+    def _row(self, line: CheckLine, scenario: str | None, group: int) -> CheckRow:
+        step = line.step.id if line.step is not None else None
+        key = (scenario, line.kind, line.index, step)  # as CheckStats tells checks apart
+        row = self._rows.get(key)
+        if row is None:
+            label = _label(line)
+            row = self._rows[key] = CheckRow(len(self._rows), label, group, CheckStat(line.kind, label, line.index, step, scenario))
+        return row
 
-def _summary_html(summary: Summary, entries: Sequence[Entry], noun: str) -> str:
-    first: dict[str, int] = {}
-    for entry in entries:
-        first.setdefault(entry.slug, entry.number)
-    rows = []
-    for s in summary.scenarios:
-        link = f'<a href="#{run_anchor(s.slug, first[s.slug])}">{_e(s.slug)}</a>' if s.slug in first else _e(s.slug)
-        hats = s.pass_hat() if summary.repeated else {}
-        hat_text = " ".join(f"pass^{k} {_rate(v)}" for k, v in hats.items()) if len(hats) > 1 else ""
-        flaky = summary.repeated and s.flaky
-        rows.append(
-            f'<tr class="{"bad" if s.counts.failed else ""} {"err" if s.counts.errored else ""}" data-slug="{_e(s.slug)}">'
-            f'<td>{link}<span class="scenario-name">{_e(s.name or "")}</span></td>'
-            f'<td class="num">{s.runs}</td><td class="num">{s.counts.passed}</td><td class="num failed">{s.counts.failed}</td>'
-            f'<td class="num errored">{s.counts.errored}</td><td class="num">{_rate(s.pass_rate)}</td><td>{hat_text}</td>'
-            f'<td>{"<span class=flaky>flaky</span>" if flaky else ""}</td></tr>'
+    def _token(self, row: CheckRow, value: str) -> int | str:
+        """The number of `value` in the row's table, or the value itself the first time (the page adds it to the table)."""
+        number = row.values.get(value)
+        if number is not None:
+            return number
+        if self._remembered < REMEMBERED_CHARACTERS:
+            row.values[value] = row.written
+            self._remembered += len(value)
+        row.written += 1
+        return value
+
+    def _block(self, *, full_only: bool) -> str:
+        if not self._pending or (full_only and len(self._pending) < BLOCK_RECORDS):
+            return ""
+        block, self._pending = self._pending, []
+        return f'<script type="application/json" class="dc-entries">{_data(block)}</script>\n'
+
+    # -- what spans the batch -------------------------------------------------------------------
+
+    def _totals(self) -> str:
+        checks, counts = self.check_counts, self.counts
+        return (
+            f"{counts.total} {self.noun}s: {counts.passed} passed, {counts.failed} failed, "
+            f"{counts.errored} errored · checks: {checks.passed} passed, {checks.failed} failed, {checks.errored} errored"
+            + (f", {checks.skipped} skipped" if checks.skipped else "")
         )
-    heads = "".join(f'<th class="num">{h}</th>' for h in (f"{noun.capitalize()}s", "Passed", "Failed", "Errored", "Pass rate"))
-    table = [
-        f"<h2>Pass rate per scenario</h2><table class=\"scenarios\"><thead><tr><th>Scenario</th>{heads}<th>pass^k</th><th></th></tr></thead>",
-        f"<tbody>{''.join(rows)}</tbody></table>",
-    ]
-    parts = ['<section id="summary" aria-label="Summary">']
-    flaky = [s for s in summary.scenarios if s.flaky] if summary.repeated else []
-    if flaky:
-        items = "".join(f'<li><a href="#{run_anchor(s.slug, first.get(s.slug, 1))}">{_e(s.slug)}</a>: passed {s.counts.passed} of {s.judged} judged runs</li>' for s in flaky)
-        parts.append(f'<h2>Flaky scenarios</h2><div class="card"><p class="meta">Passed some {noun}s and failed others.</p><ul class="plain">{items}</ul></div>')
-    if summary.failed:
-        items = "".join(
-            f'<li><a href="#{run_anchor(entry.slug, entry.number)}">{_e(entry.title)}</a><ul class="plain">'
-            + "".join(f'<li>{_e(line.short_title)}: <span class="why">{_e(cut(line.detail))}</span></li>' for line in lines)
-            + "</ul></li>"
-            for entry, lines in summary.failed
-        )
-        parts.append(f'<h2>Failed {noun}s</h2><div class="card"><ul class="plain">{items}</ul></div>')
-    if summary.errored:
-        items = "".join(
-            f'<li><a href="#{run_anchor(entry.slug, entry.number)}">{_e(entry.title)}</a>: <span class="why">{_e(cut(str(reason or "a check errored")))}</span></li>'
-            for entry, reason in summary.errored
-        )
-        parts.append(f'<h2>Errored {noun}s</h2><div class="card"><ul class="plain">{items}</ul></div>')
-    return "".join(parts + table) + "</section>"
+
+    def _when(self) -> str:
+        when = " · ".join(f"{name} {esc(value)}" for name, value in (("started", self.started), ("updated", self.updated)) if value)
+        return f'<p class="meta">{when + " · " if when else ""}focus or click a check to highlight the events it points to</p>' if self.noun == "run" else ""
+
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    """How many characters `a` and `b` share at their start (a bisection of slices, each compared in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _asset(name: str) -> str:
@@ -291,114 +249,18 @@ def _sha256(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
 
 
-def _page(summary: Summary, entries: Sequence[Entry], *, title: str, noun: str) -> str:
-    """The summary, then every entry with its checks, transcript and event timeline."""
-    css, js = _asset("report.css"), _asset("report.js")
-    checks = check_counts(entries)
-    counts = summary.counts
-    totals = (
-        f"{summary.total} {noun}s: {counts.passed} passed, {counts.failed} failed, "
-        f"{counts.errored} errored · checks: {checks.passed} passed, {checks.failed} failed, {checks.errored} errored"
-        + (f", {checks.skipped} skipped" if checks.skipped else "")
-    )
-    when = " · ".join(f"{name} {_e(value)}" for name, value in (("started", summary.started), ("updated", summary.updated)) if value)
-    body = "".join(_entry_html(entry) for entry in entries)
-    csp = f"default-src 'none'; style-src '{_sha256(css)}'; script-src '{_sha256(js)}'; base-uri 'none'; form-action 'none'"
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
-        f'<title>{_e(title)}</title><style>{css}</style></head><body data-noun="{_e(noun)}">'
-        '<a class="skip" href="#runs">Skip to runs</a>'
-        f'<header class="top"><h1>{_e(title)}</h1><span class="totals" id="totals">{_e(totals)}</span>'
-        '<label><input type="checkbox" id="failures-only"> Failures only</label>'
-        '<span class="shown" id="shown" aria-live="polite"></span></header>'
-        f'<main><p class="meta">{when} · focus or click a check to highlight the events it points to</p>'
-        f'{_summary_html(summary, entries, noun)}<section id="runs" aria-labelledby="runs-h"><h2 id="runs-h">{noun.capitalize()}s</h2>{body}</section></main>'
-        f"<script>{js}</script></body></html>\n"
-    )
-
-
-def _run_entry(run: RunResult) -> Entry:
-    scenario = run.scenario
-    facts = [scenario.name or ""]
-    if scenario.type:
-        facts.append(f"type {scenario.type}")
-    if scenario.tags:
-        facts.append("tags " + ", ".join(scenario.tags))
-    facts.append(f"{round(run.duration, 4):.2f} s")
-    if run.ended_because:
-        facts.append(f"ended: {run.ended_because}")
-    if run.conversation_id:
-        facts.append(f"conversation {run.conversation_id}")
-    sop = run.conversation.sop if run.conversation is not None else None
-    return Entry(
-        slug=scenario.slug, number=run.number, title=f"{scenario.slug} run {run.number}", verdict=run.verdict,
-        checks=tuple(run.checks()), facts=tuple(facts), sop_score=sop.score if sop is not None else None, error=run.error,
-        record=run.record, raw_events=run.events if run.record is None else (), note=run.record_note,
-        transcript=run.transcript, latencies=run.latencies, whole_in=f"run_{run.number}.events.jsonl", crashes=run.crashes,
-    )
-
-
 def render_batch_html(batch: BatchResult, *, title: str = "dialogcheck report") -> str:
     """`report.html` of a batch of runs."""
-    entries = [_run_entry(run) for run in batch.runs]
-    by_key = {(entry.slug, entry.number): entry for entry in entries}
-    summary = Summary(
-        counts=batch.counts,
-        scenarios=batch.scenarios(),
-        failed=[(by_key[run.key], [line for line in run.checks() if line.outcome is Outcome.FAIL]) for run in batch.failed_runs()],
-        errored=[(by_key[run.key], run.error_reason()) for run in batch.errored_runs()],
-        total=len(batch.runs),
-        started=batch.started,
-        updated=batch.updated,
-    )
-    return _page(summary, entries, title=title, noun="run")
+    page = HtmlReport(title=title, noun="run", repeated=True, started=batch.started, updated=batch.updated)
+    return page.start() + "".join(page.add_run(run) for run in batch.runs) + page.finish()
 
 
-def render_check_html(results: Sequence[ConversationResult], records: Sequence[Conversation | None], subject: Any = None) -> str:
-    """`check --html`: each checked conversation drawn as an entry of its scenario or SOP.
-
-    `records` are the conversations judged (None where only the result is at hand, as for a
-    `check --output` folder read back: its shards keep the checks, not the events).
-    """
-    several = getattr(subject, "scenarios", None)  # a ScenarioSet: each conversation's own scenario
-    entries, scenario_of = [], {}
-    for number, (result, record) in enumerate(zip(results, records), 1):
-        one = several[result.scenario] if several is not None else subject
-        slug = getattr(one, "slug", None) or getattr(one, "id", None) or result.scenario or (result.subject if subject is None else "conversations")
-        facts = [result.subject]
-        if getattr(one, "type", None):
-            facts.append(f"type {one.type}")
-        if getattr(one, "tags", ()):
-            facts.append("tags " + ", ".join(one.tags))
-        if result.conversation_id:
-            facts.append(f"conversation {result.conversation_id}")
-        said = tuple(
-            TranscriptLine("user" if e.kind == "user" else "agent", e.text) for e in (record.events if record is not None else ()) if e.kind in ("user", "bot") and e.text
-        )
-        sop = result.sop
-        entries.append(
-            Entry(
-                slug=slug, number=number, title=result.source, verdict=result.verdict, checks=tuple(result.checks()), facts=tuple(facts),
-                sop_score=sop.score if sop is not None else None, record=record, transcript=said,
-            )
-        )
-        scenario_of[number] = (slug, result.subject)
-    groups: dict[str, tuple[str, Counts]] = {}
-    for entry in entries:
-        _, counts = groups.setdefault(entry.slug, (scenario_of[entry.number][1], Counts()))
-        counts.add(entry.verdict)
-    summary = Summary(
-        counts=Counts(entry.verdict for entry in entries),
-        scenarios=[ScenarioStats(slug, name, counts) for slug, (name, counts) in groups.items()],
-        failed=[(entry, [line for line in entry.checks if line.outcome is Outcome.FAIL]) for entry in entries if entry.verdict is Outcome.FAIL],
-        errored=[(entry, _errored(entry)) for entry in entries if entry.verdict is Outcome.ERROR],
-        total=len(entries),
-        repeated=False,
-    )
-    return _page(summary, entries, title="dialogcheck check", noun="conversation")
+def conversations_page() -> HtmlReport:
+    """The page of the conversations `check` judges (`check --html`, and `report --html` of a `check --output` folder)."""
+    return HtmlReport(title="dialogcheck check", noun="conversation", repeated=False)
 
 
-def _errored(entry: Entry) -> str | None:
-    return "; ".join(f"{line.short_title}: {cut(line.detail)}" for line in entry.checks if line.outcome is Outcome.ERROR) or None
+def render_check_html(results: Iterable[ConversationResult]) -> str:
+    """The page `check --html` writes, of results at hand (the command itself writes it as they go by)."""
+    page = conversations_page()
+    return page.start() + "".join(page.add_conversation(result) for result in results) + page.finish()
