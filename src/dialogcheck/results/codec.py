@@ -51,7 +51,7 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
     data: dict[str, Any] = {}
     if with_source:
         data["source"] = result.source
-    data["verdict"] = result.verdict.value
+    data["verdict"] = result.verdict
     data["subject"] = result.subject
     if result.scenario is not None:  # one of several scenarios: its slug, which pairs conversations with it
         data["scenario"] = result.scenario
@@ -66,7 +66,7 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
                     "key": line.check.key,  # type: ignore[union-attr]
                     "label": line.check.label,  # type: ignore[union-attr]
                     "passed": line.outcome is Outcome.PASS,
-                    "outcome": line.outcome.value,
+                    "outcome": line.outcome,  # a str enum: written as its value
                     "detail": cut(line.detail),
                     "evidence": list(line.evidence),
                 }
@@ -80,13 +80,13 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
                     "label": step.label,  # type: ignore[union-attr]
                     "required": step.required,  # type: ignore[union-attr]
                     "weight": step.weight,  # type: ignore[union-attr]
-                    "outcome": line.outcome.value,
+                    "outcome": line.outcome,  # a str enum: written as its value
                     "detail": cut(line.detail),
                     "evidence": list(line.evidence),
                 }
             )
         else:
-            criterion: dict[str, Any] = {"criterion": line.criterion, "outcome": line.outcome.value, "detail": cut(line.detail)}
+            criterion: dict[str, Any] = {"criterion": line.criterion, "outcome": line.outcome, "detail": cut(line.detail)}
             if line.usage is not None:
                 criterion["usage"] = line.usage.to_dict()
             criteria.append(criterion)

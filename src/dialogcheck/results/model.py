@@ -122,13 +122,17 @@ class CheckLine:
         return self.title
 
 
+#: Every outcome, in declaration order (iterating the enum itself is slow, and counters are made per result).
+OUTCOMES = tuple(Outcome)
+
+
 class Counts:
     """How many of something passed, failed, errored and were skipped: the one counter of outcomes."""
 
     __slots__ = ("by_outcome",)
 
     def __init__(self, outcomes: Iterable[Outcome] = ()) -> None:
-        self.by_outcome = dict.fromkeys(Outcome, 0)
+        self.by_outcome = dict.fromkeys(OUTCOMES, 0)
         for outcome in outcomes:
             self.by_outcome[outcome] += 1
 
@@ -216,7 +220,7 @@ class ConversationResult:
         """The outcome of every single check, optional SOP steps included."""
         return Counts(line.outcome for line in self.checks())
 
-    @property
+    @cached_property
     def verdict(self) -> Outcome:
         """FAIL if a check failed; else ERROR if one errored; else PASS. SOP steps count as their set's verdict."""
         outcomes = [r.outcome for r in self.assertions] + [c.outcome for c in self.criteria]
@@ -224,7 +228,7 @@ class ConversationResult:
             outcomes.append(self.sop.outcome)
         return Counts(outcomes).worst
 
-    @property
+    @cached_property
     def any_error(self) -> bool:
         """Whether some single check came out `error` (an optional step too), whatever the verdict."""
         return self.check_counts().errored > 0
