@@ -218,7 +218,13 @@ class ConversationResult:
 
     def check_counts(self) -> Counts:
         """The outcome of every single check, optional SOP steps included."""
-        return Counts(line.outcome for line in self.checks())
+        return Counts(self._outcomes)
+
+    @cached_property
+    def _outcomes(self) -> tuple[Outcome, ...]:
+        """Every check's outcome, in report order: what the counts need, without making the lines."""
+        steps = [s.result.outcome for s in self.sop.results] if self.sop is not None else []
+        return (*(r.outcome for r in self.assertions), *steps, *(c.outcome for c in self.criteria))
 
     @cached_property
     def verdict(self) -> Outcome:
@@ -231,7 +237,7 @@ class ConversationResult:
     @cached_property
     def any_error(self) -> bool:
         """Whether some single check came out `error` (an optional step too), whatever the verdict."""
-        return self.check_counts().errored > 0
+        return Outcome.ERROR in self._outcomes
 
 
 @dataclass(frozen=True)
