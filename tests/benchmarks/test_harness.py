@@ -150,7 +150,7 @@ def test_the_check_benchmark_times_each_side_on_each_profile_and_compares_what_t
     entry = result["profiles"]["failing"]
     assert set(entry["same_output"].values()) == {True} and len(entry["same_output"]) == 6
     assert {name.split(": ", 1)[1] for name in entry["same_output"]} == set(scale.check_subjects())
-    assert all(ratio > 1 for run, ratio in entry["ratios"].items() if "decode" not in run)
+    assert all(ratio > 1 for run, ratio in entry["ratios"].items() if run not in scale.DECODERS)
     assert entry["target"] == 4.0 and entry["met"] is (entry["held"] <= 4.0)
     saved = json.loads((out / "scale_check.json").read_text())
     assert saved["data"]["conversations"] == 30 and all(run.startswith("failing data, ") for run in saved["ratios"])

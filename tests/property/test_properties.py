@@ -213,7 +213,7 @@ def candidates_near(step):
     return st.fixed_dictionaries({"event": st.just(step.key), **fields})
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(STEP, st.data())
 def test_the_closest_miss_is_the_one_ranking_every_candidate_finds(step, data):
     """`closest_miss` stops at the first candidate one difference away: no candidate that did not match is closer."""
@@ -236,7 +236,7 @@ def one_edit(word):
     )
 
 
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)
 @given(st.text(alphabet="ab._x", min_size=1, max_size=9), st.data())
 def test_the_memory_key_hint_is_the_one_difflib_picks(name, data):
     """Scored key by key (and each score remembered), the hint is `get_close_matches`'s on the whole set: the most
