@@ -46,6 +46,7 @@ import argparse
 import gc
 import hashlib
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -69,6 +70,7 @@ from common import (  # noqa: E402
     cli_command,
     dataset,
     decode_lines,
+    environ,
     flush_caches,
     log,
     save,
@@ -191,6 +193,62 @@ def cpu_decode(path: Path, loads: Any) -> float:
     return time.process_time() - start
 
 
+#: A fresh python that decodes every line of the file argv[2] with argv[1] (`orjson` or `msgspec`), or, with "-" for
+#: the file, only imports them: the difference is what decoding costs.
+DECODE = """\
+import sys
+import msgspec, orjson
+loads = {"orjson": orjson.loads, "msgspec": msgspec.json.decode}[sys.argv[1]]
+if sys.argv[2] != "-":
+    with open(sys.argv[2], "rb") as lines:
+        for line in lines:
+            loads(line)
+"""
+
+
+def instructions(argv: list[str], env: dict[str, str]) -> int:
+    """Instructions one command executes, counted by valgrind (cachegrind without its cache simulation): exact, and
+    the same from run to run whatever else the machine runs (the hash seed fixed)."""
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", *argv],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                          env={**env, "PYTHONHASHSEED": "0"}, check=False)
+    found = re.search(rb"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode not in (0, 1) or found is None:
+        raise SystemExit(f"valgrind {' '.join(argv[:4])}... exited {done.returncode}: {done.stderr.decode()[-2000:]}")
+    return int(found[1].replace(b",", b""))
+
+
+def count_check(args: argparse.Namespace, sides: list[Any]) -> dict[str, Any]:
+    """The run of all 27 checks in instructions, on `args.instruction_conversations` conversations of each profile:
+    the command's minus its start-up's (the same command on one conversation), over decoding the same file's (the
+    faster decoder, its import taken off). What neither the machine's load nor its clock moves."""
+    options = check_subjects()[ALL_CHECKS]
+    found: dict[str, Any] = {}
+    for profile in args.profiles:
+        path, stats = profile_dataset(args.instruction_conversations, args.seed, profile)
+        one = WORK / f"one_{profile}.jsonl"
+        with path.open("rb") as lines:
+            one.write_bytes(next(lines))
+        imports = {name: instructions([sys.executable, "-c", DECODE, name, "-"], environ()) for name in ("orjson", "msgspec")}
+        decode = min(instructions([sys.executable, "-c", DECODE, name, str(path)], environ()) - imports[name] for name in imports)
+        work = {}
+        for side in sides:
+            cpu_cli(check_args(one, *options), side)  # writes the side's bytecode, so no count holds compiling it
+            start_up = instructions(side.command + check_args(one, *options), side.env)
+            work[side.name] = instructions(side.command + check_args(path, *options), side.env) - start_up
+            log(f"  {profile}, {side_label(side)}: {work[side.name]:,} instructions after {start_up:,} of start-up; "
+                f"decoding {decode:,}")
+        found[profile] = {"conversations": stats["conversations"], "events": stats["events"], "decode": decode,
+                          "work": work, "ratios": {name: round(w / decode, 3) for name, w in work.items()}}
+    headers = ["data", "decoding", *(f"{side_label(s)}: 27 checks" for s in sides), "vs decoding"]
+    rows = [[f"{profile}, {entry['conversations']:,} conversations", f"{entry['decode']:,}",
+             *(f"{entry['work'][s.name]:,}" for s in sides), " / ".join(f"{entry['ratios'][s.name]:.2f}x" for s in sides)]
+            for profile, entry in found.items()]
+    print(f"\n## check in instructions: all 27 checks, start-up taken off, over the faster decoder's\n")
+    print(table(headers, rows))
+    return found
+
+
 def bench_check(args: argparse.Namespace) -> dict[str, Any]:
     sides, subjects = code_sides(args.base), check_subjects()
     found: dict[str, Any] = {}
@@ -230,12 +288,13 @@ def bench_check(args: argparse.Namespace) -> dict[str, Any]:
                           "held": round(held, 3), "met": None if target is None else held <= target}
     if not all(same for entry in found.values() for same in entry["same_output"].values()):
         log("check: a side printed other bytes than this checkout")
+    counted = count_check(args, sides) if args.instructions else None
     met = [entry["met"] for entry in found.values() if entry["met"] is not None]
     ratios = {f"{profile} data, {run}": ratio for profile, entry in found.items() for run, ratio in entry["ratios"].items()
               if run not in DECODERS}  # each check run over its data's faster decoder
     return _save("check", {"seed": args.seed, "repeats": args.repeats, "sides": {s.name: s.commit for s in sides},
                            "data": {"conversations": args.conversations}, "baseline": "the faster decoder of each data set",
-                           "ratios": ratios, "profiles": found, "met": all(met) if met else None})
+                           "ratios": ratios, "profiles": found, "instructions": counted, "met": all(met) if met else None})
 
 
 # --------------------------------------------------------------------------- outcomes
@@ -787,6 +846,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="synth.py profiles `check` is timed on, comma-separated (default failing,passing; also tau)")
     parser.add_argument("--base", metavar="COMMIT", help="also time this code in check and outcomes, in turn: a commit, "
                                                           "a checkout folder or a python with dialogcheck installed")
+    parser.add_argument("--instructions", action="store_true",
+                        help="check also counts the instructions of the run of all 27 checks under valgrind (slow, exact)")
+    parser.add_argument("--instruction-conversations", type=int, default=2_000,
+                        help="conversations of each profile the instructions are counted on (default 2000)")
     parser.add_argument("--check-pool", type=int, help="conversations of each of the failing and passing profiles the "
                                                        "per-check outcomes are picked from (default 3000)")
     parser.add_argument("--outcome-conversations", type=int, help="passing and failing conversations each (default 2000)")
