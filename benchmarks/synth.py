@@ -30,6 +30,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from random import Random
 from typing import Any
@@ -68,6 +69,55 @@ P_LISTEN = 0.05  # the agent waits for the user with the `listen` framework tool
 #: Mantle's lifecycle tools (SPEC section 1): recorded as `tool_executed`, never counted as tool calls.
 FRAMEWORK_TOOLS = frozenset({"activate", "complete", "cancel", "complete_skill", "cancel_skill", "set_fields", "correct",
                              "resolve_tool_confirmation", "listen", "hangup"})
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the agent and the customer do around the fitted tool log, and how often (chosen, not fitted).
+
+    The default is the benchmark's usual data (the rates above). The other profiles of `PROFILES` keep the
+    fitted tool log and its shapes and change the rest, so that the checks of `fixtures/` mostly fail or
+    mostly pass. A rate of 0 draws nothing from the random stream, so the default's bytes do not depend on
+    the rates only other profiles set.
+    """
+
+    confirm: float = P_CONFIRM
+    give_up: float = P_GIVE_UP
+    digression: float = P_DIGRESSION
+    unprepared: float = P_UNPREPARED
+    auth_digression: tuple[float, float] = P_AUTH_DIGRESSION
+    auth_cancel: tuple[float, float] = P_AUTH_CANCEL
+    #: Requests a conversation makes at most before its closing turns (the fitted walk, cut there).
+    max_requests: int = 8
+    #: Turns a request takes at most: its last ones (the write is in the last). None: as fitted.
+    max_turns: int | None = None
+    #: The one request every conversation makes (a write), in place of the fitted walk; its openings are the
+    #: fitted ones that follow the airline policy: the customer identified by a turn that looks up both the
+    #: user and the reservation, after the first turn.
+    request: str | None = None
+    # An agent that breaks the policy, or a sloppy implementation of it:
+    skip_identification: float = 0.0  #: never asks for the user ID
+    misnamed_user_id: float = 0.0  #: stores the user ID under another key (`project.userId`, ...)
+    record_keys: float = 0.0  #: keeps a read reservation under a key named after it (`reservation.ABC123`)
+    fraud_flag: float = 0.0  #: flags the customer (`project.fraud_flag`)
+    forbidden_reply: float = 0.0  #: answers "As an AI language model ..." or with `utter_cannot_help`
+    bad_arguments: float = 0.0  #: a flight change with a cabin or payment the API does not take
+    stray_booking: float = 0.0  #: books a new reservation (which fails) on top of a change
+
+
+#: The data sets of the benchmarks, by name (`synth.py --profile NAME`).
+PROFILES = {
+    # The fitted rates: most conversations fail some checks of the scenario, about a third fail the SOP.
+    "tau": Profile(),
+    # One request a conversation (about 35 events) from an agent that breaks the policy often: most
+    # conversations fail several checks of the scenario and of the SOP, of every family.
+    "failing": Profile(confirm=0.5, max_requests=1, max_turns=4, skip_identification=0.35, misnamed_user_id=0.35, record_keys=0.8,
+                       fraud_flag=0.15, forbidden_reply=0.15, bad_arguments=0.5, stray_booking=0.3),
+    # One flight change a conversation, by the policy, from a customer who follows the scenario's story
+    # (no user ID at hand, a question while asked for it): most conversations pass every check.
+    "passing": Profile(confirm=1.0, give_up=0.0, unprepared=1.0, auth_digression=(1.0, 1.0), auth_cancel=(1.0, 1.0),
+                       max_requests=1, max_turns=4, request="update_reservation_flights"),
+}
 
 
 # --------------------------------------------------------------------------- fitting
@@ -268,12 +318,19 @@ def _draw(rng: Random, histogram: tuple[list[int], list[int]]) -> int:
 class Generator:
     """Makes one conversation at a time from one seeded random stream: same seed, same bytes."""
 
-    def __init__(self, seed: int, fit_data: dict[str, Any] | None = None, *, short: bool = False):
+    def __init__(self, seed: int, fit_data: dict[str, Any] | None = None, *, short: bool = False,
+                 profile: Profile = PROFILES["tau"]):
         fit_data = fit_data or load_fit()
         self.rng = Random(seed)
         self.short = short
+        self.profile = profile
         self.segments = fit_data["segments"]
         self.openings = fit_data["openings"]
+        if profile.max_turns is not None:
+            self.openings, self.segments = ({write: [turns[-profile.max_turns:] for turns in pool] for write, pool in fitted.items()}
+                                            for fitted in (self.openings, self.segments))
+        if profile.request is not None:
+            self.openings = {**self.openings, profile.request: [t for t in self.openings[profile.request] if _by_the_policy(t)]}
         self.transitions = {k: (list(v), list(itertools.accumulate(v.values()))) for k, v in fit_data["transitions"].items()}
         self.lists = {
             k: ([int(x) for x in v], list(itertools.accumulate(v.values()))) for k, v in fit_data["lists"].items()
@@ -303,6 +360,10 @@ class Generator:
 
     def _pick(self, seq):
         return seq[int(self.rng.random() * len(seq))]
+
+    def _chance(self, rate: float) -> bool:
+        """True with probability `rate`; a rate of 0 draws nothing, so it leaves the random stream as it was."""
+        return rate > 0 and self.rng.random() < rate
 
     def _id(self, n: int = 6) -> str:
         return "".join(self.rng.choices(ALNUM, k=n))
@@ -408,6 +469,9 @@ class Generator:
             arguments = {"reservation_id": reservation, "cabin": self._pick(CABINS),
                          "flights": self._flights(_draw(rng, self.lists["update_reservation_flights.flights"])),
                          "payment_id": self._pick(self.payments)}
+            if self._chance(self.profile.bad_arguments):
+                wrong = self._pick([("cabin", "Economy"), ("cabin", "premium"), ("payment_id", "card ending 7447")])
+                arguments[wrong[0]] = wrong[1]
             result = self._reservation(reservation, cabin=arguments["cabin"])
         elif name == "update_reservation_baggages":
             arguments = {"reservation_id": reservation, "total_baggages": self._int(1, 5),
@@ -501,7 +565,11 @@ class Generator:
         if name == "get_user_details":
             self._emit("memory_set", {"key": "project.membership", "value": orjson.loads(call["result"])["membership"]})
         elif name == "get_reservation_details":
-            self._emit("memory_set", {"key": f"{skill}.reservation_id", "value": call["arguments"]["reservation_id"]})
+            reservation = call["arguments"]["reservation_id"]
+            if self._chance(self.profile.record_keys):
+                self._emit("memory_set", {"key": f"reservation.{reservation}", "value": orjson.loads(call["result"])["cabin"]})
+            else:
+                self._emit("memory_set", {"key": f"{skill}.reservation_id", "value": reservation})
         elif name in WRITES and name != "transfer_to_human_agents":
             self._emit("memory_set", {"key": f"{skill}.confirmation",
                                       "value": {"tool": name, "arguments": call["arguments"]}})
@@ -518,9 +586,9 @@ class Generator:
         self._emit("ordered_block_interrupted", {"skill_id": skill, "block_id": block, "step_id": "authenticate"})
         self._start("authenticate", "verify")
         self._bot("Before I can help with that, could you please provide your user ID?", "utter_ask_user_id")
-        if rng.random() < P_AUTH_DIGRESSION[self.unprepared]:
+        if rng.random() < self.profile.auth_digression[self.unprepared]:
             self._digression("authenticate", "verify", "ask_user_id")
-        self.auth_restart = rng.random() < P_AUTH_CANCEL[self.unprepared]
+        self.auth_restart = rng.random() < self.profile.auth_cancel[self.unprepared]
         if self.auth_restart:
             self._user("I don't have it at hand, let me look for it. My name is " + self.first.title() + ".")
             self._cancel("authenticate", "verify", "ask_user_id")
@@ -532,8 +600,12 @@ class Generator:
         if self.auth_restart:
             self._start("authenticate", "verify")
         self._framework("set_fields", {"user_id": self.user_id}, "authenticate")
-        self._emit("memory_set", {"key": "project.user_id", "value": self.user_id})
+        misnamed = self._chance(self.profile.misnamed_user_id)
+        key = self._pick(["project.userId", "project.user", "user_id", "project.customer_id"]) if misnamed else "project.user_id"
+        self._emit("memory_set", {"key": key, "value": self.user_id})
         self._emit("memory_set", {"key": "project.customer_authenticated", "value": self.rng.random() > 0.03})
+        if self._chance(self.profile.fraud_flag):
+            self._emit("memory_set", {"key": "project.fraud_flag", "value": True})
         self._finish("authenticate", "verify", "done")
         self._emit("skill_resumed", {"skill_id": skill, "step_id": "authenticate"})
         self._emit("ordered_block_resumed", {"skill_id": skill, "block_id": block, "step_id": "authenticate"})
@@ -550,10 +622,11 @@ class Generator:
         res = self._pick(self.reservations) if self.reservations else "ABC123"
         city, city2 = rng.sample(CITIES, 2)
         has_calls = any(turns)
+        profile = self.profile
         will_confirm = (write not in (None, "transfer_to_human_agents", "send_certificate") and len(turns) > 1
-                        and rng.random() < P_CONFIRM)
-        user_gives_up = will_confirm and rng.random() < P_GIVE_UP
-        digress_at = self._int(0, len(turns) - 1) if len(turns) > 1 and rng.random() < P_DIGRESSION else -1
+                        and rng.random() < profile.confirm)
+        user_gives_up = will_confirm and rng.random() < profile.give_up
+        digress_at = self._int(0, len(turns) - 1) if len(turns) > 1 and rng.random() < profile.digression else -1
         for t, calls in enumerate(turns):
             final = t == len(turns) - 1
             if self.auth_pending:
@@ -589,6 +662,8 @@ class Generator:
                 call = self._call(name, failed, skill)
                 self._emit("tool_executed", call)
                 self._remember(name, failed, skill, call)
+                if name == write and skill == "modify_reservation" and self._chance(profile.stray_booking):
+                    self._emit("tool_executed", self._call("book_reservation", True, skill))
                 if name == "get_reservation_details" and not failed and rng.random() < 0.15:
                     self._framework("set_fields", {"reservation_id": call["arguments"]["reservation_id"]}, skill)
             wrote = any(name == write for name, _ in calls)
@@ -615,6 +690,9 @@ class Generator:
                 buttons = [{"title": "Yes", "payload": "/affirm"}, {"title": "No", "payload": "/deny"}] if rng.random() < 0.5 else None
                 self._bot(f"To confirm: I will go ahead with this change on {res}. Do you want me to proceed (yes/no)?",
                           "utter_ask_confirmation", buttons)
+            elif has_calls and self._chance(profile.forbidden_reply):
+                self._bot(*self._pick([("As an AI language model, I cannot see your booking history.", None),
+                                       ("Sorry, I can't help with that.", "utter_cannot_help")]))
             elif has_calls:
                 self._bot("Here is what I found.")
             elif not final:
@@ -633,9 +711,11 @@ class Generator:
     def _plan(self) -> list[tuple[str | None, list]]:
         """The writes of one conversation (a walk on the fitted transitions), each with resampled turns."""
         rng, plan, state = self.rng, [], "START"
-        while True:
+        if self.profile.request is not None:
+            plan.append((self.profile.request, self._pick(self._pool(self.profile.request, True))))
+        while self.profile.request is None:
             state = self.transitions[state][0][_draw_index(rng, self.transitions[state][1])]
-            if state == "END" or len(plan) >= 8:
+            if state == "END" or len(plan) >= self.profile.max_requests:
                 break
             plan.append((state, self._pick(self._pool(state, not plan))))
         plan.append((None, self._pick(self._pool("none", not plan))))
@@ -657,12 +737,12 @@ class Generator:
             self._bot("Hi, I'm the airline's assistant. How can I help you today?", "utter_greet")
         opened: set[str] = set()
         self.authenticated = self.auth_pending = self.auth_restart = False
-        self.unprepared = self.rng.random() < P_UNPREPARED
+        self.unprepared = self.rng.random() < self.profile.unprepared
         plan = self._plan()
         # The customer is asked for the user ID in the turn before the first lookup, as in tau-bench's runs.
         flat = [(i, t) for i, (_, turns) in enumerate(plan) for t in range(len(turns))]
         first = next((k for k, (i, t) in enumerate(flat) if any(n in LOOKUPS for n, _ in plan[i][1][t])), 0)
-        self.ask_at = flat[first - 1] if first > 0 else None
+        self.ask_at = flat[first - 1] if first > 0 and not self._chance(self.profile.skip_identification) else None
         self.turn_no = -1
         for i, (write, turns) in enumerate(plan):
             next_write = plan[i + 1][0] if i + 1 < len(plan) else None
@@ -684,6 +764,15 @@ class Generator:
         return events[:count]
 
 
+def _by_the_policy(turns: list) -> bool:
+    """Whether a fitted opening identifies the customer by the policy: after the first turn, one turn looks up the
+    user and then the reservation."""
+    names = [[name for name, _ in calls] for calls in turns]
+    first = next((k for k, calls in enumerate(names) if any(n in LOOKUPS for n in calls)), 0)
+    return first > 0 and any("get_user_details" in calls and "get_reservation_details" in calls[calls.index("get_user_details"):]
+                             for calls in names)
+
+
 def _draw_index(rng: Random, cumulative: list[int]) -> int:
     return bisect.bisect_right(cumulative, rng.random() * cumulative[-1])
 
@@ -692,19 +781,19 @@ def load_fit(path: Path = FIT_PATH) -> dict[str, Any]:
     return orjson.loads(path.read_bytes())
 
 
-def iter_conversations(n: int, seed: int, *, short: bool = False) -> Iterator[dict[str, Any]]:
-    generator = Generator(seed, short=short)
+def iter_conversations(n: int, seed: int, *, short: bool = False, profile: str = "tau") -> Iterator[dict[str, Any]]:
+    generator = Generator(seed, short=short, profile=PROFILES[profile])
     for _ in range(n):
         yield generator.conversation()
 
 
-def write_jsonl(path: Path, n: int, seed: int, *, short: bool = False) -> dict[str, int]:
+def write_jsonl(path: Path, n: int, seed: int, *, short: bool = False, profile: str = "tau") -> dict[str, int]:
     """Stream `n` conversations to `path`, one a line; nothing is held but the conversation being written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     events = 0
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("wb", buffering=4 * 2**20) as out:
-        for conv in iter_conversations(n, seed, short=short):
+        for conv in iter_conversations(n, seed, short=short, profile=profile):
             events += len(conv["events"])
             out.write(orjson.dumps(conv))
             out.write(b"\n")
@@ -728,6 +817,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1); the same seed gives the same bytes")
     parser.add_argument("--out", type=Path, help="JSONL file to write")
     parser.add_argument("--short", action="store_true", help="small conversations (one request, about 12 events, short texts)")
+    parser.add_argument("--profile", choices=PROFILES, default="tau",
+                        help="tau: the fitted rates (default); failing: about 35 events a conversation, most failing several "
+                             "checks of fixtures/; passing: one flight change by the policy, most passing every check")
     parser.add_argument("--single-events", type=int, metavar="E",
                         help="write one conversation of exactly E events, one event a line, instead")
     parser.add_argument("--describe", action="store_true", help="print summary figures of what was written (reads it back)")
@@ -746,7 +838,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.single_events:
         stats = write_long(args.out, args.single_events, args.seed)
     else:
-        stats = write_jsonl(args.out, args.conversations, args.seed, short=args.short)
+        stats = write_jsonl(args.out, args.conversations, args.seed, short=args.short, profile=args.profile)
     seconds = time.perf_counter() - start
     print(f"wrote {args.out}: {stats['conversations']:,} conversations, {stats['events']:,} events, "
           f"{stats['bytes'] / 1e6:,.1f} MB in {seconds:.1f}s", file=sys.stderr)

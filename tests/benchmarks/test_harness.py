@@ -143,3 +143,71 @@ def test_compare_measures_real_check_documents_against_decoding_every_line_of_th
     assert found["result_match"]["keys"] == 200  # the last 3 digits of 200 ids: 1,000 keys take 1,000 conversations or more
     assert found["compare"]["ratio"] == pytest.approx(found["compare"]["cpu_seconds"] / found["decode"]["cpu_seconds"], rel=0.01)
     assert 0 < found["decode"]["cpu_seconds"] and found["compare"]["peak_rss_mib"] > found["decode"]["peak_rss_mib"]
+
+
+def test_profile_data_is_kept_per_profile_and_remade_when_the_generator_changes(out: Path):
+    scale = _script("scale")
+    failing, stats = scale.profile_dataset(40, 3, "failing")
+    passing, _ = scale.profile_dataset(40, 3, "passing")
+    assert failing != passing and failing.parent == passing.parent == out / "data"
+    assert stats == {"conversations": 40, "events": stats["events"], "bytes": failing.stat().st_size}
+    assert scale.profile_dataset(40, 3, "failing") == (failing, stats)
+    meta = failing.with_suffix(".meta.json")
+    key = orjson.loads(meta.read_bytes())
+    meta.write_bytes(orjson.dumps({**key, "key": {**key["key"], "generator": "an older generator"}}))
+    failing.write_bytes(b"stale\n")
+    assert scale.profile_dataset(40, 3, "failing")[0].read_bytes() != b"stale\n"
+    assert scale.profile_dataset(40, 1, "tau")[0] == sys.modules["common"].dataset(40, 1)[0]
+
+
+def test_the_check_benchmark_times_each_side_on_each_profile_and_compares_what_they_print(out: Path):
+    """A checkout as the base side prints what this checkout prints; every ratio is a time over the decoder's."""
+    scale = _script("scale")
+    args = scale.argparse.Namespace(profiles=["failing"], conversations=30, seed=2, repeats=1, base=str(REPO))
+    result = scale.bench_check(args)
+    entry = result["profiles"]["failing"]
+    assert set(entry["same_output"].values()) == {True} and len(entry["same_output"]) == 6
+    assert {name.split(": ", 1)[1] for name in entry["same_output"]} == set(scale.check_subjects())
+    assert all(ratio > 1 for run, ratio in entry["ratios"].items() if run not in scale.DECODERS)
+    assert entry["target"] == 4.0 and entry["met"] is (entry["held"] <= 4.0)
+    saved = json.loads((out / "scale_check.json").read_text())
+    assert saved["data"]["conversations"] == 30 and all(run.startswith("failing data, ") for run in saved["ratios"])
+
+
+def test_the_outcome_of_every_check_is_read_from_what_check_prints(out: Path, conversations: Path):
+    scale = _script("scale")
+    scenario = scale.scenario_with_sop(out)
+    outcomes = scale.check_outcomes(conversations, scenario)
+    loaded = load_scenario(scenario)
+    assert len(outcomes) == 600
+    for conversation, seen in list(zip(iter_conversations([conversations]), outcomes))[:50]:
+        result = evaluate(loaded, conversation, no_judge=True)
+        assert seen == [r.outcome.value for r in result.assertions] + [s.result.outcome.value for s in result.sop.results]
+
+
+def test_each_check_is_timed_on_as_many_conversations_it_passes_as_it_fails(out: Path, conversations: Path):
+    scale = _script("scale")
+    scenario = scale.scenario_with_sop(out)
+    outcomes = scale.check_outcomes(conversations, scenario)
+    timed = scale.time_checks(scenario, [conversations], outcomes, 40)
+    assert len(timed) == 27 and timed[0]["check"] == "assertion 1: skill_activated authenticate"
+    assert timed[-1] == {"check": "SOP step explains_policy: llm_judge", "n": 0}  # skipped without a judge: never timed
+    for k, entry in enumerate(timed[:-1]):
+        passes, fails = (sum(seen[k] == v for seen in outcomes) for v in ("pass", "fail"))
+        assert entry["n"] == min(passes, fails, 40)
+        if entry["n"]:
+            assert entry["pass_ns"] > 0 and entry["fail_ns"] > 0
+    wrong = [["fail" if seen[0] == "pass" else "pass", *seen[1:]] for seen in outcomes]
+    with pytest.raises(SystemExit, match="where `check` said"):
+        scale.time_checks(scenario, [conversations], wrong, 40)
+
+
+def test_the_outcomes_benchmark_holds_each_check_to_twice_its_passing_cost(out: Path, monkeypatch):
+    scale = _script("scale")
+    args = scale.argparse.Namespace(check_pool=60, seed=2, outcome_conversations=40, cli_repeats=1)
+    result = scale.outcomes_per_check(args, scale.code_sides(str(REPO)))
+    this, base = result["sides"]["this"], result["sides"]["base"]
+    assert [e["check"] for e in this] == [e["check"] for e in base] and len(this) == 27
+    timed = [e for e in this if "ratio" in e]
+    assert timed and all(e["ratio"] == pytest.approx(e["fail_us"] / e["pass_us"]) for e in timed)  # one repeat
+    assert result["met"] is (result["max_ratio"] <= 2.0) and result["target"] == 2.0

@@ -143,3 +143,67 @@ def test_the_check_benchmark_runs_the_scenario_and_the_sop_as_one_scenario(batch
         alone, with_sop = evaluate(scenario, conversation), evaluate(both, conversation, no_judge=True)
         assert with_sop.assertions == alone.assertions
         assert with_sop.sop.results == evaluate_sop(sop, conversation, no_judge=True).sop.results
+
+
+# --- profiles: failure-heavy and mostly-passing data for `scale.py check` and `outcomes` -----------------------
+
+FAMILIES = {"user", "bot", "tool_executed", "memory_set", "memory_cleared", "skill_activated", "skill_completed",
+            "skill_cancelled", "skill_interrupted", "skill_resumed", "ordered_block_entered", "ordered_block_completed",
+            "ordered_block_cancelled", "ordered_block_interrupted", "ordered_block_resumed"}
+
+
+@pytest.fixture(scope="module")
+def profiles(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("profiles")
+    paths = {}
+    for profile in ("failing", "passing"):
+        paths[profile] = folder / f"{profile}.jsonl"
+        generate(paths[profile], "--conversations", "300", "--seed", "7", "--profile", profile)
+    return paths
+
+
+def failed_checks(path: Path) -> list[int]:
+    """How many checks of the fixtures' scenario and SOP each conversation fails."""
+    scenario, sop = load_scenario(FIXTURES / "scale_scenario.yml"), load_sop(FIXTURES / "scale_sop.yml")
+    counts = []
+    for conversation in iter_conversations([path]):
+        results = [*evaluate(scenario, conversation).assertions, *(s.result for s in evaluate_sop(sop, conversation, no_judge=True).sop.results)]
+        counts.append(sum(r.outcome is Outcome.FAIL for r in results))
+    return counts
+
+
+def test_the_failing_profile_has_about_35_events_of_every_family_and_most_conversations_fail_several_checks(profiles, synth_module):
+    lines = profiles["failing"].read_bytes().splitlines()
+    figures = synth_module.describe(orjson.loads(line)["events"] for line in lines)
+    assert 30 <= figures["events_per_conversation"] <= 40
+    assert {e["event"] for line in lines for e in orjson.loads(line)["events"]} >= FAMILIES
+    failed = failed_checks(profiles["failing"])
+    assert sum(n >= 3 for n in failed) >= 0.8 * len(failed)
+    # The agent breaks the policy in every way the profile says: a misnamed key (a "did you mean" hint), keys
+    # named after a record (sets of keys that never repeat), a forbidden reply, a stray booking.
+    keys = [e["key"] for line in lines for e in orjson.loads(line)["events"] if e["event"] == "memory_set"]
+    assert {"project.userId", "project.user", "user_id", "project.customer_id"} & set(keys)
+    assert sum(key.startswith("reservation.") for key in keys) > 100
+    texts = [e["text"] for line in lines for e in orjson.loads(line)["events"] if e["event"] == "bot"]
+    assert any(text.startswith("As an AI language model") for text in texts)
+
+
+def test_the_passing_profile_mostly_passes_every_check(profiles):
+    failed = failed_checks(profiles["passing"])
+    assert sum(n == 0 for n in failed) >= 0.8 * len(failed)
+
+
+def test_a_profile_is_the_same_bytes_for_the_same_seed(profiles, tmp_path: Path):
+    again = tmp_path / "again.jsonl"
+    generate(again, "--conversations", "300", "--seed", "7", "--profile", "failing", hash_seed="99")
+    assert again.read_bytes() == profiles["failing"].read_bytes()
+
+
+def test_the_default_profile_draws_nothing_for_the_rates_only_other_profiles_set(synth_module):
+    """The default's data stays the bytes its published figures were measured on: a rate of 0 draws no number."""
+    assert synth_module.PROFILES["tau"] == synth_module.Profile()
+    generator = synth_module.Generator(3)
+    state = generator.rng.getstate()
+    assert not generator._chance(0.0)
+    assert generator.rng.getstate() == state
+    assert generator._chance(1.0) and generator.rng.getstate() != state

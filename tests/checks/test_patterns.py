@@ -8,6 +8,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dialogcheck.checks import patterns
 from dialogcheck.checks.base import Outcome
@@ -236,3 +238,114 @@ def test_the_limits_bound_the_memory_of_compiling_in_a_real_process(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout == "refused\n"
     assert done.peak_rss_mb < 400, done.peak_rss_mb
+
+
+# --- searching without the engine's clock, where a pattern cannot backtrack -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "steps"),
+    [
+        ("(?i)user id", 7),  # 7 characters: one way to match from a position, 7 parts
+        ("(?i)confirm|proceed|\\(yes", 3 * 18),  # three ways, 18 parts
+        ("^[A-Z0-9]{6}$", 8),  # a fixed count of one set is 6 parts, not a choice
+        ("^(basic_economy|economy|business)$", 3 * 30),
+        ("(?:ab|c){3}", 2**3 * 9),  # a fixed count of a choice: every combination
+        ("\\bword\\b.", 7),
+        ("(?i:a)(?m)^b$", 4),
+        ("", 1),  # an empty pattern still takes a step a position
+        ("|", 2),
+    ],
+)
+def test_a_pattern_that_cannot_backtrack_has_a_bound_on_its_steps_per_character(pattern, steps):
+    assert patterns.linear_steps(pattern) == steps
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "(a|aa)+$",  # repeats of varying count
+        "a*",
+        "a+b",
+        "a?",
+        "a{2,3}",
+        "(?:ab){2,}",
+        "(a)\\1",  # a backreference
+        "(?=a)b",  # lookarounds
+        "(?<!a)b",
+        "(?>a|b)",  # an atomic group
+        "(?R)?",  # recursion
+        "\\X",  # a grapheme: more than one character
+        "(?fi)straße",  # full case folding: one character may match two
+        "(?V1i)x",
+        "(?p)a|ab",  # POSIX: the longest of every match
+        "(?e)(?:abc){e<=1}",  # fuzzy matching
+        "(?r)abc",
+    ],
+)
+def test_a_pattern_that_may_backtrack_or_needs_more_is_always_searched_within_the_time_limit(pattern):
+    assert patterns.linear_steps(pattern) is None
+    assert patterns._prepared(pattern)[1] == -1
+
+
+def test_alternatives_in_a_row_can_backtrack_catastrophically_without_a_repeat_and_are_timed(monkeypatch):
+    """Each `(a|aa)` matches one or two characters: 22 in a row try millions of ways at each position. Their ways
+    multiply in the bound, so the search gets the engine's time limit and ends as any catastrophic pattern does."""
+    monkeypatch.setattr(patterns, "CHECK_BUDGET", 0.2)
+    evil = "(a|aa)" * 22 + "b"
+    assert patterns.linear_steps(evil) == 2**22 * (22 * 3 + 1)
+    started = time.monotonic()
+    with pytest.raises(PatternTimeout):
+        search(evil, "a" * 60)
+    assert time.monotonic() - started < 5
+
+
+class _Searches:
+    """A compiled pattern that records how it was asked to search."""
+
+    def __init__(self):
+        self.calls = []
+
+    def search(self, text, **options):
+        self.calls.append((text, options))
+        return None
+
+
+def test_a_text_up_to_the_patterns_length_is_searched_without_the_clock_and_a_longer_one_with_it(monkeypatch):
+    spy = _Searches()
+    monkeypatch.setattr(patterns, "_prepared", lambda pattern: (spy, 3))
+    assert not search("x", "abc")
+    assert not search("x", "abcd")
+    assert [options for _, options in spy.calls] == [{}, {"timeout": pytest.approx(patterns.CHECK_BUDGET, abs=0.5)}]
+
+
+def test_the_longest_text_searched_without_the_clock_follows_from_the_bound():
+    assert patterns._prepared("(?i)user id")[0].pattern == "(?i)user id"
+    assert patterns._prepared("(?i)user id")[1] == patterns.LINEAR_STEPS // 7 - 1
+    assert (patterns._prepared("(?i)user id")[1] + 1) * 7 <= patterns.LINEAR_STEPS < (patterns._prepared("(?i)user id")[1] + 2) * 7
+    long = "x" * (patterns.LINEAR_STEPS // 7) + " User ID"  # past the limit: searched with the clock, found all the same
+    assert search("(?i)user id", long) and not search("(?i)user id", long[:-2])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab c(|)?*+.^$[]{}2\\", max_size=12), st.text(alphabet="abc ", max_size=30))
+def test_whether_or_not_the_clock_runs_a_search_finds_what_the_engine_finds(pattern, text):
+    import regex
+
+    try:
+        compiled = regex.compile(pattern)
+    except (regex.error, ValueError, RecursionError, OverflowError):
+        return
+    try:
+        found = search(pattern, text)
+    except (PatternError, PatternTimeout):
+        return
+    assert found == (compiled.search(text) is not None)
+
+
+def test_the_engine_nodes_read_as_unable_to_backtrack_are_there():
+    """A `regex` release that renamed one would only make such patterns be timed again (slower, never unsafe)."""
+    from regex import _regex_core as core
+
+    for name in patterns._ONE_STEP | {"Sequence", "Branch", "Group", "GreedyRepeat", "LazyRepeat", "PossessiveRepeat"}:
+        assert hasattr(core, name), name

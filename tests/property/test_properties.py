@@ -174,3 +174,78 @@ def test_random_files_load_or_give_a_positioned_load_error(tmp_path, data):
 def test_the_fast_match_agrees_with_the_explained_one(conversation, step):
     for event in step.candidates(conversation):
         assert step.matches(event) is (not step.mismatches(event))
+
+
+def ranked_closest(step, events):
+    """The closest miss as `EventCheck.closest_miss` found it before it stopped early: every candidate of the tier
+    ranked by its count of differences, the earliest of the fewest."""
+    same = [event for event in events if step.same_subject(event)]
+    best = None
+    for event in same or events:
+        count = len(step.mismatches(event))
+        if best is None or count < best[0]:
+            best = (count, event)
+    return None if best is None else (best[1], step.mismatches(best[1]))
+
+
+def near(value):
+    """The value a check asks for, or another: candidates that differ from it in few ways, often in one."""
+    return st.sampled_from([value, "other"]) if value is not None else st.sampled_from(["x", "other"])
+
+
+def candidates_near(step):
+    """Events of the type `step` reads whose fields are each what the step asks or not: every count of differences."""
+    if isinstance(step, BotUttered):
+        match = step.match
+        texts = st.sampled_from(["abc xyz", "x", "zz", "a c", ""])
+        buttons = st.lists(st.sampled_from([b.title for b in match.buttons or ()] + ["other"]), max_size=3)
+        return st.builds(lambda u, t, b: {"event": "bot", "text": t, "utter_name": u, "buttons": [{"title": x} for x in b]},
+                         near(match.utter_name) | st.none(), texts, buttons)
+    if isinstance(step, ToolExecuted):
+        return st.builds(
+            lambda n, src, skill, arg, err: {"event": "tool_executed", "tool_name": n, "source": src, "skill_id": skill,
+                                             "arguments": arg, "is_error": err, **({"mcp_server": "bank"} if src == "mcp" else {})},
+            near(step.tool_name), st.sampled_from(["local", "mcp"]), near(step.skill_id) | st.none(),
+            st.sampled_from([dict(step.arguments or {}), {}, {"a": "other"}]), st.booleans())
+    fields = {"skill_id": near(step.skill_id), "step_id": near(step.step_id) | st.none()}
+    if hasattr(step, "block_id"):
+        fields["block_id"] = near(step.block_id)
+    return st.fixed_dictionaries({"event": st.just(step.key), **fields})
+
+
+@settings(max_examples=400, deadline=None)
+@given(STEP, st.data())
+def test_the_closest_miss_is_the_one_ranking_every_candidate_finds(step, data):
+    """`closest_miss` stops at the first candidate one difference away: no candidate that did not match is closer."""
+    conversation = conversation_from_dicts(data.draw(st.lists(candidates_near(step), max_size=8)))
+    misses = [event for event in step.candidates(conversation) if not step.matches(event)]
+    assert all(step.miss_count(event) == len(step.mismatches(event)) >= 1 for event in misses)
+    assert step.closest_miss(misses) == ranked_closest(step, misses)
+    if misses:
+        assert step.explain_miss(conversation, misses)[1] == (ranked_closest(step, misses)[0].index,)
+
+
+def one_edit(word):
+    """`word` with one character added, dropped or changed: a key close enough to be offered as a hint, often."""
+    position = st.integers(0, len(word))
+    char = st.sampled_from("ab._x")
+    return st.one_of(
+        st.builds(lambda i, c: word[:i] + c + word[i:], position, char),
+        st.builds(lambda i: word[:i] + word[i + 1 :], position),
+        st.builds(lambda i, c: word[:i] + c + word[i + 1 :], position, char),
+    )
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab._x", min_size=1, max_size=9), st.data())
+def test_the_memory_key_hint_is_the_one_difflib_picks(name, data):
+    """Scored key by key (and each score remembered), the hint is `get_close_matches`'s on the whole set: the most
+    similar key at or above the cutoff, the greatest on a tie."""
+    import difflib
+
+    from dialogcheck.checks.memory import HINT_CUTOFF, similar_key
+
+    keys = data.draw(st.lists(one_edit(name) | st.text(alphabet="ab._x", max_size=12), max_size=6))
+    expected = difflib.get_close_matches(name, sorted(set(keys)), n=1, cutoff=HINT_CUTOFF)
+    assert similar_key(name, keys) == (expected[0] if expected else None)
+    assert similar_key(name, reversed(keys)) == similar_key(name, keys)  # remembered scores, the same answer

@@ -7,7 +7,8 @@ Writes and clears are separate events: a key written then cleared passes
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
@@ -45,16 +46,52 @@ def _writes(conversation: Conversation, name: str) -> list[MemorySet]:
     return [e for e in conversation.of_type("memory_set") if e.key == name]  # type: ignore[misc]
 
 
+#: How similar (difflib's ratio) a recorded key must be to the name looked for to be offered as a hint.
+HINT_CUTOFF = 0.6
+
+
+def similar_key(name: str, keys: Iterable[str]) -> str | None:
+    """The key `difflib.get_close_matches(name, keys, n=1, cutoff=HINT_CUTOFF)` picks: the most similar, the greatest
+    on a tie, or None when none reaches the cutoff.
+
+    Each key is scored against the name once per process, not once per set of keys: a log holds the same few keys
+    in ever new combinations, so its sets of keys rarely repeat while its keys always do.
+    """
+    scored = [(score, key) for key in set(keys) if (score := _similarity(name, key)) >= HINT_CUTOFF]
+    return max(scored)[1] if scored else None
+
+
+@lru_cache(maxsize=16_384)
+def _similarity(name: str, key: str) -> float:
+    """difflib's ratio of `key` to `name` as `get_close_matches` computes it (`key` first), or 0 where an upper bound
+    of it, difflib's `quick_ratio`, already falls short of the cutoff: it rules out most keys at a fraction of the cost."""
+    total = len(key) + len(name)
+    if total and 2.0 * _shared_characters(name, key) / total < HINT_CUTOFF:
+        return 0.0
+    return difflib.SequenceMatcher(None, key, name).ratio()
+
+
+def _shared_characters(name: str, key: str) -> int:
+    """How many characters the two have in common, counted with repeats: no match between them can hold more."""
+    available = dict(_characters(name))
+    shared = 0
+    for char in key:
+        left = available.get(char, 0)
+        if left > 0:
+            shared += 1
+            available[char] = left - 1
+    return shared
+
+
+@lru_cache(maxsize=256)
+def _characters(name: str) -> Counter[str]:
+    return Counter(name)
+
+
 def _other_keys(conversation: Conversation, event_type: str, name: str) -> str:
-    keys = frozenset(e.key for e in conversation.of_type(event_type))  # type: ignore[attr-defined]
-    return _similar_key(name, keys)
-
-
-@lru_cache(maxsize=4096)
-def _similar_key(name: str, keys: frozenset[str]) -> str:
-    """Cached: a production log repeats the same keys conversation after conversation, and difflib is slow."""
-    close = difflib.get_close_matches(name, sorted(keys), n=1, cutoff=0.6)
-    return f" (a similar key was: `{close[0]}`)" if close else ""
+    """The hint a failure about `name` ends with: a key of the same kind of event that is probably the one meant."""
+    close = similar_key(name, (e.key for e in conversation.of_type(event_type)))  # type: ignore[attr-defined]
+    return f" (a similar key was: `{close}`)" if close is not None else ""
 
 
 def _list_writes(writes: Sequence[MemorySet], limit: int = 3) -> str:
