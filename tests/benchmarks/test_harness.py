@@ -163,7 +163,7 @@ def test_profile_data_is_kept_per_profile_and_remade_when_the_generator_changes(
 def test_the_check_benchmark_times_each_side_on_each_profile_and_compares_what_they_print(out: Path):
     """A checkout as the base side prints what this checkout prints; every ratio is a time over the decoder's."""
     scale = _script("scale")
-    args = scale.argparse.Namespace(profiles=["failing"], conversations=30, seed=2, repeats=1, base=str(REPO))
+    args = scale.argparse.Namespace(profiles=["failing"], conversations=30, seed=2, repeats=1, base=str(REPO), instructions=False)
     result = scale.bench_check(args)
     entry = result["profiles"]["failing"]
     assert set(entry["same_output"].values()) == {True} and len(entry["same_output"]) == 6

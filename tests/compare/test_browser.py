@@ -6,7 +6,7 @@ import pytest
 
 from tests.compare.builders import document, simple, write_batch
 from tests.compare.test_cli import compare
-from tests.report.test_browser import CHROMIUM, FLAGS
+from tests.report.conftest import CHROMIUM, chromium
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)")
 
@@ -30,11 +30,8 @@ def page_path(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(page_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ user really gets. Built once per test session: a batch takes a moment.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -19,6 +20,18 @@ CHROMIUM = Path("/usr/bin/chromium")
 # Flags for this machine's closed network: no background connections, nothing to sign in to.
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--disable-quic", "--no-first-run"]
+
+
+
+@contextlib.contextmanager
+def chromium():
+    """Headless Chromium through Playwright's sync API (skipped where Playwright is not installed)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        yield browser
+        browser.close()
+
 
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.conftest import CHROMIUM, FLAGS, HOSTILE, load, run_documents
+from tests.report.conftest import CHROMIUM, HOSTILE, chromium, load, run_documents
 from tests.report.page_data import entries
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)")
@@ -15,11 +15,8 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's ch
 @pytest.fixture(scope="module")
 def browser(example_batch, hostile_batch):
     """Chromium through Playwright's sync API; the batches are made first, as that API holds this thread's event loop."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

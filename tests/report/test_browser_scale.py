@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.conftest import CHROMIUM, FLAGS, HOSTILE
+from tests.report.conftest import CHROMIUM, HOSTILE, chromium
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)")
 
@@ -62,11 +62,8 @@ def checked(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(checked):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture
