@@ -25,7 +25,9 @@ from tests.compare.test_folders import dialogcheck
 from tests.conftest import REPO
 
 TRAJECTORIES = Path("shared", "data", "tau-bench", "historical_trajectories", "gpt-4o-airline.json")
-DATA = next((up / TRAJECTORIES for up in REPO.parents if (up / TRAJECTORIES).exists()), None)
+#: The copy kept with the tests (MIT, beside its licence), else the shared original beside the repository.
+COPY = REPO / "tests" / "importers" / "data" / "tau_bench_gpt-4o-airline.json"
+DATA = COPY if COPY.exists() else next((up / TRAJECTORIES for up in REPO.parents if (up / TRAJECTORIES).exists()), None)
 pytestmark = pytest.mark.skipif(DATA is None, reason=f"needs tau-bench's recorded runs at {TRAJECTORIES} beside the repository")
 MATCH = r"task-(\d+)"
 
