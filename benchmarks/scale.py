@@ -133,12 +133,15 @@ def scenario_with_sop(folder: Path = WORK) -> Path:
 CHECK_TARGETS = {"failing": 4.0, "passing": 3.0}
 DECODERS = {"orjson.loads per line": orjson.loads, "msgspec.json.decode per line": msgspec.json.decode}
 ALL_CHECKS = "scenario with the SOP as goals.sop (27 checks)"
+ONE_CHECK = "the scenario's first assertion alone (skill_activated)"
 
 
 def check_subjects() -> dict[str, list[str]]:
-    """The options of the three `check` runs timed: the scenario, the SOP, and both in one run."""
+    """The options of the `check` runs timed: the scenario, the SOP, both in one run, and the scenario's first
+    assertion alone, a cheap one: what reading the log and writing the results cost around the checks."""
+    _, first = one_check_files(SCENARIO.read_text(encoding="utf-8"), WORK / "one_assertion", "scenario")[0]
     return {"scenario (20 assertions)": ["--scenario", str(SCENARIO)], "SOP (7 steps)": ["--sop", str(SOP)],
-            ALL_CHECKS: ["--scenario", str(scenario_with_sop())]}
+            ALL_CHECKS: ["--scenario", str(scenario_with_sop())], ONE_CHECK: ["--scenario", str(first)]}
 
 
 def profile_dataset(n: int, seed: int, profile: str) -> tuple[Path, dict[str, int]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import stat
 import subprocess
 import sys
@@ -166,7 +167,7 @@ def test_the_check_benchmark_times_each_side_on_each_profile_and_compares_what_t
     args = scale.argparse.Namespace(profiles=["failing"], conversations=30, seed=2, repeats=1, base=str(REPO), instructions=False)
     result = scale.bench_check(args)
     entry = result["profiles"]["failing"]
-    assert set(entry["same_output"].values()) == {True} and len(entry["same_output"]) == 6
+    assert set(entry["same_output"].values()) == {True} and len(entry["same_output"]) == 8
     assert {name.split(": ", 1)[1] for name in entry["same_output"]} == set(scale.check_subjects())
     assert all(ratio > 1 for run, ratio in entry["ratios"].items() if run not in scale.DECODERS)
     assert entry["target"] == 4.0 and entry["met"] is (entry["held"] <= 4.0)
@@ -211,3 +212,15 @@ def test_the_outcomes_benchmark_holds_each_check_to_twice_its_passing_cost(out: 
     timed = [e for e in this if "ratio" in e]
     assert timed and all(e["ratio"] == pytest.approx(e["fail_us"] / e["pass_us"]) for e in timed)  # one repeat
     assert result["met"] is (result["max_ratio"] <= 2.0) and result["target"] == 2.0
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_decoding_a_file_counts_more_instructions_than_importing_the_decoder(out: Path, conversations: Path):
+    scale = _script("scale")
+    env = sys.modules["common"].environ()
+    imports = scale.instructions([sys.executable, "-c", scale.DECODE, "orjson", "-"], env)
+    decoding = scale.instructions([sys.executable, "-c", scale.DECODE, "orjson", str(conversations)], env)
+    assert 0 < imports < decoding
+    assert scale.instructions([sys.executable, "-c", scale.DECODE, "orjson", "-"], env) == pytest.approx(imports, rel=0.01)
+    with pytest.raises(SystemExit, match="valgrind"):
+        scale.instructions([sys.executable, "-c", "raise SystemExit(3)"], env)

@@ -177,8 +177,8 @@ def test_the_fast_match_agrees_with_the_explained_one(conversation, step):
 
 
 def ranked_closest(step, events):
-    """The closest miss as `EventCheck.closest_miss` found it before it stopped early: every candidate of the tier
-    ranked by its count of differences, the earliest of the fewest."""
+    """The closest miss by the explanations themselves: every candidate of the tier ranked by how many differences
+    its explanation lists, the earliest of the fewest."""
     same = [event for event in events if step.same_subject(event)]
     best = None
     for event in same or events:
@@ -215,8 +215,8 @@ def candidates_near(step):
 
 @settings(max_examples=400, deadline=None)
 @given(STEP, st.data())
-def test_the_closest_miss_is_the_one_ranking_every_candidate_finds(step, data):
-    """`closest_miss` stops at the first candidate one difference away: no candidate that did not match is closer."""
+def test_the_closest_miss_ranked_without_text_is_the_one_the_explanations_rank(step, data):
+    """`closest_miss` ranks by `miss_count`, which builds no text: the same candidate as ranking the explanations."""
     conversation = conversation_from_dicts(data.draw(st.lists(candidates_near(step), max_size=8)))
     misses = [event for event in step.candidates(conversation) if not step.matches(event)]
     assert all(step.miss_count(event) == len(step.mismatches(event)) >= 1 for event in misses)

@@ -122,19 +122,13 @@ class EventCheck(Check):
         return None
 
     def closest_miss(self, events: Sequence[Event]) -> tuple[Event, list[str]] | None:
-        """The event with the fewest differences, those about the same subject first (earliest on a tie).
-
-        None of `events` matches, so none differs in fewer than one way: the first that differs in one way is the
-        closest, and the ranking stops there.
-        """
+        """The event with the fewest differences, those about the same subject first (earliest on a tie)."""
         same = [event for event in events if self.same_subject(event)]
         best: tuple[int, Event] | None = None
         for event in same or events:  # any event about the same subject beats every other: rank only those
             count = self.miss_count(event)
             if best is None or count < best[0]:
                 best = (count, event)
-                if count == 1:
-                    break
         return None if best is None else (best[1], self.mismatches(best[1]))
 
     def explain_miss(self, conversation: Conversation, events: Sequence[Event] | None = None) -> tuple[str, tuple[int, ...]]:

@@ -64,7 +64,8 @@ def similar_key(name: str, keys: Iterable[str]) -> str | None:
 @lru_cache(maxsize=16_384)
 def _similarity(name: str, key: str) -> float:
     """difflib's ratio of `key` to `name` as `get_close_matches` computes it (`key` first), or 0 where an upper bound
-    of it, difflib's `quick_ratio`, already falls short of the cutoff: it rules out most keys at a fraction of the cost."""
+    of it already falls short of the cutoff: the characters the two share (difflib's `quick_ratio`), counted here
+    without building a matcher, rules out most keys at a fraction of the cost."""
     total = len(key) + len(name)
     if total and 2.0 * _shared_characters(name, key) / total < HINT_CUTOFF:
         return 0.0

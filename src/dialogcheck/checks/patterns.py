@@ -17,13 +17,7 @@ the syntax and meaning of Python's `re`, its default V0 mode), with two bounds:
 The engine measures its own time limit in CPU time of the whole process, so
 each search is given what is left of the check's wall-clock budget: a search
 never starts after the deadline, and the searches of one check together use
-at most the budget in CPU time. Reading that clock costs two system calls a
-search, more than a short search itself; so a pattern that cannot backtrack
-(no repeat but of a fixed count, no lookaround, no backreference: literal
-text, sets, anchors and a few alternatives, like most patterns in checks) is
-searched without the limit when its work, bounded from its parsed form and the
-text's length (`LINEAR_STEPS`), takes a few milliseconds at most: the deadline
-still holds, to within one such search.
+at most the budget in CPU time.
 """
 
 from __future__ import annotations
@@ -48,9 +42,6 @@ MAX_NESTING = 50
 MAX_PARTS = 10_000
 #: Wall-clock seconds all the searches of one check on one conversation may take together.
 CHECK_BUDGET = 1.0
-#: The most steps of the engine a search may take without its time limit (a few milliseconds): characters of the
-#: text, times the ways the pattern can match from one position, times its parts (`linear_steps`).
-LINEAR_STEPS = 1_000_000
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -152,70 +143,6 @@ def compile_pattern(pattern: str) -> regex.Pattern:
         raise PatternError(str(err)) from None
 
 
-# --- patterns that cannot backtrack --------------------------------------------------------------
-
-#: Parsed nodes that match one character, or none (an anchor, a boundary): at one position each either matches or
-#: does not, so they never make the engine go back and try another way.
-_ONE_STEP = frozenset({
-    "Any", "AnyAll", "AnyU", "Character", "Property", "Range", "SetDiff", "SetInter", "SetSymDiff", "SetUnion",
-    "Boundary", "DefaultBoundary", "DefaultEndOfWord", "DefaultStartOfWord", "EndOfLine", "EndOfLineU", "EndOfString",
-    "EndOfStringLine", "EndOfStringLineU", "EndOfWord", "SearchAnchor", "StartOfLine", "StartOfLineU", "StartOfString",
-    "StartOfWord",
-})  # fmt: skip
-#: Flags that leave the engine's way of matching as it is; any other (POSIX's leftmost longest, fuzzy matching,
-#: full case folding, where one character may match two) makes `linear_steps` give up.
-_PLAIN_FLAGS = ("ASCII", "DOTALL", "IGNORECASE", "LOCALE", "MULTILINE", "UNICODE", "VERBOSE", "VERSION0", "VERSION1", "WORD")
-
-
-def _ways_and_parts(node: Any) -> tuple[int, int] | None:
-    """(ways to match from one position, parts) of a parsed node that cannot backtrack past its alternatives; None
-    for any other node (a repeat of varying count, a lookaround, a backreference, a recursion, fuzzy matching)."""
-    import regex
-
-    kind = type(node).__name__
-    if kind in _ONE_STEP:
-        return None if getattr(node, "case_flags", 0) & regex.FULLCASE else (1, 1)
-    if kind not in ("Sequence", "Branch", "Group", "GreedyRepeat", "LazyRepeat", "PossessiveRepeat"):
-        return None
-    if kind == "Group" and node.call_ref is not None:  # a group a recursion calls
-        return None
-    inner = [_ways_and_parts(child) for child in _children(node)]
-    if None in inner:
-        return None
-    parts = sum(p for _, p in inner)  # type: ignore[misc]
-    if kind == "Branch":
-        return sum(w for w, _ in inner), parts  # type: ignore[misc]
-    ways = 1
-    for w, _ in inner:  # type: ignore[misc]
-        ways *= w
-    if kind.endswith("Repeat"):  # only a fixed count: the body once after another, `count` times
-        if node.min_count != node.max_count:
-            return None
-        return ways**node.min_count, parts * node.min_count
-    return ways, parts
-
-
-def linear_steps(pattern: str) -> int | None:
-    """An upper bound on the engine's steps per character of text when `pattern` cannot backtrack catastrophically
-    (the ways it can match from one position times its parts), or None when it may."""
-    import regex
-
-    plain = 0
-    for name in _PLAIN_FLAGS:
-        plain |= getattr(regex, name)
-    if compile_pattern(pattern).flags & ~plain:
-        return None
-    found = _ways_and_parts(_parse(pattern))
-    return None if found is None else found[0] * max(found[1], 1)  # an empty pattern still takes a step a position
-
-
-@lru_cache(maxsize=128)
-def _prepared(pattern: str) -> tuple[regex.Pattern, int]:
-    """The compiled pattern, and the longest text it is searched without the engine's time limit (-1: none)."""
-    steps = linear_steps(pattern)
-    return compile_pattern(pattern), -1 if steps is None else LINEAR_STEPS // steps - 1
-
-
 # --- searching, within one budget per check -------------------------------------------------------
 
 
@@ -264,11 +191,8 @@ def search(pattern: str, text: str) -> bool:
     left = budget.deadline - now
     if left <= 0:
         raise _out_of_time(pattern, text, budget)
-    compiled, untimed = _prepared(pattern)
-    if len(text) <= untimed:
-        return compiled.search(text) is not None
     try:
-        return compiled.search(text, timeout=left) is not None
+        return compile_pattern(pattern).search(text, timeout=left) is not None
     except TimeoutError:
         raise _out_of_time(pattern, text, budget) from None
 
