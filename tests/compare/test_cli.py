@@ -61,6 +61,15 @@ def test_fail_on_regression_exits_1_only_on_a_significant_regression(regression)
     assert compare(base, base, "--fail-on", "regression").returncode == 0
 
 
+def test_fail_on_regression_exits_3_when_new_errored_everywhere(tmp_path):
+    base = write_batch(tmp_path / "base.json", [document(f"task-{i}", "pass", [("tool_executed lookup", "pass")]) for i in range(3)])
+    new = write_batch(tmp_path / "new.json", [document(f"task-{i}", "error", [("tool_executed lookup", "error")]) for i in range(3)])
+    gated = compare(base, new, "--fail-on", "regression")
+    assert gated.returncode == 3, gated.stderr
+    assert "nothing compared: every key both sides have errored on a side (task-0, task-1, task-2)" in gated.stderr
+    assert compare(base, new).returncode == 0  # without the gate, compare only reports
+
+
 def test_json_has_the_verdict_and_p_value_at_the_top(regression):
     base, new = regression
     done = compare(base, new, "--match", r"task-(\d+)", "--format", "json")

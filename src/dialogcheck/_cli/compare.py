@@ -9,12 +9,12 @@ from __future__ import annotations
 import click
 
 from ..compare import ALPHA, MissingStats, compare_results, comparison_json
-from ..compare.model import Verdict
+from ..compare.model import Comparison, Verdict
 from ..errors import LoadError
 from ..pairing import compile_pair
 from ..report.compare_text import MAX_ROWS, render_comparison
 from ..results.atomic import write_atomic
-from .output import EXIT_FAILED, EXIT_OK, FORMAT_OPTION, fail_with_load_error, print_json, print_text
+from .output import EXIT_ERRORED, EXIT_FAILED, EXIT_OK, FORMAT_OPTION, fail_with_load_error, print_json, print_text
 
 
 def _pattern(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -47,7 +47,8 @@ def compare(base: str, new: str, match: str | None, alpha: float, fail_on: str |
     BASE and NEW are each a folder `dialogcheck run` or `check --output` wrote, or a file of
     `check --format json` output. Runs pair by scenario slug, conversations by id (or by --match);
     several of one key on a side are repeated runs. Errored runs are left out of the pass rates.
-    Exit code 0, or 1 with --fail-on regression when the verdict is `regressed`; 2 for bad input.
+    Exit code 0, or with --fail-on regression: 1 when the verdict is `regressed`, 3 when no key could
+    be compared (every shared key's runs errored on a side); 2 for bad input.
     """
     try:
         comparison = compare_results(base, new, match=match, alpha=alpha)
@@ -64,7 +65,19 @@ def compare(base: str, new: str, match: str | None, alpha: float, fail_on: str |
             print_json(piece)
     else:
         print_text(render_comparison(comparison, max_rows))
-    raise SystemExit(EXIT_FAILED if fail_on == "regression" and comparison.verdict is Verdict.REGRESSED else EXIT_OK)
+    raise SystemExit(_exit_code(comparison, fail_on))
+
+
+def _exit_code(comparison: Comparison, fail_on: str | None) -> int:
+    """A gate on regressions must not pass a batch it could not judge: no key compared is exit 3, as an errored run is."""
+    if fail_on != "regression":
+        return EXIT_OK
+    if comparison.verdict is Verdict.REGRESSED:
+        return EXIT_FAILED
+    if not comparison.keys:
+        click.echo(f"dialogcheck: nothing compared: every key both sides have errored on a side ({', '.join(comparison.not_judged[:5])})", err=True)
+        return EXIT_ERRORED
+    return EXIT_OK
 
 
 def _write(path: str, page: str) -> None:
