@@ -67,3 +67,21 @@ def test_a_report_that_cannot_be_written_is_bad_input_before_anything_is_judged(
     assert done.returncode == 2
     assert done.stdout == b""  # no result printed: nothing was judged
     assert done.stderr.decode().startswith(f"{tmp_path / 'file'}:1:1: cannot write the report: ")
+
+
+def test_report_of_an_output_folder_reads_its_shards_lazily_and_a_broken_shard_is_bad_input(log, tmp_path):
+    from dialogcheck.results.load import load_check_output
+
+    done = dialogcheck("check", "--no-judge", "--sop", SOP, log, "--output", "out", "--jobs", "2", "--chunk-mb", "0.2", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    found = load_check_output(tmp_path / "out")
+    assert found.shards > 1
+    last = found.paths[-1]
+    last.write_bytes(last.read_bytes() + b"{not json\n")
+    results = found.results()
+    assert next(results).source.endswith("#c-0000")  # the first shard is read before the broken one is opened
+    done = dialogcheck("report", "out", "--html", "reported.html", cwd=tmp_path)
+    assert done.returncode == 2
+    lines = len(last.read_bytes().splitlines())
+    assert f"{last.name}:{lines}:2: not a result shard: invalid JSON" in done.stdout.decode() + done.stderr.decode()
+    assert not (tmp_path / "reported.html").exists()

@@ -40,10 +40,10 @@ def _check_output_reports(found: CheckOutput, junit_path: str | None, html_path:
     """JUnit and HTML of a `check --output` folder: the HTML is the page `check --html` wrote of the same results."""
     written = []
     if junit_path:
-        write_atomic(junit_path, render_junit_check(found.results))
+        write_atomic(junit_path, render_junit_check(list(found.results())))
         written.append(junit_path)
     if html_path:
-        write_atomic(html_path, render_check_html(found.results))
+        write_atomic(html_path, render_check_html(found.results()))
         written.append(html_path)
     return written
 
@@ -55,7 +55,7 @@ def _report_check_output(found: CheckOutput, folder: str, html_path: str | None,
         print_json(dumps(found.summary))
     else:
         stats = CheckStats()
-        for result in found.results:
+        for result in found.results():
             stats.add(result, result.source)
         print_text(render_output_summary(found.counts, stats, found.shards, folder))
         print_text(render_warnings(found.summary.get("warnings", ())), stderr=True)

@@ -158,7 +158,7 @@ def _folder(path: Path, pattern: re.Pattern[str] | None, interner: Interner) -> 
     found = load_check_output(path)
     if found is not None:
         collector = _Collector(str(path), CHECK_FOLDER, pattern)
-        for result in found.results:
+        for result in found.results():
             run = interner.run(result.verdict, _typed_checks(result.checks(), result.subject))
             collector.add(result.conversation_id or result.source, run, str(path))
         return collector.side()

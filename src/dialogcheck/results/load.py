@@ -9,6 +9,7 @@ Either way each run comes back as the typed `RunResult` the codec reads.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -127,11 +128,18 @@ def load_results(root: str | Path) -> BatchResult:
 
 @dataclass(frozen=True)
 class CheckOutput:
-    """A folder `check --output` wrote: its summary, and each conversation's result (read from its shard line)."""
+    """A folder `check --output` wrote: its summary, and its shards, read a conversation at a time.
+
+    `results()` reads the shards again on every call rather than keeping a list: a folder of
+    100,000 conversations is reported with the memory of one shard's line (or one Parquet shard).
+    """
 
     summary: dict[str, Any]
-    results: list[ConversationResult]
-    shards: int
+    paths: tuple[Path, ...]
+
+    @property
+    def shards(self) -> int:
+        return len(self.paths)
 
     @property
     def counts(self) -> Counts:
@@ -140,18 +148,29 @@ class CheckOutput:
             counts.add(outcome, int(self.summary[key]))
         return counts
 
+    def results(self) -> Iterator[ConversationResult]:
+        for path in self.paths:
+            yield from _shard_results(path)
 
-def _shard_results(path: Path) -> list[ConversationResult]:
+
+def _shard_results(path: Path) -> Iterator[ConversationResult]:
+    if path.suffix == ".jsonl":
+        with path.open("rb") as lines:
+            for number, line in enumerate(lines, 1):
+                if line.strip():
+                    yield decode_conversation(_shard_json(line, path, number), str(path), number)
+        return
+    from .parquet import result_values
+
+    for row, value in enumerate(result_values(path), 1):
+        yield decode_conversation(_shard_json(value, path, row), str(path), row)
+
+
+def _shard_json(value: bytes | str, path: Path, line: int) -> Any:
     try:
-        if path.suffix == ".jsonl":
-            lines = [(number, line) for number, line in enumerate(path.read_bytes().splitlines(), 1) if line.strip()]
-            return [decode_conversation(orjson.loads(line), str(path), number) for number, line in lines]
-        from .parquet import result_values
-
-        values = result_values(path)
-        return [decode_conversation(orjson.loads(value), str(path), row) for row, value in enumerate(values, 1)]
+        return orjson.loads(value)
     except orjson.JSONDecodeError as err:
-        raise LoadError.one(f"not a result shard: invalid JSON ({err.msg})", str(path)) from None
+        raise LoadError.one(f"not a result shard: invalid JSON ({err.msg})", str(path), line, err.colno) from None
 
 
 def load_check_output(folder: Path) -> CheckOutput | None:
@@ -163,4 +182,4 @@ def load_check_output(folder: Path) -> CheckOutput | None:
     summary = _json(summary_path)
     if not isinstance(summary, dict) or not {"conversations", "passed", "failed", "errored"} <= summary.keys():
         raise LoadError.one("not the summary of `check --output`: `conversations`, `passed`, `failed` and `errored` are needed", str(summary_path))
-    return CheckOutput(summary, [result for shard in shards for result in _shard_results(shard)], len(shards))
+    return CheckOutput(summary, tuple(shards))
