@@ -14,6 +14,7 @@ the end of the transcript.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -79,7 +80,6 @@ class Dialogcheck:
 
     def __init__(self, results_root: str | Path):
         self.results_root = Path(results_root)
-        self._calls = 0
 
     def __call__(self, paths: str | Path | Iterable[str | Path], *, agent: Any = None, runs: int = 1, no_judge: bool = False, **options: Any) -> BatchResult:
         """Run the scenarios of `paths` (a project, scenario files or folders) against `agent`: a function
@@ -88,8 +88,9 @@ class Dialogcheck:
         from .runner.scenarios import run_scenarios
 
         targets = [paths] if isinstance(paths, (str, Path)) else list(paths)
-        self._calls += 1
-        options.setdefault("results", self.results_root / f"dialogcheck-{self._calls}")
+        if "results" not in options and "resume" not in options:
+            self.results_root.mkdir(parents=True, exist_ok=True)
+            options["results"] = tempfile.mkdtemp(prefix="dialogcheck-", dir=self.results_root)
         root = _project_root(Path(targets[0]) if targets else Path("."))
         return run_scenarios(targets, agent=agent_connector(agent, root), runs=runs, no_judge=no_judge, **options)
 
