@@ -153,6 +153,7 @@ def test_bad_arguments_and_paths_outside_the_project_are_tool_errors_and_the_ser
             ("validate", {"paths": ["../elsewhere.yml"]}, "outside the project folder"),
             ("check", {"subject": str(outside), "conversations": ["conversations"]}, "outside the project folder"),
             ("report", {"results": "/"}, "outside the project folder"),
+            ("check", {"subject": "eval/conftest.yml", "conversations": ["conversations"]}, "not a scenario or SOP file"),
         ]:
             result = await client.call_tool(name, arguments)
             assert result.is_error, (name, arguments)

@@ -132,44 +132,37 @@ def _validate(project: Project, paths: list[str]) -> CallToolResult:
 
 
 def _check(project: Project, subject: str, conversations: list[str], no_judge: bool) -> CallToolResult:
-    from ..checking import CheckBatch, load_subject
+    from ..checking import CheckBatch
     from ..config import find_config, load_config
-    from ..events.model import FRAMEWORK_TOOLS
+    from ..definitions import load_definition
     from ..results.codec import check_summary_document, conversation_document
     from ..report.text import check_counts_text, render_conversation
     from .check import wants_judge
 
     subject_path = project.path(subject)
     files = project.paths(conversations)
+    definition = load_definition(subject_path)  # a scenario with its project's settings, or an SOP: by its top-level key
+    if definition.kind not in ("scenario", "sop"):
+        raise LoadError.one("not a scenario or SOP file: `subject` names the file to judge the conversations against", subject)
     config_file = find_config(subject_path)
     config = load_config(config_file) if config_file is not None else None
-    is_sop = _top_key(subject_path) == "sop"
-    loaded = load_subject(() if is_sop else (subject_path,), subject_path if is_sop else None, None, config.framework_tools if config else FRAMEWORK_TOOLS)
-    judge = _judge(config, subject_path) if wants_judge(loaded, no_judge, False) else None
-    batch = CheckBatch(loaded, files, judge=judge, no_judge=no_judge, metrics=config.evaluation.metrics if config else ())
+    judge = _judge(config, subject_path) if wants_judge(definition.value, no_judge, False) else None
+    batch = CheckBatch(definition.value, files, judge=judge, no_judge=no_judge, metrics=config.evaluation.metrics if config else ())
     results = [item.result for item in batch.judged(with_results=True) if getattr(item, "result", None) is not None]
     if not results:
         raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(conversations))
-    warnings = batch.tally.warnings.as_json() if batch.tally.warnings else None
     if len(results) == 1:
         document = conversation_document(results[0], with_source=True)
     else:
         document = {"conversations": [conversation_document(r, with_source=True) for r in results], "summary": check_summary_document(batch.tally.counts, batch.tally.stats)}
-    if warnings:
-        document["warnings"] = warnings
+    if batch.tally.warnings:
+        document["warnings"] = batch.tally.warnings.as_json()
     text = Styled()
     for result in results:
         text.extend(render_conversation(result, failing_only=len(results) > 1))
     counts = batch.tally.counts
     text.append(f"{counts.total} conversations: {check_counts_text(counts)}\n")
     return answer(document, text)
-
-
-def _top_key(path: str) -> str | None:
-    """Whether a file is a scenario or an SOP, by its top-level key, as `validate` tells them apart."""
-    from ..definitions import load_definition
-
-    return load_definition(Path(path)).kind
 
 
 def _judge(config: Any, where: str) -> Any:
