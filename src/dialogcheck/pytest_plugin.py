@@ -214,7 +214,8 @@ class _State:
 
     def register_marker(self, tag: str) -> None:
         """A scenario tag as a marker pytest knows, so `-m TAG` selects and `--strict-markers` accepts it."""
-        if tag not in self.config.getini("markers") and not any(line.split(":")[0] == tag for line in self.config.getini("markers")):
+        known = {line.split(":")[0].split("(")[0].strip() for line in self.config.getini("markers")}
+        if tag not in known:
             self.config.addinivalue_line("markers", f"{tag}: dialogcheck scenario tag")
 
     def scenario(self, path: Path, root: Path):
