@@ -102,8 +102,8 @@ def outcome_of(run: RunResult) -> str:
     return {Outcome.PASS: "passed", Outcome.FAIL: "failed"}.get(run.verdict, "error")
 
 
-def item_variants(runs: int) -> list[tuple[str, int]]:
-    """The items of one scenario: (id suffix, run number) each. The one place a scenario becomes several items
+def item_variants(scenario: Any, runs: int) -> list[tuple[str, int]]:
+    """The items of `scenario`: (id suffix, run number) each. The one place a scenario becomes several items
     (a scenario naming several personas would add its persona here)."""
     return [("", 1)] if runs == 1 else [(f"[run-{n}]", n) for n in range(1, runs + 1)]
 
@@ -120,7 +120,7 @@ class ScenarioFile(pytest.File):
         scenario = state.scenario(self.path, self.root)
         for tag in scenario.tags:
             state.register_marker(tag)
-        for suffix, number in item_variants(state.runs):
+        for suffix, number in item_variants(scenario, state.runs):
             item = ScenarioItem.from_parent(self, name=f"{scenario.slug}{suffix}", slug=scenario.slug, number=number)
             item.add_marker("dialogcheck")
             for tag in scenario.tags:
