@@ -127,6 +127,8 @@ def test_run_then_report_explain_and_compare(project):
         sop = failing[1]
         assert sop["evidence"] and sop["evidence"][0]["event"]["tool_name"] == "order_replacement"
         assert "closest: bot message utter_greet" in explained.content[0].text
+        by_item_id = await client.call_tool("explain", {"results": str(folder), "run": "run_stolen_card[run-1]"})
+        assert by_item_id.structured_content == explained.structured_content
         passed = await client.call_tool("explain", {"results": str(folder), "run": "run_cancel"})
         assert passed.structured_content["verdict"] == "pass" and passed.structured_content["failing_checks"] == []
         unknown = await client.call_tool("explain", {"results": str(folder), "run": "run_stolen_card/run_2"})
@@ -211,3 +213,15 @@ def test_without_the_sdk_the_command_says_how_to_install_it():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 2
     assert "dialogcheck mcp needs the MCP SDK: pip install 'dialogcheck[mcp]'" in done.stderr
+
+
+def test_a_crash_of_a_tool_is_a_tool_error_not_the_end_of_the_server():
+    from dialogcheck._cli.mcp_server import tool_body
+
+    def broken() -> None:
+        raise KeyError("lost")
+
+    result = anyio.run(tool_body(broken))
+    assert result.is_error
+    assert result.content[0].text == "dialogcheck failed: KeyError: 'lost'"
+    assert result.structured_content == {"error": {"message": "dialogcheck failed: KeyError: 'lost'", "file": None, "line": None, "column": None}}
