@@ -79,7 +79,7 @@ def test_a_runs_count_below_one_is_a_usage_error(pytester, project):
 
 
 def test_k_and_markers_select_and_strict_markers_accepts_the_tags(pytester, project):
-    by_k = pytester.runpytest(str(project), "--no-judge", "-k", "transfer", "-rA")
+    by_k = pytester.runpytest(str(project / "eval" / "scenarios"), "--no-judge", "-k", "transfer", "-rA")
     assert set(outcomes(by_k)) == {"run_transfer_limit", "transfer_daily_limit"}
     by_tag = pytester.runpytest(str(project), "--no-judge", "--strict-markers", "-m", "policy and not expected_failure", "-rA")
     assert outcomes(by_tag) == {"card_replace_confirms_first": "PASSED"}
