@@ -32,6 +32,7 @@ LAYERS: list[set[str]] = [
     {"report"},
     {"connectors", "simulate"},
     {"runner", "checking"},
+    {"testing", "_pytest_runs", "pytest_plugin"},
     {"_cli"},
 ]
 LAYER_OF = {part: number for number, layer in enumerate(LAYERS) for part in layer}

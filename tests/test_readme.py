@@ -56,6 +56,7 @@ EXIT_CODES = {
     ".venv/bin/dialogcheck check --no-judge --scenario trials/scenarios --pair 'task-(\\d+)' trials/trial0.jsonl --format json > trials/base.json": 1,
     ".venv/bin/dialogcheck check --no-judge --scenario trials/scenarios --pair 'task-(\\d+)' trials/trial1.jsonl --format json > trials/new.json": 1,
     ".venv/bin/dialogcheck compare trials/base.json trials/new.json --match 'task-(\\d+)' --fail-on regression": 0,
+    ".venv/bin/pytest examples/card_replace --no-judge -q": 1,
 }
 #: Commands that start a Ray instance: run with the `ray` marker's tests, deselected with -m "not ray".
 RAY = {command for command in EXIT_CODES if "--engine ray" in command}

@@ -57,3 +57,15 @@ def files_in(folder: Path, suffixes: Iterable[str], *, skip_dirs: Iterable[str] 
     if problems:
         raise LoadError(problems)
     return found
+
+
+def inside(root: Path, name: str) -> Path:
+    """`name` (relative to `root`, or absolute) once links are resolved, when it stays inside `root`; else `LoadError`.
+
+    A server started in a project folder (`dialogcheck mcp`) reads and writes only there, whatever path a client sends.
+    """
+    base = root.resolve()
+    target = (base / name).resolve()
+    if not target.is_relative_to(base):
+        raise LoadError.one(f"this path is outside the project folder {base}: only files inside it can be used", name)
+    return target

@@ -22,6 +22,7 @@ COMMANDS = {
     "check": ("check:check", "Judge recorded CONVERSATIONS (files or folders) against --scenario or --sop."),
     "compare": ("compare:compare", "What changed between two batches BASE and NEW: flips per key and check, a paired test, a verdict."),
     "import": ("import_cmd:import_cmd", "Convert FILE from another tool's format into native events (JSONL, one conversation a line)."),
+    "mcp": ("mcp:mcp", "Serve validate, check, run, report, compare and explain as MCP tools for IDE agents (stdio by default)."),
     "report": ("report:report", "Print the summary of RESULTS_DIR (a folder `dialogcheck run` or `check --output` wrote), or render it with --html / --junit."),
     "run": ("run:run", "Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."),
     "validate": ("validate:validate", "Load and check scenario, SOP and config files (files or folders)."),

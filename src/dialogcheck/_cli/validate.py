@@ -69,13 +69,25 @@ def validate(paths: tuple[str, ...], output_format: str) -> None:
     in another folder, the YAML files whose top-level key is `scenario` or `sop` (the others are skipped).
     """
     try:
-        found = find_definitions(paths)
+        document, text = validation(paths)
     except LoadError as err:
         fail_with_load_error(err, output_format)
+    if output_format == "json":
+        from ..report.json import dumps
+
+        print_json(dumps(document))
+    else:
+        print_text(text, stderr=False)
+    raise SystemExit(EXIT_OK if document["valid"] else EXIT_BAD_INPUT)
+
+
+def validation(paths: tuple[str, ...] | list[str]) -> tuple[dict, Styled]:
+    """What `validate` prints of `paths`: the JSON document and the text; `LoadError` when there is nothing to validate."""
+    found = find_definitions(paths)
     files = found.files
     if not files:
         what = "no YAML files found" if not found.skipped else _no_definitions(found.skipped)
-        fail_with_load_error(LoadError.one(what, " ".join(paths)), output_format)
+        raise LoadError.one(what, " ".join(paths))
     entries, problems = [], []
     text = Styled()
     settings = ProjectSettings()
@@ -96,15 +108,9 @@ def validate(paths: tuple[str, ...], output_format: str) -> None:
     if found.skipped:
         text.append(_skipped_line(found.skipped))
     text.append(f"{len(files)} files, {len(files) - bad} valid, {bad} with problems\n", style="bold")
-    if output_format == "json":
-        from ..report.json import dumps
-
-        document = {"files": entries, "valid": not problems}
-        if found.skipped:
-            document["skipped"] = [str(path) for path in found.skipped]
-        if problems:
-            document["error"] = problems[0].to_dict()
-        print_json(dumps(document))
-    else:
-        print_text(text, stderr=False)
-    raise SystemExit(EXIT_BAD_INPUT if problems else EXIT_OK)
+    document = {"files": entries, "valid": not problems}
+    if found.skipped:
+        document["skipped"] = [str(path) for path in found.skipped]
+    if problems:
+        document["error"] = problems[0].to_dict()
+    return document, text

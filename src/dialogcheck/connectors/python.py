@@ -119,10 +119,11 @@ def _takes_keyword(func: Callable[..., Any], name: str) -> bool:
 class PythonConnector:
     """Calls the agent in process; each call is bounded by `timeout` seconds when one is given."""
 
-    def __init__(self, target: str, project_root: Path, timeout: float | None = None, threads: int = DEFAULT_THREADS):
+    def __init__(self, target: str, project_root: Path, timeout: float | None = None, threads: int = DEFAULT_THREADS, func: Callable[..., Any] | None = None):
+        """`func`, when given, is the agent itself (a test's own function), and `target` only names it in messages."""
         self.target = target
         self.timeout = timeout
-        self._func = _resolve(target, Path(project_root).resolve())
+        self._func = func if func is not None else _resolve(target, Path(project_root).resolve())
         self._is_async = inspect.iscoroutinefunction(self._func)
         self._takes_slots = _takes_keyword(self._func, "initial_slots")
         self._threads = threads

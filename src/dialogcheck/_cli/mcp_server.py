@@ -1,0 +1,313 @@
+"""The MCP server of `dialogcheck mcp`: validate, check, run, report, compare and explain as tools for IDE agents.
+
+Built on the official `mcp` SDK (the `mcp` extra). Each tool calls the same
+library function as its command and answers with the JSON document that
+command's `--format json` prints (as structured content) and its text output
+(as text). Arguments are validated against each tool's JSON schema before any
+work; every path must stay inside the project folder the server was started
+in. Bad input, an agent that is down, a missing folder: each comes back as a
+tool error carrying the command's message, and the server goes on serving.
+Blocking work runs in a worker thread, so a long run reports its progress.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, TextContent
+from pydantic import Field
+
+from .. import __version__
+from .._paths import inside
+from .._redact import mask
+from ..connectors.base import AgentError, AgentSetupError, describe
+from ..errors import LoadError
+from ..llm.base import LLMError
+from ..report.json import dumps, load_error_document
+from ..report.styled import Styled
+from ..report.text import render_load_error
+from ..results.plan import MAX_RUNS
+
+Paths = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, description="Files or folders, relative to the project folder.")]
+OnePath = Annotated[str, Field(min_length=1, description="A file or folder, relative to the project folder.")]
+NoJudge = Annotated[bool, Field(description="Skip LLM-judged checks instead of reporting them as errors.")]
+
+INSTRUCTIONS = (
+    "dialogcheck tests conversational agents. Paths are relative to the project folder this server was started in "
+    "(it holds eval/conftest.yml and eval/scenarios/). validate finds problems in scenario, SOP and config files; "
+    "check judges recorded conversations; run simulates and judges scenarios and writes a results folder; "
+    "report and explain read a results folder; compare says what changed between two."
+)
+
+
+class ToolFailure(Exception):
+    """A tool's error in the command's words: its text, and the `{"error": ...}` document `--format json` prints."""
+
+    def __init__(self, text: str, document: dict[str, Any]):
+        super().__init__(text)
+        self.text, self.document = text, document
+
+    @classmethod
+    def of(cls, message: str) -> ToolFailure:
+        return cls(message, {"error": {"message": message, "file": None, "line": None, "column": None}})
+
+    @classmethod
+    def of_load_error(cls, err: LoadError) -> ToolFailure:
+        return cls(render_load_error(err).plain.rstrip("\n"), {"error": load_error_document(err)})
+
+
+def answer(document: Any, text: str | Styled) -> CallToolResult:
+    """A tool's result: the JSON document as structured content, the text for people; credentials masked in both."""
+    plain = text.plain if isinstance(text, Styled) else text
+    masked = _masked(document)
+    return CallToolResult(content=[TextContent(type="text", text=mask(plain))], structured_content=masked)
+
+
+def _masked(document: Any) -> Any:
+    """The document as its JSON text is masked (the CLI masks what it prints), read back."""
+    import orjson
+
+    return orjson.loads(mask(dumps(document)))
+
+
+def _failure(err: ToolFailure) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=mask(err.text))], structured_content=_masked(err.document), is_error=True)
+
+
+def tool_body(work: Callable[..., CallToolResult]) -> Callable[..., Any]:
+    """Run `work` in a worker thread; whatever goes wrong comes back as a tool error, never an end of the server."""
+
+    @functools.wraps(work)
+    async def body(*args: Any) -> CallToolResult:
+        try:
+            return await anyio.to_thread.run_sync(lambda: work(*args))
+        except ToolFailure as err:
+            return _failure(err)
+        except LoadError as err:
+            return _failure(ToolFailure.of_load_error(err))
+        except Exception as err:  # noqa: BLE001 - a bug of ours is still an answer, never a dead server
+            return _failure(ToolFailure.of(f"dialogcheck failed: {describe(err)}"))
+
+    return body
+
+
+class Project:
+    """The folder the server was started in: where every path must stay."""
+
+    def __init__(self, root: Path):
+        self.root = root.resolve()
+
+    def path(self, name: str) -> str:
+        """`name` as the library takes it, once it is known to stay inside the project (a `LoadError` otherwise):
+        as given when the server runs in the project (so answers name files as the command would), else resolved."""
+        target = inside(self.root, name)
+        return name if Path.cwd().resolve() == self.root else str(target)
+
+    def paths(self, names: list[str]) -> list[str]:
+        problems = []
+        found = []
+        for name in names:
+            try:
+                found.append(self.path(name))
+            except LoadError as err:
+                problems.extend(err.problems)
+        if problems:
+            raise LoadError(problems)
+        return found
+
+
+def _validate(project: Project, paths: list[str]) -> CallToolResult:
+    from .validate import validation
+
+    document, text = validation(project.paths(paths))
+    return answer(document, text)
+
+
+def _check(project: Project, subject: str, conversations: list[str], no_judge: bool) -> CallToolResult:
+    from ..checking import CheckBatch
+    from ..config import find_config, load_config
+    from ..definitions import load_definition
+    from ..results.codec import check_summary_document, conversation_document
+    from ..report.text import check_counts_text, render_conversation
+    from .check import wants_judge
+
+    subject_path = project.path(subject)
+    files = project.paths(conversations)
+    definition = load_definition(subject_path)  # a scenario with its project's settings, or an SOP: by its top-level key
+    if definition.kind not in ("scenario", "sop"):
+        raise LoadError.one("not a scenario or SOP file: `subject` names the file to judge the conversations against", subject)
+    config_file = find_config(subject_path)
+    config = load_config(config_file) if config_file is not None else None
+    judge = _judge(config, subject_path) if wants_judge(definition.value, no_judge, False) else None
+    batch = CheckBatch(definition.value, files, judge=judge, no_judge=no_judge, metrics=config.evaluation.metrics if config else ())
+    results = [item.result for item in batch.judged(with_results=True) if getattr(item, "result", None) is not None]
+    if not results:
+        raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(conversations))
+    if len(results) == 1:
+        document = conversation_document(results[0], with_source=True)
+    else:
+        document = {"conversations": [conversation_document(r, with_source=True) for r in results], "summary": check_summary_document(batch.tally.counts, batch.tally.stats)}
+    if batch.tally.warnings:
+        document["warnings"] = batch.tally.warnings.as_json()
+    text = Styled()
+    for result in results:
+        text.extend(render_conversation(result, failing_only=len(results) > 1))
+    counts = batch.tally.counts
+    text.append(f"{counts.total} conversations: {check_counts_text(counts)}\n")
+    return answer(document, text)
+
+
+def _judge(config: Any, where: str) -> Any:
+    if config is None:
+        return None
+    from ..judge.setup import judge_from_config
+
+    try:
+        return judge_from_config(config)
+    except LLMError as err:
+        raise LoadError.one(str(err), str(config.path or where)) from None
+
+
+def _run(project: Project, paths: list[str], runs: int, no_judge: bool, progress: Callable[[int, int, str], None]) -> CallToolResult:
+    from ..report.batch_text import render_summary
+    from ..results.codec import summary_document
+    from ..runner.scenarios import ScenarioBatch
+
+    try:
+        batch = ScenarioBatch(project.paths(paths), runs=runs, no_judge=no_judge)
+    except (AgentSetupError, LLMError) as err:
+        raise ToolFailure.of(str(err)) from None
+    try:
+        batch.check_agent()
+    except AgentError as err:
+        raise ToolFailure.of(f"the agent is not reachable, so no run was started: {err}") from None
+    total, done = len(batch.plan.run_keys()), 0
+
+    def finished(one) -> None:
+        nonlocal done
+        done += 1
+        progress(done, total, f"{one.slug} run {one.number}: {one.verdict.value}")
+
+    result = batch.run(finished)
+    document = {"results": result.folder, **summary_document(result)}
+    text = render_summary(result).append(f"results: {result.folder}\n")
+    return answer(document, text)
+
+
+def _report(project: Project, results: str) -> CallToolResult:
+    from ..report.batch_text import render_summary
+    from ..report.text import render_output_summary
+    from ..results.codec import summary_document
+    from ..results.load import load_check_output, load_results
+    from ..results.stats import CheckStats
+
+    folder = project.path(results)
+    found = load_check_output(Path(folder))
+    if found is not None:
+        stats = CheckStats()
+        for result in found.results:
+            stats.add(result, result.source)
+        return answer(found.summary, render_output_summary(found.counts, stats, found.shards, results))
+    batch = load_results(folder)
+    return answer(summary_document(batch), render_summary(batch))
+
+
+def _compare(project: Project, base: str, new: str, match: str | None) -> CallToolResult:
+    from ..compare import MissingStats, compare_results
+    from ..compare.document import comparison_document
+    from ..report.compare_text import render_comparison
+
+    try:
+        comparison = compare_results(project.path(base), project.path(new), match=match)
+    except (MissingStats, ValueError) as err:
+        raise ToolFailure.of(str(err)) from None
+    return answer(comparison_document(comparison), render_comparison(comparison))
+
+
+#: How `explain` names a run: `SLUG/run_N` (its files), `SLUG[run-N]` (its pytest id), or `SLUG` for run 1.
+_RUN_NAME = re.compile(r"(?P<slug>.+?)(?:/run_(?P<file>\d+)|\[run-(?P<item>\d+)\])?")
+
+
+def _explain(project: Project, results: str, run: str) -> CallToolResult:
+    from ..checks.base import Outcome
+    from ..report.explain import render_run_explanation
+    from ..results.load import load_results
+
+    batch = load_results(project.path(results))
+    match = _RUN_NAME.fullmatch(run)
+    slug, number = match.group("slug"), int(match.group("file") or match.group("item") or 1)  # type: ignore[union-attr]
+    chosen = next((one for one in batch.runs if one.key == (slug, number)), None)
+    if chosen is None:
+        names = ", ".join(f"{one.slug}/run_{one.number}" for one in batch.runs[:20])
+        raise ToolFailure.of(f"no run {run!r} in {results}: its runs are {names or 'none'}")
+    events = list(chosen.events)
+    failing = [
+        {
+            "kind": str(line.kind), "index": line.index, "key": line.key, "check": line.title, "outcome": line.outcome.value,
+            "detail": line.detail, "evidence": [{"index": i, "event": events[i] if i < len(events) else None} for i in line.evidence],
+        }
+        for line in chosen.checks()
+        if line.outcome in (Outcome.FAIL, Outcome.ERROR)
+    ]
+    document = {"slug": chosen.slug, "run": chosen.number, "verdict": chosen.verdict.value, "error": chosen.error, "failing_checks": failing}
+    return answer(document, render_run_explanation(chosen))
+
+
+def make_server(root: Path) -> MCPServer:
+    """The server of the project at `root`, its six tools registered with their schemas."""
+    project = Project(root)
+    server = MCPServer("dialogcheck", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool(name="validate", description="Load and check scenario, SOP and config files (files or folders): each file's problems with file, line and column.")
+    async def validate(paths: Paths) -> CallToolResult:
+        return await tool_body(_validate)(project, paths)
+
+    @server.tool(name="check", description="Judge recorded conversations (files or folders) against a scenario or SOP file: each check with its detail.")
+    async def check(
+        subject: Annotated[str, Field(min_length=1, description="A scenario or SOP file, relative to the project folder.")],
+        conversations: Paths,
+        no_judge: NoJudge = False,
+    ) -> CallToolResult:
+        return await tool_body(_check)(project, subject, conversations, no_judge)
+
+    @server.tool(name="run", description="Simulate and judge scenarios (a project, scenario files or folders): a results folder and its summary.")
+    async def run(
+        paths: Paths,
+        ctx: Context,
+        runs: Annotated[int, Field(ge=1, le=MAX_RUNS, description="Runs of each scenario.")] = 1,
+        no_judge: NoJudge = False,
+    ) -> CallToolResult:
+        def progress(done: int, total: int, message: str) -> None:
+            anyio.from_thread.run(functools.partial(ctx.report_progress, done, total, message))
+
+        return await tool_body(_run)(project, paths, runs, no_judge, progress)
+
+    @server.tool(name="report", description="The summary of a results folder (of `run` or `check --output`): counts, pass rates, failed checks.")
+    async def report(results: OnePath) -> CallToolResult:
+        return await tool_body(_report)(project, results)
+
+    @server.tool(name="compare", description="What changed between two batches (results folders or `check --format json` files): flips, a paired test, a verdict.")
+    async def compare(
+        base: OnePath,
+        new: OnePath,
+        match: Annotated[str | None, Field(description="A pattern with one group: pair runs and conversations by what it captures.")] = None,
+    ) -> CallToolResult:
+        return await tool_body(_compare)(project, base, new, match)
+
+    @server.tool(name="explain", description="Each failed or errored check of one run of a results folder, with its evidence events.")
+    async def explain(
+        results: OnePath,
+        run: Annotated[str, Field(min_length=1, description="The run: SLUG/run_N, SLUG[run-N], or SLUG for run 1.")],
+    ) -> CallToolResult:
+        return await tool_body(_explain)(project, results, run)
+
+    return server
+

@@ -1,0 +1,264 @@
+"""The pytest plugin: each scenario of a dialogcheck project is a test, each run of it a test item.
+
+`pytest PROJECT`, `pytest PROJECT/eval/scenarios`, a scenario file, or `--dialogcheck PROJECT`
+collects the project's scenarios: one item per run (`slug`, or `slug[run-2]` with
+`--dialogcheck-runs N`), its tags as markers, so `-k`, `-m` and pytest-xdist work as
+they do for any test. A failed run's report is dialogcheck's explanation, not a
+traceback; a run that errored for a harness reason is a pytest error.
+
+Inert elsewhere: a YAML file is collected only inside a project's `eval/scenarios/`
+and only when the project (or a path in it) was asked for, so a repository whose
+tests hold example projects collects what it always did. Only pytest is imported at
+start; dialogcheck's library is imported when a scenario is collected or run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .results.model import RunResult
+
+SCENARIO_SUFFIXES = (".yml", ".yaml")
+#: The report attribute that carries a finished run (as JSON) from the process that ran it to the one writing results.
+RUN_ATTRIBUTE = "dialogcheck_run"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dialogcheck", "dialogcheck scenarios as tests")
+    group.addoption("--dialogcheck", action="append", default=[], metavar="PROJECT", help="Collect the scenarios of this dialogcheck project (repeatable).")
+    group.addoption("--dialogcheck-runs", type=_positive, default=1, metavar="N", help="Runs of each scenario, one test item each (ids slug[run-N]).")
+    group.addoption("--dialogcheck-agent", metavar="AGENT", help="The agent: rasa:URL, http:URL or python:MODULE:FUNC (as `dialogcheck run --agent`).")
+    group.addoption("--dialogcheck-results", metavar="DIR", help="Write the results folder here, as `dialogcheck run --results DIR` does.")
+    group.addoption("--no-judge", action="store_true", dest="dialogcheck_no_judge", help="Skip LLM-judged checks instead of reporting them as errors.")
+    group.addoption("--replay", action="store_true", dest="dialogcheck_replay", help="Answer every LLM call from the cache (as `dialogcheck run --replay`).")
+
+
+def _positive(value: str) -> int:
+    import argparse
+
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of at least 1")
+    return number
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "dialogcheck: a run of a dialogcheck scenario")
+    projects = [str(Path(p)) for p in config.getoption("dialogcheck")]
+    for project in projects:
+        if not (Path(project) / "eval").is_dir():
+            raise pytest.UsageError(f"--dialogcheck {project}: not a dialogcheck project (no eval/ folder)")
+    if projects:
+        given = config.args_source is pytest.Config.ArgsSource.ARGS
+        config.args[:] = [*config.args, *projects] if given else projects
+    agent = config.getoption("dialogcheck_agent")
+    if agent:
+        from .connectors.factory import parse_agent_flag
+
+        try:
+            parse_agent_flag(agent)
+        except ValueError as err:
+            raise pytest.UsageError(f"--dialogcheck-agent: {err}") from None
+    state = config.stash[_STATE] = _State(config)
+    config.pluginmanager.register(state, "dialogcheck-state")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is not None:
+        state.close()
+        config.pluginmanager.unregister(state)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix not in SCENARIO_SUFFIXES:
+        return None
+    root = project_of(file_path)
+    if root is None or not parent.config.stash[_STATE].asked_for(root):
+        return None
+    return ScenarioFile.from_parent(parent, path=file_path, root=root)
+
+
+def project_of(path: Path) -> Path | None:
+    """The project a YAML file is a scenario of: the folder whose `eval/scenarios/` holds it, beside `eval/conftest.yml`."""
+    for folder in path.parents:
+        if folder.name == "scenarios" and folder.parent.name == "eval":
+            return folder.parent.parent if (folder.parent / "conftest.yml").is_file() else None
+    return None
+
+
+def outcome_of(run: RunResult) -> str:
+    """How a run's verdict shows in pytest: `passed`, `failed` (a check failed), or `error` (the harness broke, or a
+    check could not be decided). The one place run verdicts become pytest outcomes."""
+    from .checks.base import Outcome
+
+    return {Outcome.PASS: "passed", Outcome.FAIL: "failed"}.get(run.verdict, "error")
+
+
+def item_variants(scenario: Any, runs: int) -> list[tuple[str, int]]:
+    """The items of `scenario`: (id suffix, run number) each. The one place a scenario becomes several items
+    (a scenario naming several personas would add its persona here)."""
+    return [("", 1)] if runs == 1 else [(f"[run-{n}]", n) for n in range(1, runs + 1)]
+
+
+class ScenarioFile(pytest.File):
+    """A scenario file: one item per planned run, its tags as markers."""
+
+    def __init__(self, *, root: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.root = root
+
+    def collect(self):
+        state = self.config.stash[_STATE]
+        scenario = state.scenario(self.path, self.root)
+        for tag in scenario.tags:
+            state.register_marker(tag)
+        for suffix, number in item_variants(scenario, state.runs):
+            item = ScenarioItem.from_parent(self, name=f"{scenario.slug}{suffix}", slug=scenario.slug, number=number)
+            item.add_marker("dialogcheck")
+            for tag in scenario.tags:
+                item.add_marker(tag)
+            yield item
+
+
+class ScenarioFailed(Exception):
+    """A run judged and failed: its report is the run's explanation."""
+
+
+class ScenarioItem(pytest.Item):
+    """One run of one scenario: run while set up (a harness failure is then a pytest error), judged as the test."""
+
+    def __init__(self, *, slug: str, number: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.slug, self.number = slug, number
+        self.run: RunResult | None = None
+
+    def setup(self) -> None:
+        self.run = self.config.stash[_STATE].run(self)
+        if outcome_of(self.run) == "error":
+            pytest.fail(_explanation(self.run), pytrace=False)
+
+    def runtest(self) -> None:
+        if self.run is not None and outcome_of(self.run) == "failed":
+            raise ScenarioFailed(_explanation(self.run))
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, ScenarioFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.slug} run {self.number}"
+
+
+def _explanation(run: RunResult) -> str:
+    from .report.explain import render_run_explanation
+
+    return render_run_explanation(run).plain.rstrip("\n")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if isinstance(item, ScenarioItem) and item.run is not None and call.when == "setup":
+        from .results.codec import run_document
+        from .report.json import dumps
+
+        setattr(report, RUN_ATTRIBUTE, dumps({"run": run_document(item.run), "events": list(item.run.events)}))
+    return report
+
+
+@pytest.fixture
+def dialogcheck_run(tmp_path: Path):
+    """Run scenarios against an agent of the test's own (`dialogcheck_run(path, agent=func)`), or judge recorded
+    conversations (`dialogcheck_run.check(scenario, conversations)`); results go under the test's tmp_path."""
+    from .testing import Dialogcheck
+
+    return Dialogcheck(tmp_path)
+
+
+class _State:
+    """This pytest process's part: the scenarios collected, the batches that run them, and the runs finished.
+
+    Registered as a plugin of its own, so it sees every report: under pytest-xdist, the controller's sees the
+    runs of every worker, and it alone writes the results folder and the JUnit properties.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.runs: int = config.getoption("dialogcheck_runs")
+        self.is_worker = hasattr(config, "workerinput")
+        invocation = config.invocation_params.dir
+        self.asked = [(invocation / arg.split("::")[0]).resolve() for arg in config.args]
+        self._configs: dict[Path, Any] = {}
+        self._runner: Any = None
+        self._finished: dict[str, str] = {}
+        self.results: str | None = config.getoption("dialogcheck_results")
+        self._lock: Any = None
+        if self.results and not self.is_worker:
+            from ._pytest_runs import claim_results
+
+            self._lock = claim_results(self.results)
+
+    def asked_for(self, root: Path) -> bool:
+        """Whether the project at `root` was asked for: it, or a path inside it, is one of pytest's arguments."""
+        project = root.resolve()
+        return any(path == project or path.is_relative_to(project) for path in self.asked)
+
+    def register_marker(self, tag: str) -> None:
+        """A scenario tag as a marker pytest knows, so `-m TAG` selects and `--strict-markers` accepts it."""
+        known = {line.split(":")[0].split("(")[0].strip() for line in self.config.getini("markers")}
+        if tag not in known:
+            self.config.addinivalue_line("markers", f"{tag}: dialogcheck scenario tag")
+
+    def scenario(self, path: Path, root: Path):
+        """The scenario of `path`, loaded with its project's settings; a collection error (file, line, column) when it cannot be."""
+        from .config import load_config
+        from .errors import LoadError
+        from .report.text import render_load_error
+        from .scenario.load import load_scenario
+
+        try:
+            if root not in self._configs:
+                self._configs[root] = load_config(root / "eval" / "conftest.yml")
+            return load_scenario(path, framework_tools=self._configs[root].framework_tools)
+        except LoadError as err:
+            raise ScenarioFile.CollectError(render_load_error(err).plain.rstrip("\n")) from None
+
+    def run(self, item: ScenarioItem) -> RunResult:
+        if self._runner is None:
+            from ._pytest_runs import ProcessRuns
+
+            self._runner = ProcessRuns(self.config)
+        return self._runner.run(item)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        carried = getattr(report, RUN_ATTRIBUTE, None)
+        if carried is None or self.is_worker:
+            return
+        from ._pytest_runs import junit_properties
+
+        self._finished[report.nodeid] = carried
+        junit_properties(self.config, report.nodeid, carried)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self._lock is not None and self._finished:
+            from ._pytest_runs import write_results
+
+            write_results(self.results, list(self._finished.values()), self.runs)
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+        if self._lock is not None:
+            self._lock.release()
+
+
+_STATE = pytest.StashKey[_State]()

@@ -1,0 +1,227 @@
+"""`dialogcheck mcp`: the installed command as a real subprocess, driven by the MCP SDK's own client over stdio
+(and once over Streamable HTTP): every tool on the example project answers what the command's `--format json`
+prints, bad arguments and paths outside the project are tool errors, and the server lives on after each."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.conftest import EXAMPLE
+
+DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
+TOOLS = {"validate", "check", "run", "report", "compare", "explain"}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    target = tmp_path / "card_replace"
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".dialogcheck", "results"))
+    return target
+
+
+def cli_json(project: Path, *args: str) -> dict:
+    """What the command prints with `--format json`, run in the project folder."""
+    done = subprocess.run([str(DIALOGCHECK), *args, "--format", "json"], cwd=project, capture_output=True, text=True, check=False)
+    return json.loads(done.stdout)
+
+
+def session(project: Path, script) -> None:
+    """Start `dialogcheck mcp` in the project, connect the SDK's client over stdio, and run `script(client)`."""
+
+    async def main():
+        params = StdioServerParameters(command=str(DIALOGCHECK), args=["mcp"], cwd=str(project))
+        async with Client(params) as client:
+            await script(client)
+
+    anyio.run(main)
+
+
+def test_the_tools_and_their_schemas(project):
+    async def script(client):
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) == TOOLS
+        required = {name: set(tool.input_schema.get("required", ())) for name, tool in tools.items()}
+        assert required == {
+            "validate": {"paths"}, "check": {"subject", "conversations"}, "run": {"paths"},
+            "report": {"results"}, "compare": {"base", "new"}, "explain": {"results", "run"},
+        }
+        run = tools["run"].input_schema["properties"]
+        assert (run["runs"]["default"], run["runs"]["minimum"], run["no_judge"]["default"]) == (1, 1, False)
+        assert tools["check"].input_schema["properties"]["no_judge"]["default"] is False
+
+    session(project, script)
+
+
+def test_validate_answers_what_validate_prints(project):
+    broken = project / "eval" / "scenarios" / "run_cancel.yml"
+    broken.write_text(broken.read_text().replace("skill_cancelled:", "skill_canceled:", 1))
+
+    async def script(client):
+        result = await client.call_tool("validate", {"paths": ["."]})
+        assert not result.is_error
+        assert result.structured_content == cli_json(project, "validate", ".")
+        assert result.structured_content["valid"] is False
+        error = result.structured_content["error"]
+        assert (error["file"], error["line"]) == ("eval/scenarios/run_cancel.yml", 32)
+        assert "did you mean `skill_cancelled`?" in result.content[0].text
+        assert "13 valid, 1 with problems" in result.content[0].text
+
+    session(project, script)
+
+
+def test_check_answers_what_check_prints_for_a_scenario_and_an_sop(project):
+    scenario = "eval/scenarios/card_replace_confirms_first.yml"
+    bad = "conversations/damaged_card_no_confirmation.jsonl"
+    sop_conversations = ["conversations/sop_follows_procedure.jsonl", "conversations/sop_orders_without_confirming.jsonl"]
+
+    async def script(client):
+        one = await client.call_tool("check", {"subject": scenario, "conversations": [bad]})
+        assert not one.is_error
+        assert one.structured_content == cli_json(project, "check", "--scenario", scenario, bad)
+        assert one.structured_content["verdict"] == "fail"
+        several = await client.call_tool("check", {"subject": "sops/replace_card.yml", "conversations": sop_conversations, "no_judge": True})
+        assert several.structured_content == cli_json(project, "check", "--sop", "sops/replace_card.yml", *sop_conversations, "--no-judge")
+        assert [c["verdict"] for c in several.structured_content["conversations"]] == ["pass", "fail"]
+        assert "2 conversations: 1 passed, 1 failed" in several.content[0].text
+
+    session(project, script)
+
+
+def test_run_then_report_explain_and_compare(project):
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done, total, message):
+        progress.append((done, total, message))
+
+    async def script(client):
+        ran = await client.call_tool("run", {"paths": ["."], "no_judge": True}, progress_callback=on_progress)
+        assert not ran.is_error
+        summary = ran.structured_content
+        assert (summary["passed"], summary["failed"], summary["errored"]) == (11, 1, 0)
+        folder = Path(summary["results"])
+        assert folder.resolve().is_relative_to(project.resolve()) and (folder / "summary.json").is_file()
+        assert "12 runs: 11 passed, 1 failed, 0 errored" in ran.content[0].text
+        assert [p[:2] for p in progress] == [(n, 12) for n in range(1, 13)]
+        assert "run_stolen_card run 1: fail" in {p[2] for p in progress}
+
+        reported = await client.call_tool("report", {"results": str(folder)})
+        assert reported.structured_content == cli_json(project, "report", str(folder))
+
+        explained = await client.call_tool("explain", {"results": str(folder), "run": "run_stolen_card/run_1"})
+        failing = explained.structured_content["failing_checks"]
+        assert [c["check"] for c in failing] == [
+            "sequencing bot_uttered utter_confirm_replacement → tool_executed order_replacement (local)",
+            "SOP confirm_before_ordering Ask the customer to confirm before ordering",
+        ]
+        sop = failing[1]
+        assert sop["evidence"] and sop["evidence"][0]["event"]["tool_name"] == "order_replacement"
+        assert "closest: bot message utter_greet" in explained.content[0].text
+        by_item_id = await client.call_tool("explain", {"results": str(folder), "run": "run_stolen_card[run-1]"})
+        assert by_item_id.structured_content == explained.structured_content
+        passed = await client.call_tool("explain", {"results": str(folder), "run": "run_cancel"})
+        assert passed.structured_content["verdict"] == "pass" and passed.structured_content["failing_checks"] == []
+        unknown = await client.call_tool("explain", {"results": str(folder), "run": "run_stolen_card/run_2"})
+        assert unknown.is_error and "no run 'run_stolen_card/run_2'" in unknown.content[0].text
+
+        compared = await client.call_tool("compare", {"base": str(folder), "new": str(folder)})
+        assert not compared.is_error
+        assert compared.structured_content == cli_json(project, "compare", str(folder), str(folder))
+        assert compared.structured_content["verdict"] == "no significant change"
+
+    session(project, script)
+
+
+def test_bad_arguments_and_paths_outside_the_project_are_tool_errors_and_the_server_lives_on(project, tmp_path):
+    outside = tmp_path / "elsewhere.yml"
+    outside.write_text("scenario: {}\n")
+
+    async def script(client):
+        for name, arguments, said in [
+            ("run", {"paths": ["."], "runs": 0}, "greater than or equal to 1"),
+            ("run", {"paths": []}, "at least 1 item"),
+            ("validate", {}, "paths"),
+            ("check", {"subject": 3, "conversations": ["x"]}, "subject"),
+            ("validate", {"paths": ["../elsewhere.yml"]}, "outside the project folder"),
+            ("check", {"subject": str(outside), "conversations": ["conversations"]}, "outside the project folder"),
+            ("report", {"results": "/"}, "outside the project folder"),
+            ("check", {"subject": "eval/conftest.yml", "conversations": ["conversations"]}, "not a scenario or SOP file"),
+        ]:
+            result = await client.call_tool(name, arguments)
+            assert result.is_error, (name, arguments)
+            assert said in result.content[0].text, (name, result.content[0].text)
+        missing = await client.call_tool("report", {"results": "eval/results/none"})
+        assert missing.is_error
+        assert missing.content[0].text == "eval/results/none:1:1: no results folder here (give the folder `dialogcheck run` wrote)"
+        assert missing.structured_content == cli_json(project, "report", "eval/results/none")
+        assert set(tool.name for tool in (await client.list_tools()).tools) == TOOLS  # still serving
+        still = await client.call_tool("validate", {"paths": ["sops"]})
+        assert not still.is_error and still.structured_content["valid"] is True
+
+    session(project, script)
+
+
+def test_an_agent_that_is_down_is_a_tool_error_with_runs_message(project):
+    (project / "eval" / "conftest.yml").write_text("agent: {type: http, url: 'http://127.0.0.1:9/chat'}\n")
+
+    async def script(client):
+        result = await client.call_tool("run", {"paths": ["."], "no_judge": True})
+        assert result.is_error
+        assert result.content[0].text.startswith("the agent is not reachable, so no run was started:")
+        assert not (project / "eval" / "results").exists()
+
+    session(project, script)
+
+
+def test_streamable_http_on_loopback(project):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen([str(DIALOGCHECK), "mcp", "--http", str(port)], cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+
+        async def main():
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
+                result = await client.call_tool("validate", {"paths": ["sops"]})
+                assert result.structured_content == cli_json(project, "validate", "sops")
+
+        anyio.run(main)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_without_the_sdk_the_command_says_how_to_install_it():
+    code = "import sys; sys.modules['mcp'] = None; from dialogcheck._cli.main import main; main(['mcp'])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert "dialogcheck mcp needs the MCP SDK: pip install 'dialogcheck[mcp]'" in done.stderr
+
+
+def test_a_crash_of_a_tool_is_a_tool_error_not_the_end_of_the_server():
+    from dialogcheck._cli.mcp_server import tool_body
+
+    def broken() -> None:
+        raise KeyError("lost")
+
+    result = anyio.run(tool_body(broken))
+    assert result.is_error
+    assert result.content[0].text == "dialogcheck failed: KeyError: 'lost'"
+    assert result.structured_content == {"error": {"message": "dialogcheck failed: KeyError: 'lost'", "file": None, "line": None, "column": None}}

@@ -1,0 +1,241 @@
+"""The pytest plugin, driven by pytest's own `pytester`: the example project as test items, selection, xdist,
+the results folder, JUnit, errors, and inertness where no project is asked for."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import xmlschema
+
+from tests.conftest import EXAMPLE, REPO
+
+pytest_plugins = ["pytester"]
+
+XSD = REPO / "tests" / "data" / "junit" / "junit-10.xsd"
+DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
+#: Every scenario of the example project; run_stolen_card is the one that fails (the bundled agent's bug).
+EXAMPLE_SLUGS = sorted(p.stem for p in (EXAMPLE / "eval" / "scenarios").glob("*.yml"))
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> Path:
+    """A copy of the example project in pytester's folder (its agent module found there)."""
+    target = pytester.path / "card_replace"
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".dialogcheck", "results"))
+    return target
+
+
+def outcomes(result: pytest.RunResult) -> dict[str, str]:
+    """Each test's outcome by its name, from `-rA`'s short summary (`PASSED path::name`)."""
+    found = {}
+    for line in result.outlines:
+        word, _, rest = line.partition(" ")
+        if word in ("PASSED", "FAILED", "ERROR") and "::" in rest:
+            found[rest.split(" - ")[0].split("::")[-1]] = word
+    return found
+
+
+def test_the_example_project_is_twelve_items_eleven_pass_and_the_stolen_card_fails_with_its_explanation(pytester, project):
+    result = pytester.runpytest(str(project), "--no-judge", "-p", "no:randomly", "-rA")
+    result.assert_outcomes(passed=11, failed=1)
+    assert len(EXAMPLE_SLUGS) == 12
+    assert outcomes(result) == {slug: "FAILED" if slug == "run_stolen_card" else "PASSED" for slug in EXAMPLE_SLUGS}
+    text = result.stdout.str()
+    failure = text[text.index("_ run_stolen_card run 1 _"):text.index("short test summary")]
+    assert "run_stolen_card run 1: FAIL (4 passed, 2 failed)" in failure
+    # each failed check with its closest miss, and the transcript: dialogcheck's explanation, not a traceback
+    assert "FAIL  sequencing bot_uttered utter_confirm_replacement" in failure
+    assert "closest: bot message utter_greet" in failure
+    assert "FAIL  SOP confirm_before_ordering Ask the customer to confirm before ordering" in failure
+    assert "USER  My card was stolen yesterday, I need a replacement." in failure
+    assert "AGENT Done: your replacement card has been ordered" in failure
+    assert "Traceback" not in failure and "pytest_plugin.py" not in failure and "raise " not in failure
+    # the checks that passed are not in the explanation
+    assert "skill_completed card_replace" not in failure
+
+
+def test_runs_make_one_item_each_with_run_ids(pytester, project):
+    result = pytester.runpytest(str(project), "--no-judge", "--dialogcheck-runs", "3", "--collect-only", "-q")
+    ids = [line.split("::")[-1] for line in result.outlines if "::" in line]
+    assert len(ids) == 36
+    assert {f"run_stolen_card[run-{n}]" for n in (1, 2, 3)} <= set(ids)
+    ran = pytester.runpytest(str(project), "--no-judge", "--dialogcheck-runs", "3", "-k", "run_stolen_card", "-rA")
+    ran.assert_outcomes(failed=3)
+    assert set(outcomes(ran)) == {"run_stolen_card[run-1]", "run_stolen_card[run-2]", "run_stolen_card[run-3]"}
+
+
+def test_a_runs_count_below_one_is_a_usage_error(pytester, project):
+    result = pytester.runpytest(str(project), "--dialogcheck-runs", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "'0' is not a whole number of at least 1" in result.stderr.str()
+
+
+def test_k_and_markers_select_and_strict_markers_accepts_the_tags(pytester, project):
+    by_k = pytester.runpytest(str(project / "eval" / "scenarios"), "--no-judge", "-k", "transfer", "-rA")
+    assert set(outcomes(by_k)) == {"run_transfer_limit", "transfer_daily_limit"}
+    by_tag = pytester.runpytest(str(project), "--no-judge", "--strict-markers", "-m", "policy and not expected_failure", "-rA")
+    assert outcomes(by_tag) == {"card_replace_confirms_first": "PASSED"}
+    smoke = pytester.runpytest(str(project), "--no-judge", "--strict-markers", "-m", "smoke", "-rA")
+    assert set(outcomes(smoke)) == {"card_replace_damaged", "run_damaged_card"}
+    every = pytester.runpytest(str(project), "--no-judge", "--strict-markers", "-m", "dialogcheck", "--collect-only", "-q")
+    assert "12 tests collected" in every.stdout.str()
+    unknown = pytester.runpytest(str(project), "--no-judge", "--strict-markers", "-m", "no_such_tag", "-rA")
+    assert outcomes(unknown) == {}
+
+
+def test_xdist_with_two_workers_gives_the_same_outcomes(pytester, project):
+    alone = pytester.runpytest_subprocess(str(project), "--no-judge", "-p", "no:randomly", "-rA")
+    workers = pytester.runpytest_subprocess(str(project), "--no-judge", "-p", "no:randomly", "-n", "2", "-rA")
+    workers.assert_outcomes(passed=11, failed=1)
+    assert "2 workers" in workers.stdout.str()
+    assert outcomes(workers) == outcomes(alone)
+    assert "closest: bot message utter_greet" in workers.stdout.str()
+
+
+def junit_of(pytester, project, *args) -> Path:
+    path = pytester.path / "junit.xml"
+    pytester.runpytest_subprocess(str(project), "--no-judge", "-p", "no:randomly", f"--junitxml={path}", *args)
+    return path
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one process", "xdist"])
+def test_the_junit_file_carries_the_failure_and_properties_and_validates(pytester, project, workers):
+    path = junit_of(pytester, project, *workers)
+    xmlschema.XMLSchema(XSD).validate(path)
+    root = ET.parse(path).getroot()
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    assert sorted(cases) == EXAMPLE_SLUGS
+    failure = cases["run_stolen_card"].find("failure")
+    assert failure is not None and "closest: bot message utter_greet" in failure.text
+    assert "SOP confirm_before_ordering" in failure.text
+    assert all(case.find("failure") is None for name, case in cases.items() if name != "run_stolen_card")
+    properties = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert properties["run_stolen_card scenario"] == "run_stolen_card"
+    assert properties["run_stolen_card run"] == "1"
+    assert properties["run_stolen_card verdict"] == "fail"
+    assert properties["run_stolen_card check SOP confirm_before_ordering"] == "fail"
+    assert properties["run_stolen_card check 3 skill_completed card_replace"] == "pass"
+    assert properties["run_damaged_card verdict"] == "pass"
+    assert properties["card_replace_damaged check 1 criterion 'The agent does not claim the order is placed before submitting it'"] == "skip"
+
+
+def test_the_results_folder_is_written_as_run_writes_it(pytester, project, tmp_path):
+    folder = tmp_path / "from-pytest"
+    result = pytester.runpytest_subprocess(str(project), "--no-judge", "-n", "2", "--dialogcheck-results", str(folder))
+    result.assert_outcomes(passed=11, failed=1)
+    by_run = tmp_path / "from-run"
+    subprocess.run([str(DIALOGCHECK), "run", str(project), "--no-judge", "--results", str(by_run)], capture_output=True, check=False)
+
+    def files(root: Path) -> list[str]:
+        return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name != ".lock")
+
+    assert files(folder) == files(by_run)
+    summary = json.loads((folder / "summary.json").read_text())
+    assert (summary["passed"], summary["failed"], summary["errored"]) == (11, 1, 0)
+    report = subprocess.run([str(DIALOGCHECK), "report", str(folder)], capture_output=True, text=True, check=False)
+    assert report.returncode == 1
+    assert "12 runs: 11 passed, 1 failed, 0 errored" in report.stdout
+    assert _untimed(folder / "run_stolen_card" / "run_1.txt") == _untimed(by_run / "run_stolen_card" / "run_1.txt")
+
+
+def _untimed(path: Path) -> str:
+    """A run's text without its durations and latencies, the only part that differs between two runs."""
+    return re.sub(r"\(?\d+\.\d\d s", "(T s", path.read_text())
+
+
+def test_a_results_folder_that_is_not_empty_is_a_usage_error_before_anything_runs(pytester, project, tmp_path):
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine")
+    result = pytester.runpytest(str(project), "--no-judge", "--dialogcheck-results", str(tmp_path / "taken"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--results must name a new or empty folder, and this one is not empty" in result.stderr.str()
+    assert sorted(p.name for p in (tmp_path / "taken").iterdir()) == ["notes.txt"]
+
+
+def test_an_undecided_check_is_a_pytest_error_not_a_failure(pytester, project):
+    """No judge configured and no --no-judge: the two scenarios with criteria error, as `run` says (exit 3)."""
+    result = pytester.runpytest(str(project), "-rA")
+    result.assert_outcomes(passed=9, failed=1, errors=2)
+    assert outcomes(result)["card_replace_damaged"] == "ERROR"
+    assert "no judge configured: set `evaluation.llm` in eval/conftest.yml, or pass --no-judge" in result.stdout.str()
+
+
+def test_an_agent_that_is_down_errors_every_item_with_runs_message(pytester, project):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = pytester.runpytest(str(project), "--no-judge", "--dialogcheck-agent", f"http://127.0.0.1:{port}/chat", "-rA")
+    result.assert_outcomes(errors=12)
+    assert "the agent is not reachable, so no run was started" in result.stdout.str()
+
+
+def test_the_agent_option_picks_the_agent(pytester, project):
+    (project / "other_agent.py").write_text(
+        "def respond(conversation_id, text, initial_slots=None):\n    return {'messages': [{'text': 'nothing here'}], 'events': []}\n"
+    )
+    result = pytester.runpytest(str(project), "--no-judge", "--dialogcheck-agent", "python:other_agent:respond", "-k", "run_damaged_card", "-rA")
+    result.assert_outcomes(failed=1)
+    assert "AGENT nothing here" in result.stdout.str()
+
+
+def test_a_malformed_agent_option_is_a_usage_error(pytester, project):
+    result = pytester.runpytest(str(project), "--dialogcheck-agent", "ftp:nowhere")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--dialogcheck-agent:" in result.stderr.str()
+
+
+def test_replay_is_mapped_to_runs_option_in_one_place(pytester, project):
+    """Until `run` has a replay mode, --replay errors every item with a message that says so (never runs live)."""
+    result = pytester.runpytest(str(project), "--no-judge", "--replay", "-k", "run_cancel", "-rA")
+    result.assert_outcomes(errors=1)
+    assert "--replay: this dialogcheck's `run` has no replay mode to map it to" in result.stdout.str()
+
+
+def test_a_broken_scenario_is_a_collection_error_naming_file_line_and_column(pytester, project):
+    broken = project / "eval" / "scenarios" / "run_cancel.yml"
+    broken.write_text(broken.read_text().replace("skill_cancelled:", "skill_canceled:", 1))
+    result = pytester.runpytest(str(project), "--no-judge", "-rA")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    text = result.stdout.str()
+    assert "run_cancel.yml:" in text and "did you mean `skill_cancelled`?" in text
+    assert "Traceback" not in text
+
+
+def test_the_dialogcheck_option_names_the_project(pytester, project):
+    result = pytester.runpytest("--dialogcheck", str(project), "--no-judge", "--collect-only", "-q")
+    assert "12 tests collected" in result.stdout.str()
+    bad = pytester.runpytest("--dialogcheck", str(pytester.path))
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    assert "not a dialogcheck project (no eval/ folder)" in bad.stderr.str()
+
+
+def test_a_scenario_file_alone_collects_its_runs(pytester, project):
+    result = pytester.runpytest(str(project / "eval" / "scenarios" / "run_cancel.yml"), "--no-judge", "--dialogcheck-runs", "2", "-rA")
+    assert set(outcomes(result)) == {"run_cancel[run-1]", "run_cancel[run-2]"}
+    result.assert_outcomes(passed=2)
+
+
+def test_inert_where_no_project_is_asked_for(pytester, project):
+    """A folder holding a project and ordinary tests: pytest of the folder collects the tests only."""
+    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    result = pytester.runpytest(str(pytester.path), "--collect-only", "-q")
+    assert "test_plain.py::test_plain" in result.stdout.str()
+    assert "1 test collected" in result.stdout.str()
+    assert ".yml" not in result.stdout.str()
+
+
+def test_importing_the_plugin_imports_no_part_of_the_library():
+    code = (
+        "import sys, dialogcheck.pytest_plugin; "
+        "print(sorted(m for m in sys.modules if m.startswith('dialogcheck.') and m != 'dialogcheck.pytest_plugin'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
