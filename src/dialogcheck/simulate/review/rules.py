@@ -17,7 +17,8 @@ from typing import ClassVar, Protocol
 
 from ..user import USER_SCHEMA
 from . import _text
-from .model import TEMPLATE_TAG, Reason, Said, Subject
+from ...results.model import Reason
+from .model import TEMPLATE_TAG, Said, Subject
 
 
 class Rule(Protocol):
