@@ -112,6 +112,10 @@ def test_an_echoing_simulator_makes_the_run_suspect_not_failed_retried_and_repor
     html = (results / "report.html").read_text()
     assert "Simulated user: suspect" in html and "1 suspect" in html
 
+    again = subprocess.run([str(DIALOGCHECK), "report", str(results)], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 3, again.stderr  # read back, the batch is the same batch
+    assert again.stdout == text
+
 
 def test_a_retry_that_comes_out_sound_is_the_result_and_says_the_suspect_attempt(tmp_path, echo_server):
     echo_server.sound = {2: SOUND}  # the first attempt echoes; the retry is sound
