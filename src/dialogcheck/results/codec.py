@@ -303,9 +303,9 @@ def decode_run(document: Any, where: str) -> RunResult:
     judged = any(key in document for key in ("assertions", "sop", "criteria"))
     conversation = reader.conversation(document, f"{info.slug}/run_{document['run']}", info.name) if judged else None
     if conversation is not None:
-        from dataclasses import replace
-
-        conversation = replace(_with_id(conversation, document.get("conversation_id")), user_review=None)  # the run's, below
+        conversation = _with_id(conversation, document.get("conversation_id"))
+        if conversation.user_review is not None:  # the review is the run's (below), not its checks'
+            conversation = _without_review(conversation)
     crashes = [c for c in document.get("crashes") or () if isinstance(c, Mapping)]
     return RunResult(
         scenario=info,
@@ -328,6 +328,12 @@ def _with_id(result: ConversationResult, conversation_id: Any) -> ConversationRe
     from dataclasses import replace
 
     return replace(result, conversation_id=conversation_id) if isinstance(conversation_id, str) else result
+
+
+def _without_review(result: ConversationResult) -> ConversationResult:
+    from dataclasses import replace
+
+    return replace(result, user_review=None)
 
 
 # -- batches ---------------------------------------------------------------------------------------

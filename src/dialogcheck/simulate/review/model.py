@@ -91,6 +91,17 @@ class Prompts:
         """The words of each stretch of literal text between two template tags."""
         return tuple(run for source in self.sources for part in TEMPLATE_TAG.split(source) if (run := _text.words(part)))
 
+    def spans(self, n: int) -> frozenset[tuple[str, ...]]:
+        """Every run of `n` words of the templates' literal text, made once per `n` (every review reads them)."""
+        found = self._spans.get(n)
+        if found is None:
+            found = self._spans[n] = _text.ngram_set(self.literal_runs, n)
+        return found
+
+    @cached_property
+    def _spans(self) -> dict[int, frozenset[tuple[str, ...]]]:
+        return {}
+
     @cached_property
     def variables(self) -> frozenset[str]:
         """The names the templates' tags use that no message would hold by chance (they have an underscore)."""
