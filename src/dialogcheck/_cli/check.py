@@ -203,7 +203,8 @@ def check(**given) -> None:
     stderr, or under `warnings` in JSON), or as bad input with --strict.
 
     Exit code 0 when every conversation passed, 1 when a check failed, 2 for
-    bad input, 3 when a check errored (for example, no judge configured).
+    bad input, 3 when a check errored (for example, no judge configured) or,
+    with --review-user, a conversation's simulated user is suspect.
     """
     o = CheckOptions(**given)
     _refuse_what_cannot_go_together(o)
