@@ -50,6 +50,9 @@ EXIT_CODES = {
     " -o tau/runs.jsonl --derive-scenarios tau/scenarios": 0,
     ".venv/bin/dialogcheck check --no-judge --scenario tau/scenarios --pair 'task-(\\d+)' tau/runs.jsonl": 1,
     ".venv/bin/dialogcheck import --from tau-bench tests/importers/data/tau_bench_airline_sample.json"
+    " -o review/runs.jsonl --derive-scenarios review/scenarios": 0,
+    ".venv/bin/dialogcheck check --no-judge --review-user --scenario review/scenarios --pair 'task-(\\d+)' review/runs.jsonl": 1,
+    ".venv/bin/dialogcheck import --from tau-bench tests/importers/data/tau_bench_airline_sample.json"
     " -o trials/runs.jsonl --derive-scenarios trials/scenarios": 0,
     "grep trial-0 trials/runs.jsonl > trials/trial0.jsonl": 0,
     "grep trial-1 trials/runs.jsonl > trials/trial1.jsonl": 0,

@@ -14,7 +14,7 @@ import functools
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from .pairing import ScenarioSet, compile_pair
 from .results.codec import conversation_line
 from .results.model import ConversationResult, Counts
 from .results.stats import CheckStats
+from .scenario.model import Scenario
 
 #: Inputs larger than this are judged as they are read instead of being read whole first.
 STREAM_ABOVE_BYTES = 64 * 2**20
@@ -188,8 +189,12 @@ class CheckBatch:
         chunk_bytes: int | None = None,
         keep: bool = False,
         on_result: Callable[[ConversationResult], None] | None = None,
+        review_user: bool = False,
     ):
         self.subject = subject
+        if review_user and not isinstance(subject, (Scenario, ScenarioSet)):
+            raise ValueError("review_user reviews the user against a scenario's simulation_context: judge against a scenario, not an SOP")
+        self.review = review_recorded if review_user else None
         self.judge, self.no_judge, self.metrics, self.strict = judge, no_judge, metrics, strict
         self.keep = keep
         self.on_result = on_result
@@ -218,7 +223,9 @@ class CheckBatch:
     def _job(self, encode: Encoder | None = None, join: bytes | None = None, with_results: bool = False, encode_alone: Encoder | None = None) -> CheckJob:
         keep = with_results or self.keep or self.on_result is not None
         join = None if self.on_result is not None else join
-        return CheckJob(self.subject, no_judge=self.no_judge, strict=self.strict, encode=encode, keep_results=keep, join=join, encode_alone=encode_alone)
+        return CheckJob(
+            self.subject, no_judge=self.no_judge, strict=self.strict, encode=encode, keep_results=keep, join=join, encode_alone=encode_alone, review=self.review
+        )
 
     def judged(
         self, encode: Encoder | None = None, join: bytes | None = None, *, with_results: bool = False, encode_alone: Encoder | None = None
@@ -268,6 +275,15 @@ class CheckBatch:
             self.on_result(result)
 
 
+def review_recorded(subject: Any, conversation: Conversation, result: ConversationResult) -> ConversationResult:
+    """`check --review-user`: the result with the review of the conversation's `user` messages against the brief of
+    the scenario it was judged against (a suspect one is counted as suspect)."""
+    from .simulate.review import brief_of, review_conversation
+
+    scenario = subject.scenarios[result.scenario] if isinstance(subject, ScenarioSet) else subject
+    return replace(result, user_review=review_conversation(conversation, brief_of(scenario)))
+
+
 def _read_ahead(chunks, room: int | None):
     """Plan every chunk (reading piped inputs into memory), unless the pipes fill more than `room` bytes
     first: then the rest is planned as it is checked. (chunks, bytes held, whether every chunk is planned)."""
@@ -313,6 +329,7 @@ def check_conversations(
     metrics: tuple[str, ...] = (),
     input_format: str | None = None,
     strict: bool = False,
+    review_user: bool = False,
 ) -> Iterator[ConversationResult]:
     """Judge recorded conversations; one typed result each, in input order.
 
@@ -321,13 +338,16 @@ def check_conversations(
     or conversations in memory (`Conversation`s, or lists of event dicts). `jobs` worker processes share
     the checks of big inputs (results still come in input order). LLM-judged checks need `judge` (see
     `dialogcheck.judge.setup.judge_from_config`); without it they are `error`, or `skip` with `no_judge`.
-    Bad input raises `dialogcheck.LoadError` with its file, line and column.
+    With `review_user` each result carries the review of its `user` messages against the scenario's
+    `simulation_context` (`user_review`), and a suspect one is `suspect`. Bad input raises
+    `dialogcheck.LoadError` with its file, line and column.
     """
     if engine != "local":
         raise ValueError(f"engine {engine!r}: check_conversations judges in this process and its workers (engine='local'); "
                          "`dialogcheck check --engine ray --output DIR` writes Ray's results to a folder")
     batch = CheckBatch(
-        _subject_of(subject), [sources] if isinstance(sources, (str, Path)) else sources, jobs=jobs, judge=judge, no_judge=no_judge, metrics=metrics, input_format=input_format, strict=strict
+        _subject_of(subject), [sources] if isinstance(sources, (str, Path)) else sources, jobs=jobs, judge=judge, no_judge=no_judge, metrics=metrics, input_format=input_format, strict=strict,
+        review_user=review_user,
     )
     for item in batch.judged(with_results=True):
         if isinstance(item, Judged) and item.result is not None:

@@ -90,6 +90,15 @@ def _same_address(url: str | None, other: str) -> bool:
 
 
 @dataclass(frozen=True)
+class ReviewSettings:
+    """`simulation.review`: the model that reads each simulated user's brief and transcript, and its prompt."""
+
+    llm: LLMSettings
+    #: The project's prompt template (else the bundled `user_review.j2`).
+    prompt: Path | None = None
+
+
+@dataclass(frozen=True)
 class RoleSettings:
     llm: LLMSettings | None = None
     prompts: Mapping[str, Path] = field(default_factory=dict)
@@ -98,6 +107,8 @@ class RoleSettings:
     limit_given: bool = False
     #: Quality metrics to score on every run (evaluation only; never part of the verdict).
     metrics: tuple[str, ...] = ()
+    #: The LLM reviewer of the simulated user (simulation only).
+    review: ReviewSettings | None = None
 
 
 def in_flight_for(role: RoleSettings, parallel: int) -> int:
@@ -257,7 +268,7 @@ def _role(fields: Fields, name: str, root: Path, default_limit: int, default_giv
         return RoleSettings(max_concurrent_llm_calls=default_limit, limit_given=default_given)
     what = f"`{name}`"
     prompt_keys = ROLE_PROMPTS[name]
-    extra = ("metrics",) if name == "evaluation" else ()
+    extra = ("metrics",) if name == "evaluation" else ("review",)
     role = Fields(mapping, fields.problems, what, ("llm", "max_concurrent_llm_calls", *prompt_keys, *extra))
     llm_node = role.get("llm")
     llm = _llm(llm_node, fields.problems, f"`{name}.llm`") if llm_node is not None else None
@@ -265,7 +276,22 @@ def _role(fields: Fields, name: str, root: Path, default_limit: int, default_giv
     limit = role.integer("max_concurrent_llm_calls", minimum=1)
     metrics = _metrics(role) if name == "evaluation" else ()
     given = limit is not None or default_given
-    return RoleSettings(llm, prompts, limit if limit is not None else default_limit, given, metrics)
+    review = _review(role, root) if name == "simulation" else None
+    return RoleSettings(llm, prompts, limit if limit is not None else default_limit, given, metrics, review)
+
+
+def _review(role: Fields, root: Path) -> ReviewSettings | None:
+    """`simulation.review`: `llm` (a model, as `simulation.llm` is given) and an optional `prompt` template path."""
+    mapping = role.mapping("review")
+    if mapping is None:
+        return None
+    review = Fields(mapping, role.problems, "`simulation.review`", ("llm", "prompt"))
+    llm_node = review.get("llm", required=True)
+    if llm_node is None:
+        return None
+    llm = _llm(llm_node, role.problems, "`simulation.review.llm`")
+    prompt = _prompt_path(review, "prompt", root)
+    return ReviewSettings(llm, prompt) if llm is not None else None
 
 
 def _metrics(role: Fields) -> tuple[str, ...]:

@@ -161,6 +161,11 @@ def _output_folder(output_dir: str, output_format: str) -> None:
     help="A name in the logs one edit from a known one (an event type `tool_exectued`, a field `txt`) is bad "
     "input (exit 2) instead of a warning.",
 )
+@click.option(
+    "--review-user", is_flag=True,
+    help="Also review the conversations' `user` messages against the scenario's simulation_context: a conversation "
+    "whose simulated user is suspect (it repeats its prompt, echoes the agent, leaks its brief, ...) is counted as suspect.",
+)
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write an HTML report here.")
 @click.option("--jobs", type=click.IntRange(min=1), metavar="N", help=JOBS_HELP)
@@ -198,7 +203,8 @@ def check(**given) -> None:
     stderr, or under `warnings` in JSON), or as bad input with --strict.
 
     Exit code 0 when every conversation passed, 1 when a check failed, 2 for
-    bad input, 3 when a check errored (for example, no judge configured).
+    bad input, 3 when a check errored (for example, no judge configured) or,
+    with --review-user, a conversation's simulated user is suspect.
     """
     o = CheckOptions(**given)
     _refuse_what_cannot_go_together(o)
@@ -217,7 +223,7 @@ def check(**given) -> None:
             subject, o.conversations, jobs=o.jobs, judge=judge, no_judge=o.no_judge,
             metrics=QUALITY_METRICS if o.metrics else (config.evaluation.metrics if config else ()),
             input_format=o.input_format, strict=o.strict, stream=o.stream, chunk_bytes=o.chunk_bytes, keep=bool(o.junit_path),
-            on_result=html.add if html is not None else None,
+            on_result=html.add if html is not None else None, review_user=o.review_user,
         )
     except LoadError as err:
         if html is not None:
@@ -247,6 +253,7 @@ class CheckOptions:
     html_path: str | None
     stream: bool
     strict: bool
+    review_user: bool
     jobs: int | None
     engine: str
     ray_address: str | None
@@ -280,6 +287,10 @@ def _refuse_what_cannot_go_together(o: CheckOptions) -> None:
         raise click.UsageError("give --sop once: an SOP applies to every conversation (several scenarios may be given with --scenario)")
     if o.pair is not None and o.sop_paths:
         raise click.UsageError("--pair pairs conversations with scenarios: it does not go with --sop")
+    if o.review_user and o.sop_paths:
+        raise click.UsageError("--review-user reviews the user against a scenario's simulation_context: give --scenario, not --sop")
+    if o.review_user and o.engine == "ray":
+        raise click.UsageError("--review-user goes with --engine local")
     _check_options(o.engine, o.output_dir, o.shard_format, o.input_format, o.junit_path, o.html_path)
     if o.engine == "ray" and any(is_stream(Path(c)) for c in o.conversations if "://" not in c):
         raise click.UsageError("--engine ray reads files and object-store URIs, which its tasks open themselves: save a pipe's input to a file first")

@@ -94,14 +94,15 @@ def fail_with_load_error(error: LoadError, output_format: str) -> None:
 
 
 def exit_code_of(outcome: Outcome) -> int:
-    """The exit code of a batch's worst outcome (SPEC section 9): 1 failed, 3 errored, 0 passed."""
+    """The exit code of a batch's worst outcome (SPEC section 9): 1 failed, 3 errored or suspect, 0 passed."""
     from ..checks.base import Outcome
 
-    return {Outcome.FAIL: EXIT_FAILED, Outcome.ERROR: EXIT_ERRORED}.get(outcome, EXIT_OK)
+    return {Outcome.FAIL: EXIT_FAILED, Outcome.ERROR: EXIT_ERRORED, Outcome.SUSPECT: EXIT_ERRORED}.get(outcome, EXIT_OK)
 
 
 def check_exit_code(counts: Counts, any_error: bool) -> int:
-    """`check`: 1 if a conversation failed; else 3 if any single check errored (an optional step too); else 0."""
+    """`check`: 1 if a conversation failed; else 3 if any single check errored (an optional step too) or a
+    conversation's user is suspect; else 0."""
     if counts.failed:
         return EXIT_FAILED
-    return EXIT_ERRORED if any_error or counts.errored else EXIT_OK
+    return EXIT_ERRORED if any_error or counts.errored or counts.suspect else EXIT_OK

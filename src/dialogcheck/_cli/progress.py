@@ -78,7 +78,7 @@ class Progress:
 
     def tally(self) -> str:
         c = self.counts
-        return f"{c.passed:,} passed, {c.failed:,} failed, {c.errored:,} errored"
+        return f"{c.passed:,} passed, {c.failed:,} failed, {c.errored:,} errored" + (f", {c.suspect:,} suspect" if c.suspect else "")
 
     def line(self) -> str:
         """The plain progress line: `dialogcheck: 1,200 of 5,000 runs done (...), 30 s`."""

@@ -72,7 +72,7 @@ def _report_check_output(found: CheckOutput, folder: str, html_path: str | None,
 def report(results_dir: str, html_path: str | None, junit_path: str | None, show: str, max_failures: int, output_format: str) -> None:
     """Print the summary of RESULTS_DIR (a folder `dialogcheck run` or `check --output` wrote), or render it with --html / --junit.
 
-    The exit code is the batch's: 0 all passed, 1 a run failed, 3 a run errored; 2 for a missing or broken folder.
+    The exit code is the batch's: 0 all passed, 1 a run failed, 3 a run errored or was suspect; 2 for a missing or broken folder.
     """
     try:
         found = load_check_output(Path(results_dir))

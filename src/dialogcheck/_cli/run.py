@@ -78,6 +78,10 @@ class _Interrupt:
     "--simulate", "simulate_mode", type=click.Choice(["auto", "llm"]), default="auto", show_default=True,
     help="auto: a scenario's script when it has one, else the LLM user; llm: the LLM user for every scenario.",
 )
+@click.option(
+    "--retry-suspect", type=click.IntRange(0, 10), default=1, show_default=True,
+    help="Run a run whose simulated user is suspect again, up to this many times (the last attempt is kept).",
+)
 @click.option("--no-judge", is_flag=True, help="Skip LLM-judged checks instead of reporting them as errors.")
 @click.option("--no-cache", is_flag=True, help="Ask the LLMs again instead of reusing cached answers.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
@@ -87,12 +91,14 @@ class _Interrupt:
 @MAX_FAILURES_OPTION
 @FORMAT_OPTION
 @env_options
-def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, junit_path, html_path,
-        show, max_failures, output_format):
+def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, retry_suspect, no_judge, no_cache, cache_dir, junit_path,
+        html_path, show, max_failures, output_format):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
     if resume_dir:
         _refuse_with_resume(paths, results_dir, config_path)
-    batch = _plan(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format)
+    batch = _plan(
+        paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format, retry_suspect
+    )
     try:
         batch.check_agent()
     except AgentError as err:
@@ -104,13 +110,15 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
     _finish(result, junit_path, html_path, output_format, show_all=show == "all", max_failures=max_failures)
 
 
-def _plan(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format) -> ScenarioBatch:
+def _plan(
+    paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format, retry_suspect
+) -> ScenarioBatch:
     """Load and plan the batch; every problem of the files is bad input (exit 2), before anything runs."""
     try:
         return ScenarioBatch(
             paths, agent=_agent(agent_flag), runs=runs, parallel=parallel, time_limit=time_limit,
             results=results_dir, resume=resume_dir, config=config_path, no_judge=no_judge, simulate=simulate_mode,
-            use_cache=not no_cache, cache_dir=cache_dir,
+            use_cache=not no_cache, cache_dir=cache_dir, retry_suspect=retry_suspect,
         )
     except LoadError as err:
         fail_with_load_error(err, output_format)

@@ -25,6 +25,8 @@ class Outcome(str, Enum):
     FAIL = "fail"
     SKIP = "skip"
     ERROR = "error"
+    #: A run (or recorded conversation) whose simulated user failed its review: no check's outcome, only a verdict.
+    SUSPECT = "suspect"
 
     def __str__(self) -> str:
         return self.value

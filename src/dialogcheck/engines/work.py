@@ -10,6 +10,7 @@ this layer moves data and never decides how it looks.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +45,9 @@ class CheckJob:
     #: How a conversation is written when it turns out to be the only one of the batch (a batch may write
     #: less of each): run on the first conversation of each chunk, which only then is known to be first.
     encode_alone: Encoder | None = None
+    #: `review(subject, conversation, result)`: the result with its user's review (`check --review-user`);
+    #: a top-level function, like `encode`.
+    review: Callable[[Any, Conversation, ConversationResult], ConversationResult] | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,12 @@ def judged(
     if job.strict:
         conversations = _strictly(conversations)
     first = True
+    taken: deque[Conversation] = deque()
+    if job.review is not None:
+        conversations = _taken(conversations, taken)
     for result in iter_results(job.subject, conversations, judge=judge, no_judge=job.no_judge, metrics=metrics):
+        if job.review is not None:  # one result per conversation, in order: the oldest taken is this result's
+            result = job.review(job.subject, taken.popleft(), result)
         if stats is not None:
             stats.add(result, result.source)
         yield Judged(
@@ -106,6 +115,13 @@ def judged(
             job.encode_alone(result) if first and job.encode_alone is not None else None,
         )
         first = False
+
+
+def _taken(conversations: Iterable[Conversation], taken: deque[Conversation]) -> Iterator[Conversation]:
+    """The conversations, each also put in `taken` as it is read, for the result that comes of it."""
+    for conversation in conversations:
+        taken.append(conversation)
+        yield conversation
 
 
 def _strictly(conversations: Iterable[Conversation]) -> Iterator[Conversation]:

@@ -30,6 +30,7 @@ BUILT_IN = {
     "criteria_judge_prompt": ("dialogcheck.judge", "prompts/criteria_judge.j2"),
     "metrics_judge_prompt": ("dialogcheck.judge", "prompts/metrics_judge.j2"),
     "simulated_user_prompt": ("dialogcheck.simulate", "prompts/simulated_user.j2"),
+    "user_review_prompt": ("dialogcheck.simulate.review", "prompts/user_review.j2"),
 }
 #: Filters whose string argument at this position names an attribute to read (`attr('__class__')`).
 _ATTRIBUTE_ARGUMENT = {"attr": 0, "selectattr": 0, "rejectattr": 0, "groupby": 0}

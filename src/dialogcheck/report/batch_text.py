@@ -13,7 +13,7 @@ from ..checks.base import Outcome
 from ..results.model import BatchResult, RunResult
 from ..results.stats import run_stats
 from .styled import Styled
-from .text import STYLES, WORDS, outcome_line, render_check_table
+from .text import STYLES, WORDS, outcome_line, render_check_table, render_user_review, suspect_text
 
 
 def render_run(run: RunResult) -> Styled:
@@ -27,6 +27,8 @@ def render_run(run: RunResult) -> Styled:
     text.append(f"  ({round(run.duration, 4):.2f} s{ended})\n")
     if run.error:
         text.append(f"error: {shown(run.error)}\n", "bold yellow")
+    if run.user_review is not None:
+        text.extend(render_user_review(run.user_review, run.suspect_attempts))
     for line in run.checks():
         outcome_line(text, line.outcome, line.title, cut(line.detail), "  ")
     if run.transcript:
@@ -58,11 +60,11 @@ def render_summary(batch: BatchResult, *, show_all: bool = False, max_failures: 
     text = Styled()
     for row in batch.scenarios():
         counts = row.counts
-        style = "green" if counts.failed == 0 and counts.errored == 0 else "red" if counts.failed else "yellow"
+        style = "green" if counts.failed == 0 and counts.errored == 0 and counts.suspect == 0 else "red" if counts.failed else "yellow"
         text.append(f"{shown(row.slug):<32}", style)
         hats = " ".join(f"pass^{k} {_rate(v)}" for k, v in row.pass_hat().items()) if row.runs > 1 else ""
         text.append(
-            f" {counts.passed}/{row.runs} passed, {counts.failed} failed, {counts.errored} errored"
+            f" {counts.passed}/{row.runs} passed, {counts.failed} failed, {counts.errored} errored{suspect_text(counts.suspect)}"
             f"  pass rate {_rate(row.pass_rate)}  {hats}".rstrip()
         )
         text.append("  flaky\n" if row.flaky else "\n", "bold yellow")
@@ -75,7 +77,7 @@ def render_summary(batch: BatchResult, *, show_all: bool = False, max_failures: 
     done, planned = len(batch.runs), batch.planned
     incomplete = f" of {planned} planned" if planned is not None and planned != done else ""
     counts = batch.counts
-    text.append(f"\n{done} runs{incomplete}: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored\n", "bold")
+    text.append(f"\n{done} runs{incomplete}: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored{suspect_text(counts.suspect)}\n", "bold")
     return text
 
 
@@ -100,6 +102,10 @@ def _failures(batch: BatchResult, most: int) -> Styled:
         if shown_lines < most:
             text.append(f"errored: {shown(slug)} {_runs(numbers)}: {shown(reason)}\n", "yellow")
         shown_lines += 1
+    for run in batch.suspect_runs():
+        if shown_lines < most:
+            text.append(f"suspect: {shown(run.slug)} run {run.number}: {shown(_why(run))}\n", "magenta")
+        shown_lines += 1
     if shown_lines > most:
         text.append(f"{shown_lines - most:,} more failures: see {MORE}\n", "bold")
     return text
@@ -112,9 +118,19 @@ def _every_check(batch: BatchResult) -> Styled:
         text.append(f"\n{shown(run.slug)} run {run.number}: ", "bold")
         text.append(WORDS[run.verdict], STYLES[run.verdict])
         text.append(f"{' (' + shown(str(run.error_reason())) + ')' if run.verdict is Outcome.ERROR else ''}\n")
+        if run.user_review is not None and run.user_review.suspect:
+            text.extend(render_user_review(run.user_review, run.suspect_attempts))
         for line in run.checks():
             outcome_line(text, line.outcome, line.title, cut(line.detail), "  ")
     return text
+
+
+def _why(run: RunResult) -> str:
+    """A suspect run's first reason, and how many attempts were suspect."""
+    first = run.user_review.reasons[0] if run.user_review is not None and run.user_review.reasons else None
+    where = f"turn {first.turn} " if first is not None and first.turn is not None else ""
+    reason = f"{where}{first.rule}: {first.text}" if first is not None else "the simulated user is suspect"
+    return f"{reason} ({run.suspect_attempts} suspect attempts)" if run.suspect_attempts > 1 else reason
 
 
 def _runs(numbers: list[int]) -> str:

@@ -39,7 +39,7 @@ from .html_run import anchor_part, esc, run_anchor, run_body
 
 __all__ = ["HtmlReport", "conversations_page", "render_batch_html", "render_check_html", "run_anchor"]
 
-_OUTCOME_CODE = {Outcome.PASS: "p", Outcome.FAIL: "f", Outcome.ERROR: "e", Outcome.SKIP: "s"}
+_OUTCOME_CODE = {Outcome.PASS: "p", Outcome.FAIL: "f", Outcome.ERROR: "e", Outcome.SKIP: "s", Outcome.SUSPECT: "u"}
 _KIND_CODE = {CheckKind.ASSERTION: "a", CheckKind.SOP: "s", CheckKind.CRITERION: "c"}
 #: Records per data block: what the report holds before writing them out.
 BLOCK_RECORDS = 1000
@@ -161,12 +161,14 @@ class HtmlReport:
     def _add(self, title: str, verdict: Outcome, group: Group, scenario: str | None, lines: list[CheckLine], more: dict[str, Any], sop) -> int:
         """Count the entry and hold its record; its index among the page's entries."""
         shape, tokens = [], []
+        counted = verdict is not Outcome.SUSPECT  # as in `CheckStats`: a suspect entry's checks say nothing of the agent
         for line in lines:
             row = self._row(line, scenario, group.index)
             shape.append(row.position)
             tokens.append(self._token(row, _OUTCOME_CODE[line.outcome] + cut(line.detail)))
-            row.stat.counts.add(line.outcome)
-            self.check_counts.add(line.outcome)
+            if counted:
+                row.stat.counts.add(line.outcome)
+                self.check_counts.add(line.outcome)
         if sop is not None and sop.score is not None:
             more["score"] = f"{sop.score:.2f}"
             self.sop_scores.add(sop.score, sop.threshold)
@@ -219,7 +221,7 @@ class HtmlReport:
         checks, counts = self.check_counts, self.counts
         return (
             f"{counts.total} {self.noun}s: {counts.passed} passed, {counts.failed} failed, "
-            f"{counts.errored} errored · checks: {checks.passed} passed, {checks.failed} failed, {checks.errored} errored"
+            f"{counts.errored} errored{f', {counts.suspect} suspect' if counts.suspect else ''} · checks: {checks.passed} passed, {checks.failed} failed, {checks.errored} errored"
             + (f", {checks.skipped} skipped" if checks.skipped else "")
         )
 

@@ -55,8 +55,9 @@ def banner(counts: Counts, noun: str) -> str:
         status, word, line = "skip", "Nothing to show", f"no {noun}s finished"
     else:
         status = counts.worst.value
-        word = {"pass": "Passed", "fail": "Failed", "error": "Errored"}[status]
+        word = {"pass": "Passed", "fail": "Failed", "error": "Errored", "suspect": "Suspect"}[status]
         line = f"{counts.failed:,} of {total:,} {noun}s failed, {counts.errored:,} errored, {counts.passed:,} passed"
+        line += f", {counts.suspect:,} suspect (the simulated user, not the agent)" if counts.suspect else ""
     return f'<section id="banner" class="banner {status}" role="status"><strong class="status">{word}</strong> <span>{esc(line)}</span></section>'
 
 
@@ -113,8 +114,10 @@ def sop_spread(scores: SopScores, noun: str) -> str:
 
 
 def scenarios(groups: list[Group], repeated: bool, noun: str) -> str:
-    """Pass rate per scenario (pass^k and flaky for repeated runs), each linking to its first entry; flaky ones listed."""
+    """Pass rate per scenario (pass^k and flaky for repeated runs), each linking to its first entry; flaky ones listed.
+    A column of suspect entries (whose simulated user failed its review) when there are some."""
     rows, flaky = [], []
+    any_suspect = any(group.counts.suspect for group in groups)
     for group in groups:
         s = ScenarioStats(group.slug, group.name, group.counts)
         link = f'<a href="#run-{group.anchor}-{group.first}">{esc(group.slug)}</a>'
@@ -128,10 +131,13 @@ def scenarios(groups: list[Group], repeated: bool, noun: str) -> str:
             f'<tr class="{"bad" if s.counts.failed else ""} {"err" if s.counts.errored else ""}" data-slug="{esc(s.slug)}">'
             f"<td>{link}{name}</td>"
             f'<td class="num">{s.runs}</td><td class="num">{s.counts.passed}</td><td class="num failed">{s.counts.failed}</td>'
-            f'<td class="num errored">{s.counts.errored}</td><td class="num">{_rate(s.pass_rate)}</td><td>{hat_text}</td>'
+            f'<td class="num errored">{s.counts.errored}</td>'
+            + (f'<td class="num suspect">{s.counts.suspect}</td>' if any_suspect else "")
+            + f'<td class="num">{_rate(s.pass_rate)}</td><td>{hat_text}</td>'
             f'<td>{"<span class=flaky>flaky</span>" if is_flaky else ""}</td></tr>'
         )
-    heads = "".join(f'<th class="num">{h}</th>' for h in (f"{noun.capitalize()}s", "Passed", "Failed", "Errored", "Pass rate"))
+    names = (f"{noun.capitalize()}s", "Passed", "Failed", "Errored", *(("Suspect",) if any_suspect else ()), "Pass rate")
+    heads = "".join(f'<th class="num">{h}</th>' for h in names)
     parts = ['<section id="summary" aria-label="Summary">']
     if flaky:
         parts.append(f'<h2>Flaky scenarios</h2><div class="card"><p class="meta">Passed some {noun}s and failed others.</p><ul class="plain">{"".join(flaky)}</ul></div>')
@@ -146,7 +152,7 @@ def list_section(noun: str) -> str:
         f'<section id="runs" aria-labelledby="runs-h"><h2 id="runs-h">{noun.capitalize()}s</h2>'
         '<div class="filters" role="search">'
         '<label>Verdict <select id="f-verdict"><option value="">any</option><option value="fail">failed</option>'
-        '<option value="error">errored</option><option value="pass">passed</option></select></label>'
+        '<option value="error">errored</option><option value="suspect">suspect</option><option value="pass">passed</option></select></label>'
         '<label id="f-group-label">Scenario <select id="f-group"><option value="">any</option></select></label>'
         '<label>Failed check <select id="f-check"><option value="">any</option></select></label>'
         '<label id="f-tag-label">Tag <select id="f-tag"><option value="">any</option></select></label>'

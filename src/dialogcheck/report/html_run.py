@@ -20,7 +20,7 @@ from .._shown import cut
 from ..events.model import BotMessage, ToolRun, UserMessage, opens_turn
 from ..events.values import show
 from ..judge.ledger import ledger_line
-from ..results.model import Crash, RunResult
+from ..results.model import Crash, RunResult, UserReview
 
 _ID = re.compile(r"[^A-Za-z0-9_-]")
 #: Characters of a message or event shown in one timeline row.
@@ -146,10 +146,25 @@ def _facts(run: RunResult) -> str:
     return " · ".join(f for f in facts if f)
 
 
+def user_review_html(review: UserReview, suspect_attempts: int = 0) -> str:
+    """The review of the simulated user: ok, or suspect with each reason linked to its turn; the suspect attempts."""
+    attempts = f" ({suspect_attempts} suspect attempt{'s' if suspect_attempts != 1 else ''}, the last one shown)" if suspect_attempts else ""
+    head = f'<strong>Simulated user: {esc(review.verdict)}</strong>{esc(attempts)}'
+    if review.suspect:
+        head += " · this run says nothing of the agent: it is counted apart, neither passed nor failed"
+    reasons = "".join(
+        f"<li>{esc(f'turn {reason.turn}' if reason.turn is not None else 'overall')} <code>{esc(reason.rule)}</code>: {esc(cut(reason.text))}</li>"
+        for reason in review.reasons
+    )
+    return f'<div class="user-review {esc(review.verdict)}">{head}{f"<ul>{reasons}</ul>" if reasons else ""}</div>'
+
+
 def run_body(run: RunResult, anchor: str) -> str:
     """A run's section body with an empty `.run-checks`, which the page's script fills from the data."""
     error = f'<p class="run-error"><strong>Run errored:</strong> {esc(cut(str(run.error)))}</p>' if run.error else ""
     error += "".join(crash_html(crash) for crash in run.crashes)
+    if run.user_review is not None:
+        error += user_review_html(run.user_review, run.suspect_attempts)
     return (
         f'<p class="meta">{esc(_facts(run))}</p>{error}'
         '<div class="run-grid"><div class="run-checks"></div>'

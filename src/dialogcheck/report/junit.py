@@ -4,7 +4,9 @@ CI systems (Jenkins, GitLab, GitHub Actions reporters) all read this shape, so
 a failing check shows up where a team already looks. Each failing check is its
 own `<failure>` (short `message`, full explanation as text); a harness failure
 or a check that could not be decided is an `<error>`, never a failure, so it is
-not mistaken for the agent's fault. Built with ElementTree, which escapes text
+not mistaken for the agent's fault; a run (or conversation) whose simulated user
+is suspect is `<skipped>` with the review's reasons, its checks not reported as
+failures, and every review is in the test case's properties. Built with ElementTree, which escapes text
 and attributes; characters XML 1.0 cannot hold at all are spelt out. Each
 message and detail is cut to `_shown.TEXT_LIMIT` characters.
 """
@@ -18,7 +20,7 @@ from typing import Any
 
 from .._shown import cut
 from ..checks.base import Outcome
-from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, TranscriptLine
+from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, TranscriptLine, UserReview
 
 MESSAGE_LIMIT = 200
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -51,10 +53,17 @@ def _kind(line: CheckLine) -> str:
 def _testcase(
     suite: ET.Element, name: str, classname: str, checks: Iterable[CheckLine], verdict: Outcome, *,
     time: float | None = None, error: str | None = None, transcript: Sequence[TranscriptLine] = (), whole_in: str | None = None,
+    review: UserReview | None = None, suspect_attempts: int = 0,
 ) -> None:
     case = ET.SubElement(suite, "testcase", name=_clean(name), classname=_clean(classname))
     if time is not None:
         case.set("time", _time(time))
+    if review is not None:
+        _review(case, review, suspect_attempts)
+    if verdict is Outcome.SUSPECT:
+        reasons = "\n".join(_reason_line(reason) for reason in review.reasons) if review is not None else ""
+        _problem(case, "skipped", "user_review", "simulated user suspect", reasons)
+        checks = ()  # what the checks saw of a conversation the agent was not really given is no failure of it
     if error:
         _problem(case, "error", "harness", "run errored", error)
     shown = False
@@ -69,6 +78,20 @@ def _testcase(
         out.text = _clean("\n".join(f"{line.role.upper()}: {cut(line.text, whole_in)}" for line in transcript))
 
 
+def _reason_line(reason) -> str:
+    return f"{'turn ' + str(reason.turn) if reason.turn is not None else 'overall'} {reason.rule}: {cut(reason.text)}"
+
+
+def _review(case: ET.Element, review: UserReview, suspect_attempts: int) -> None:
+    """The review of the simulated user as the test case's properties: its verdict, each reason, the suspect attempts."""
+    props = ET.SubElement(case, "properties")
+    found = [("user_review.verdict", review.verdict)] + [("user_review.reason", _reason_line(reason)) for reason in review.reasons]
+    if suspect_attempts:
+        found.append(("user_review.suspect_attempts", str(suspect_attempts)))
+    for key, value in found:
+        ET.SubElement(props, "property", name=key, value=_clean(value))
+
+
 def _suite(parent: ET.Element, name: str, verdicts: Sequence[Outcome], properties: Sequence[tuple[str, str]], **attrs: str) -> ET.Element:
     counts = Counts(verdicts)
     suite = ET.SubElement(
@@ -78,7 +101,7 @@ def _suite(parent: ET.Element, name: str, verdicts: Sequence[Outcome], propertie
         tests=str(counts.total),
         failures=str(counts.failed),
         errors=str(counts.errored),
-        skipped="0",
+        skipped=str(counts.suspect),
         **{k: _clean(v) for k, v in attrs.items()},
     )
     if properties:
@@ -105,6 +128,8 @@ def _document(root: ET.Element, verdicts: Sequence[Outcome], time: float | None)
     root.set("tests", str(counts.total))
     root.set("failures", str(counts.failed))
     root.set("errors", str(counts.errored))
+    if counts.suspect:
+        root.set("skipped", str(counts.suspect))
     if time is not None:
         root.set("time", _time(time))
     ET.indent(root)
@@ -127,6 +152,7 @@ def render_junit(batch: BatchResult) -> str:
             _testcase(
                 suite, f"run_{run.number}", slug, run.checks(), run.verdict,
                 time=round(run.duration, 4), error=run.error, transcript=run.transcript, whole_in=f"run_{run.number}.events.jsonl",
+                review=run.user_review, suspect_attempts=run.suspect_attempts,
             )
     return _document(root, [run.verdict for run in batch.runs], sum(round(run.duration, 4) for run in batch.runs))
 
@@ -151,5 +177,5 @@ def render_junit_check(results: Sequence[ConversationResult], subject: Any = Non
         suite = _suite(root, key, [case.verdict for case in cases], props)
         for case in cases:
             label = case.source + (f" ({case.conversation_id})" if case.conversation_id else "")
-            _testcase(suite, label, key, case.checks(), case.verdict)
+            _testcase(suite, label, key, case.checks(), case.verdict, review=case.user_review)
     return _document(root, [case.verdict for cases in grouped.values() for case in cases], None)

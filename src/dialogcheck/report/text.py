@@ -13,12 +13,12 @@ from collections.abc import Iterable, Mapping
 from .._shown import shown, visible
 from ..checks.base import Outcome
 from ..errors import LoadError
-from ..results.model import CheckKind, ConversationResult, Counts, QualityScores
+from ..results.model import CheckKind, ConversationResult, Counts, QualityScores, UserReview
 from ..results.stats import CheckStats
 from .styled import Styled
 
-STYLES = {Outcome.PASS: "bold green", Outcome.FAIL: "bold red", Outcome.ERROR: "bold yellow", Outcome.SKIP: "dim"}
-WORDS = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.ERROR: "ERROR", Outcome.SKIP: "SKIP"}
+STYLES = {Outcome.PASS: "bold green", Outcome.FAIL: "bold red", Outcome.ERROR: "bold yellow", Outcome.SKIP: "dim", Outcome.SUSPECT: "bold magenta"}
+WORDS = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.ERROR: "ERROR", Outcome.SKIP: "SKIP", Outcome.SUSPECT: "SUSPECT"}
 
 
 def outcome_line(text: Styled, outcome: Outcome, label: str, detail: str, indent: str = "  ") -> None:
@@ -34,6 +34,22 @@ def check_counts_text(counts: Counts) -> str:
     parts = [f"{counts.passed} passed", f"{counts.failed} failed"]
     parts += [f"{n} {word}" for n, word in ((counts.errored, "errored"), (counts.skipped, "skipped")) if n]
     return ", ".join(parts)
+
+
+def render_user_review(review: UserReview, suspect_attempts: int = 0, indent: bool = False) -> Styled:
+    """`simulated user: ok`, or `suspect` with a line per reason; how many attempts were suspect, when retried."""
+    text = Styled("  simulated user: " if indent else "simulated user: ")
+    text.append(review.verdict, "bold magenta" if review.suspect else "green")
+    text.append(f" ({suspect_attempts} suspect attempt{'s' if suspect_attempts != 1 else ''})\n" if suspect_attempts else "\n")
+    for reason in review.reasons:
+        where = f"turn {reason.turn}" if reason.turn is not None else "overall"
+        text.append(f"{'    ' if indent else '  '}{where} {shown(reason.rule)}: {shown(reason.text)}\n", "magenta")
+    return text
+
+
+def suspect_text(n: int) -> str:
+    """`, N suspect` when some simulated users were suspect (said only then)."""
+    return f", {n} suspect" if n else ""
 
 
 def _metrics_line(metrics: QualityScores) -> str:
@@ -72,6 +88,8 @@ def render_conversation(result: ConversationResult, *, failing_only: bool = Fals
         text.append(shown(_metrics_line(result.metrics)) + "\n", "dim")
     for note in () if failing_only else result.notes:
         text.append(f"  {shown(note)}\n", "dim")
+    if result.user_review is not None and (result.user_review.suspect or not failing_only):
+        text.extend(render_user_review(result.user_review, indent=True))
     verdict = result.verdict
     text.append("  verdict: ")
     text.append(WORDS[verdict], STYLES[verdict])
@@ -128,7 +146,7 @@ def render_check_table(stats: CheckStats, *, examples: bool = True) -> Styled:
 
 def render_tally(counts: Counts) -> Styled:
     """The batch line after several conversations."""
-    return Styled(f"\n{counts.total} conversations: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored\n", "bold")
+    return Styled(f"\n{counts.total} conversations: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored{suspect_text(counts.suspect)}\n", "bold")
 
 
 def render_output_summary(counts: Counts, stats: CheckStats, shards: int, folder: str) -> Styled:
@@ -136,7 +154,7 @@ def render_output_summary(counts: Counts, stats: CheckStats, shards: int, folder
     shards are."""
     table = render_check_table(stats)
     return table.append("\n" if table.pieces else "").append(
-        f"{counts.total} conversations: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored\n"
+        f"{counts.total} conversations: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored{suspect_text(counts.suspect)}\n"
         f"results: {shards} shard{'s' if shards != 1 else ''} in {folder}\n"
     )
 

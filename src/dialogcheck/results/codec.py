@@ -34,9 +34,11 @@ from .model import (
     ConversationResult,
     MetricScore,
     QualityScores,
+    Reason,
     RunResult,
     ScenarioInfo,
     TranscriptLine,
+    UserReview,
 )
 from .stats import CheckStats, SopScores, run_stats
 
@@ -102,7 +104,14 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
         data["usage"] = result.usage.to_dict()
     if result.notes:
         data["notes"] = list(result.notes)
+    if result.user_review is not None:
+        data["user_review"] = user_review_document(result.user_review)
     return data
+
+
+def user_review_document(review: UserReview) -> dict[str, Any]:
+    """`{verdict: ok|suspect, reasons: [{turn, rule, text}]}`: the review of a simulated user, in every file that has one."""
+    return {"verdict": review.verdict, "reasons": [{"turn": r.turn, "rule": r.rule, "text": cut(r.text)} for r in review.reasons]}
 
 
 def conversation_line(result: ConversationResult) -> bytes:
@@ -166,6 +175,17 @@ class _Reader:
         except ValueError:
             raise self.fail(f"`{value}` in {what} is not an outcome (pass, fail, skip or error)") from None
 
+    def user_review(self, document: Mapping[str, Any]) -> UserReview | None:
+        """The `user_review` of a run or conversation, when it has one."""
+        review = self.get(document, "user_review", Mapping, "the result", required=False)
+        if review is None:
+            return None
+        verdict = review.get("verdict")
+        if verdict not in ("ok", "suspect"):
+            raise self.fail(f"`{verdict}` in `user_review.verdict` is not a review verdict (ok or suspect)")
+        reasons = self.items(review, "reasons")
+        return UserReview(verdict, tuple(Reason(r.get("turn"), str(r.get("rule") or ""), str(r.get("text") or "")) for r in reasons))
+
     def items(self, document: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
         found = self.get(document, key, list, "the result", required=False) or []
         if not all(isinstance(item, Mapping) for item in found):
@@ -205,6 +225,7 @@ class _Reader:
             metrics=quality_scores(metrics) if isinstance(metrics, Mapping) else None,
             usage=_usage(document.get("usage")),
             scenario=document.get("scenario"),
+            user_review=self.user_review(document),
         )
 
     def _step(self, s: Mapping[str, Any]) -> StepResult:
@@ -230,7 +251,7 @@ def decode_conversation(document: Any, where: str, line: int | None = None) -> C
 def run_document(run: RunResult) -> dict[str, Any]:
     """`run_N.json`: verdict, every check with its detail, transcript, latency per turn, errors."""
     judged = conversation_document(run.conversation) if run.conversation is not None else {}
-    for key in ("verdict", "subject", "conversation_id"):
+    for key in ("verdict", "subject", "conversation_id", "user_review"):
         judged.pop(key, None)
     scenario = run.scenario
     document = {
@@ -247,6 +268,10 @@ def run_document(run: RunResult) -> dict[str, Any]:
         "transcript": [{"role": line.role, "text": cut(line.text, f"run_{run.number}.events.jsonl")} for line in run.transcript],
         **judged,
     }
+    if run.user_review is not None:
+        document["user_review"] = user_review_document(run.user_review)
+    if run.suspect_attempts:
+        document["suspect_attempts"] = run.suspect_attempts
     if run.crashes:
         document["crashes"] = [
             {"where": crash.where, "type": crash.type, "message": cut(redact(crash.message)), "traceback": cut(redact(crash.traceback or ""))}
@@ -279,6 +304,8 @@ def decode_run(document: Any, where: str) -> RunResult:
     conversation = reader.conversation(document, f"{info.slug}/run_{document['run']}", info.name) if judged else None
     if conversation is not None:
         conversation = _with_id(conversation, document.get("conversation_id"))
+        if conversation.user_review is not None:  # the review is the run's (below), not its checks'
+            conversation = _without_review(conversation)
     crashes = [c for c in document.get("crashes") or () if isinstance(c, Mapping)]
     return RunResult(
         scenario=info,
@@ -292,6 +319,8 @@ def decode_run(document: Any, where: str) -> RunResult:
         duration=float(document.get("duration_s") or 0.0),
         latencies=tuple(document.get("latency_s") or ()),
         transcript=tuple(TranscriptLine(str(t.get("role")), str(t.get("text", ""))) for t in document.get("transcript") or () if isinstance(t, Mapping)),
+        user_review=reader.user_review(document),
+        suspect_attempts=int(document.get("suspect_attempts") or 0),
     )
 
 
@@ -299,6 +328,12 @@ def _with_id(result: ConversationResult, conversation_id: Any) -> ConversationRe
     from dataclasses import replace
 
     return replace(result, conversation_id=conversation_id) if isinstance(conversation_id, str) else result
+
+
+def _without_review(result: ConversationResult) -> ConversationResult:
+    from dataclasses import replace
+
+    return replace(result, user_review=None)
 
 
 # -- batches ---------------------------------------------------------------------------------------
@@ -315,6 +350,7 @@ def summary_document(batch: BatchResult) -> dict[str, Any]:
         "passed": counts.passed,
         "failed": counts.failed,
         "errored": counts.errored,
+        "suspect": counts.suspect,
         "scenarios": [
             {
                 "slug": s.slug,
@@ -323,6 +359,7 @@ def summary_document(batch: BatchResult) -> dict[str, Any]:
                 "passed": s.counts.passed,
                 "failed": s.counts.failed,
                 "errored": s.counts.errored,
+                "suspect": s.counts.suspect,
                 "pass_rate": s.pass_rate,
                 "pass_hat_k": {str(k): v for k, v in s.pass_hat().items()},
                 "flaky": s.flaky,
@@ -338,6 +375,16 @@ def summary_document(batch: BatchResult) -> dict[str, Any]:
             for run in batch.failed_runs()
         ],
         "errored_runs": [{"slug": run.slug, "run": run.number, "error": run.error_reason()} for run in batch.errored_runs()],
+        "suspect_runs": [
+            {"slug": run.slug, "run": run.number, "attempts": run.suspect_attempts, "user_review": user_review_document(run.user_review)}
+            for run in batch.suspect_runs()
+            if run.user_review is not None
+        ],
+        "retried_runs": [
+            {"slug": run.slug, "run": run.number, "suspect_attempts": run.suspect_attempts, "verdict": run.verdict.value}
+            for run in batch.runs
+            if run.suspect_attempts
+        ],
     }
     document |= stats_document(run_stats(batch.runs))
     if batch.interrupted is not None:
@@ -356,6 +403,8 @@ def check_summary_document(counts: Counts, stats: CheckStats | None = None, warn
     """How many conversations passed, failed and errored (`check`'s summary), each check's statistics, and the
     probable typos met."""
     document: dict[str, Any] = {"conversations": counts.total, "passed": counts.passed, "failed": counts.failed, "errored": counts.errored}
+    if counts.suspect:
+        document["suspect"] = counts.suspect
     if stats is not None:
         document |= stats_document(stats)
     if warnings:

@@ -144,8 +144,8 @@ class CheckOutput:
     @property
     def counts(self) -> Counts:
         counts = Counts()
-        for outcome, key in ((Outcome.PASS, "passed"), (Outcome.FAIL, "failed"), (Outcome.ERROR, "errored")):
-            counts.add(outcome, int(self.summary[key]))
+        for outcome, key in ((Outcome.PASS, "passed"), (Outcome.FAIL, "failed"), (Outcome.ERROR, "errored"), (Outcome.SUSPECT, "suspect")):
+            counts.add(outcome, int(self.summary.get(key) or 0))
         return counts
 
     def results(self) -> Iterator[ConversationResult]:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from .._shown import cut
 from ..checks.base import CheckResult, Outcome
@@ -60,6 +60,43 @@ class QualityScores:
     scores: tuple[MetricScore, ...] = ()
     usage: Usage | None = None
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a simulated user is suspect: the rule that saw it, the turn (None: the whole conversation), and what it saw."""
+
+    turn: int | None
+    rule: str
+    text: str
+
+
+@dataclass(frozen=True)
+class UserReview:
+    """Whether the simulated user of a conversation can be trusted: `ok`, or `suspect` with every reason found.
+
+    A suspect user makes its run (or recorded conversation) `suspect`: neither a pass nor the agent's failure.
+    """
+
+    verdict: Literal["ok", "suspect"]
+    reasons: tuple[Reason, ...] = field(default=())
+
+    @classmethod
+    def of(cls, reasons: Iterable[Reason]) -> UserReview:
+        found = tuple(reasons)
+        return cls("suspect" if found else "ok", found)
+
+    @property
+    def suspect(self) -> bool:
+        return self.verdict == "suspect"
+
+    def rules(self) -> Sequence[str]:
+        """The rules that saw something, each once, in the order they did."""
+        return tuple(dict.fromkeys(reason.rule for reason in self.reasons))
+
+    def joined(self, more: Iterable[Reason]) -> UserReview:
+        """This review with more reasons (another reviewer's) after its own."""
+        return UserReview.of((*self.reasons, *more))
 
 
 class CheckKind(str, Enum):
@@ -160,15 +197,21 @@ class Counts:
         return self.by_outcome[Outcome.SKIP]
 
     @property
+    def suspect(self) -> int:
+        return self.by_outcome[Outcome.SUSPECT]
+
+    @property
     def total(self) -> int:
         return sum(self.by_outcome.values())
 
     @property
     def worst(self) -> Outcome:
-        """FAIL if anything failed; else ERROR if anything errored; else PASS (skips decide nothing)."""
+        """FAIL if anything failed; else ERROR if anything errored; else SUSPECT if any was; else PASS (skips decide nothing)."""
         if self.failed:
             return Outcome.FAIL
-        return Outcome.ERROR if self.errored else Outcome.PASS
+        if self.errored:
+            return Outcome.ERROR
+        return Outcome.SUSPECT if self.suspect else Outcome.PASS
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Counts) and other.by_outcome == self.by_outcome
@@ -199,6 +242,8 @@ class ConversationResult:
     warnings: tuple[Problem, ...] = ()
     #: The exceptions of checks that crashed (each such check is an `error`).
     crashes: tuple[Crash, ...] = ()
+    #: The review of its `user` messages (`check --review-user`); a suspect one makes the verdict SUSPECT.
+    user_review: UserReview | None = None
 
     def checks(self) -> Iterator[CheckLine]:
         """Every check in the order it is reported: assertions, SOP steps, criteria."""
@@ -228,7 +273,10 @@ class ConversationResult:
 
     @cached_property
     def verdict(self) -> Outcome:
-        """FAIL if a check failed; else ERROR if one errored; else PASS. SOP steps count as their set's verdict."""
+        """SUSPECT if its user is; else FAIL if a check failed; else ERROR if one errored; else PASS. SOP steps count
+        as their set's verdict."""
+        if self.user_review is not None and self.user_review.suspect:
+            return Outcome.SUSPECT
         outcomes = [r.outcome for r in self.assertions] + [c.outcome for c in self.criteria]
         if self.sop is not None:
             outcomes.append(self.sop.outcome)
@@ -284,6 +332,10 @@ class RunResult:
     record: Conversation | None = field(default=None, repr=False, compare=False)
     #: Why `record` is None though there are events (shown beside them in the HTML report).
     record_note: str | None = None
+    #: The review of the simulated user, once the simulation ended (None: a scripted user, or a run cut short).
+    user_review: UserReview | None = None
+    #: How many attempts of this run were suspect (`--retry-suspect`); this result is the last attempt.
+    suspect_attempts: int = 0
 
     @property
     def slug(self) -> str:
@@ -323,7 +375,7 @@ class ScenarioStats:
 
     @property
     def pass_rate(self) -> float | None:
-        """Passed over judged runs; errored runs say nothing about the agent and are counted apart."""
+        """Passed over judged runs; errored and suspect runs say nothing about the agent and are counted apart."""
         return self.counts.passed / self.judged if self.judged else None
 
     @property
@@ -382,6 +434,10 @@ class BatchResult:
     def errored(self) -> int:
         return self.counts.errored
 
+    @property
+    def suspect(self) -> int:
+        return self.counts.suspect
+
     def scenarios(self) -> list[ScenarioStats]:
         return scenario_stats(self.runs)
 
@@ -390,3 +446,6 @@ class BatchResult:
 
     def errored_runs(self) -> list[RunResult]:
         return [run for run in self.runs if run.verdict is Outcome.ERROR]
+
+    def suspect_runs(self) -> list[RunResult]:
+        return [run for run in self.runs if run.verdict is Outcome.SUSPECT]

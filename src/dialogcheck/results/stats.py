@@ -7,6 +7,10 @@ per distinct check, a few examples each) and merges across chunks checked in
 other processes, so `--jobs 1` and `--jobs N` give the same rows in the same
 order: the order each check was first met, which for one scenario or SOP is
 file order.
+
+A conversation whose simulated user is suspect (its `user_review`) is left
+out of every row: its checks judged a conversation the agent was not really
+given, so they say nothing about the agent, as an errored run's say nothing.
 """
 
 from __future__ import annotations
@@ -101,7 +105,9 @@ class CheckStats:
 
     def add(self, result: ConversationResult, example: str, scenario: str | None = None) -> None:
         """Count every check of one result; `example` is how a failure names it (its source, or `slug run N`);
-        `scenario` (else the result's own) tells apart the checks of different scenarios."""
+        `scenario` (else the result's own) tells apart the checks of different scenarios. A suspect one is not counted."""
+        if result.verdict is Outcome.SUSPECT:
+            return
         scenario = scenario or result.scenario
         lines = tuple(result.checks())
         rows = self._in_order.get(scenario)
@@ -146,9 +152,10 @@ class CheckStats:
 
 
 def run_stats(runs: Iterable[RunResult]) -> CheckStats:
-    """The per-check statistics of a batch of runs, by scenario; a run that errored before it was judged has none."""
+    """The per-check statistics of a batch of runs, by scenario; a run that errored before it was judged has none,
+    and a suspect run's checks are not counted."""
     stats = CheckStats()
     for run in runs:
-        if run.conversation is not None:
+        if run.conversation is not None and run.verdict is not Outcome.SUSPECT:
             stats.add(run.conversation, f"{run.slug} run {run.number}", run.slug)
     return stats

@@ -5,6 +5,11 @@ for a harness reason (agent down or unreadable, simulator or judge error,
 time limit) is **errored**: recorded with the reason, counted apart from a
 failed run, never lost. `on_finished` sees every run the moment it ends, so
 the results folder grows as the batch goes.
+
+Once a simulation ends its simulated user is reviewed (`review.RunReviewer`);
+a run whose user is suspect is `suspect`, neither a pass nor the agent's
+failure, and is run again up to `retry_suspect` times (the last attempt is
+kept, with how many attempts were suspect).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .._redact import redact
 from ..checks.base import Outcome
@@ -26,7 +31,8 @@ from ..llm.base import LLMError
 from ..results.model import Crash, RunResult, ScenarioInfo, TranscriptLine
 from ..scenario.model import Scenario
 from ..simulate.loop import SimulatedConversation, simulate
-from ..simulate.user import SimulatedUser
+from ..simulate.user import ScriptedUser, SimulatedUser
+from .review import RunReviewer
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,8 @@ class BatchSettings:
     time_limit: float = 300.0
     no_judge: bool = False
     metrics: tuple[str, ...] = ()
+    #: How many more times a run whose simulated user is suspect is run (`--retry-suspect`).
+    retry_suspect: int = 1
 
 
 def _harness_error(err: BaseException, time_limit: float) -> str:
@@ -74,16 +82,21 @@ async def run_one(
     make_user: Callable[[Scenario], SimulatedUser],
     judge: Judge | None,
     settings: BatchSettings,
+    reviewer: RunReviewer | None = None,
 ) -> RunResult:
+    """One attempt of a run: simulated, its user reviewed (unless scripted), judged; errored on a harness failure."""
     scenario = spec.scenario
     simulated = SimulatedConversation(f"sim-{uuid.uuid4()}")
     source = f"{scenario.slug}/run_{spec.number}"
     started = time.perf_counter()
-    result = record = error = crash = None
+    result = record = error = crash = review = None
     try:
         async with asyncio.timeout(settings.time_limit):
-            await simulate(scenario, agent, make_user(scenario), simulated)
+            user = make_user(scenario)
+            await simulate(scenario, agent, user, simulated)
             record = simulated.conversation(source)
+            if reviewer is not None and not isinstance(user, ScriptedUser):  # a script is the project's own words
+                review = await reviewer.review(scenario, record)
             result = await evaluate_async(scenario, record, judge=judge, no_judge=settings.no_judge, metrics=settings.metrics)
     except Exception as err:  # noqa: BLE001 - every harness failure becomes an errored run
         error = redact(safe_text(_harness_error(err, settings.time_limit)))
@@ -93,7 +106,7 @@ async def run_one(
     return RunResult(
         scenario=ScenarioInfo(scenario.slug, scenario.name, scenario.path, scenario.type, tuple(scenario.tags)),
         number=spec.number,
-        verdict=Outcome.ERROR if error else result.verdict,
+        verdict=Outcome.ERROR if error else Outcome.SUSPECT if review is not None and review.suspect else result.verdict,
         conversation=result,
         error=error,
         crashes=((crash,) if crash else ()) + (result.crashes if result is not None else ()),
@@ -104,7 +117,31 @@ async def run_one(
         transcript=tuple(TranscriptLine(who.lower(), text) for who, text in simulated.transcript),
         events=record.raw_events,
         record=record,
+        user_review=review,
     )
+
+
+async def run_until_trusted(
+    spec: RunSpec,
+    agent: AgentConnector,
+    make_user: Callable[[Scenario], SimulatedUser],
+    judge: Judge | None,
+    settings: BatchSettings,
+    reviewer: RunReviewer | None = None,
+) -> RunResult:
+    """A run, run again while its simulated user is suspect, at most `settings.retry_suspect` more times.
+
+    The last attempt is the result; `suspect_attempts` says how many attempts were suspect. A retry
+    asks the simulator afresh (`reviewer.retry_user`): a cached answer would only repeat the fault.
+    """
+    run = await run_one(spec, agent, make_user, judge, settings, reviewer)
+    suspect = 0
+    while run.verdict is Outcome.SUSPECT:
+        suspect += 1
+        if suspect > settings.retry_suspect or reviewer is None:
+            break
+        run = await run_one(spec, agent, reviewer.retry_user or make_user, judge, settings, reviewer)
+    return replace(run, suspect_attempts=suspect) if suspect else run
 
 
 async def run_batch(
@@ -114,13 +151,15 @@ async def run_batch(
     judge: Judge | None,
     settings: BatchSettings,
     on_finished: Callable[[RunResult], None] = lambda run: None,
+    reviewer: RunReviewer | None = None,
 ) -> list[RunResult]:
-    """Every run of `specs`, at most `settings.parallel` at once, in plan order."""
+    """Every run of `specs`, at most `settings.parallel` at once, in plan order; each simulated user reviewed by
+    `reviewer` (none: no review)."""
     gate = asyncio.Semaphore(settings.parallel)
 
     async def one(spec: RunSpec) -> RunResult:
         async with gate:
-            run = await run_one(spec, agent, make_user, judge, settings)
+            run = await run_until_trusted(spec, agent, make_user, judge, settings, reviewer)
         on_finished(run)
         return run
 

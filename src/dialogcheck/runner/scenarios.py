@@ -33,6 +33,7 @@ from ..results.plan import new_plan, read_plan
 from ..results.writer import BatchWriter
 from .batch import BatchSettings, RunSpec, run_batch
 from .project import Project, load_planned, load_project
+from .review import run_reviewer
 
 JUNIT, HTML = "junit.xml", "report.html"
 
@@ -109,6 +110,7 @@ class ScenarioBatch:
         simulate: str = "auto",
         use_cache: bool = True,
         cache_dir: str | Path | None = None,
+        retry_suspect: int = 1,
     ):
         self.started = datetime.now(timezone.utc)
         self.resume, self.results = resume, results
@@ -122,9 +124,11 @@ class ScenarioBatch:
             config_path = os.path.abspath(self.project.config.path) if self.project.config.path else None
             self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, self.project.planned(runs))
         self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel)
+        retry_user = make_users(self.project, use_cache=False, cache_dir=cache, mode=simulate, parallel=parallel) if use_cache else self.make_user
+        self.reviewer = run_reviewer(self.project.config, retry_user, use_cache=use_cache, cache_dir=cache, parallel=parallel)
         self.agent = agent if _is_connector(agent) else _connector(self.project, agent)  # type: ignore[arg-type]
         evaluation = self.project.config.evaluation
-        self.settings = BatchSettings(parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=evaluation.metrics)
+        self.settings = BatchSettings(parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=evaluation.metrics, retry_suspect=retry_suspect)
         self.judge = None
         if not no_judge:
             from ..judge.setup import judge_from_config
@@ -192,7 +196,7 @@ class ScenarioBatch:
             if on_start is not None:
                 on_start(asyncio.current_task())  # type: ignore[arg-type]
             try:
-                return await run_batch(specs, self.agent, self.make_user, self.judge, self.settings, finished)
+                return await run_batch(specs, self.agent, self.make_user, self.judge, self.settings, finished, self.reviewer)
             finally:
                 await self.agent.aclose()
 
@@ -248,6 +252,7 @@ def run_scenarios(
     simulate: str = "auto",
     use_cache: bool = True,
     cache_dir: str | Path | None = None,
+    retry_suspect: int = 1,
 ) -> BatchResult:
     """Run scenarios against an agent and judge each run; the batch's typed result.
 
@@ -255,12 +260,13 @@ def run_scenarios(
     The agent is the project's (`agent` in `eval/conftest.yml`) unless `agent` names one: `rasa:URL`,
     `http:URL` (or the URL alone), `python:MODULE:FUNC`, or a connector object. Results go to `results`
     (a new or empty folder), else `eval/results/<timestamp>`; `resume` finishes the batch of a results
-    folder instead. `passed`, `failed` and `errored` of the result count runs. Bad input raises
+    folder instead. `passed`, `failed`, `errored` and `suspect` of the result count runs; a run whose simulated
+    user is suspect (its `user_review`) is run again up to `retry_suspect` times. Bad input raises
     `dialogcheck.LoadError`; an agent that cannot be set up, `AgentSetupError`; one that is down, `AgentError`.
     """
     batch = ScenarioBatch(
         [paths] if isinstance(paths, (str, Path)) else paths, agent=agent, runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume,
-        config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir,
+        config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir, retry_suspect=retry_suspect,
     )
     batch.check_agent()
     return batch.run()

@@ -5,10 +5,10 @@
 (function () {
   "use strict";
   var PAGE = 100;
-  var OUTCOME = { p: "pass", f: "fail", e: "error", s: "skip" };
-  var WORD = { pass: "PASS", fail: "FAIL", error: "ERROR", skip: "SKIP" };
+  var OUTCOME = { p: "pass", f: "fail", e: "error", s: "skip", u: "suspect" };
+  var WORD = { pass: "PASS", fail: "FAIL", error: "ERROR", skip: "SKIP", suspect: "SUSPECT" };
   var GROUP_NAME = { a: "Assertions", s: "SOP steps", c: "Criteria" };
-  var RANK = { fail: 0, error: 1, pass: 3, skip: 4 };
+  var RANK = { fail: 0, error: 1, suspect: 1, pass: 3, skip: 4 };
 
   var meta = JSON.parse(document.getElementById("dc-meta").textContent);
   var noun = meta.noun;

@@ -14,7 +14,8 @@ import functools
 from collections.abc import Sequence
 
 from ...events.model import Conversation
-from .model import Brief, Line, Prompts, Reason, Subject, UserReview, transcript_of
+from ...results.model import Reason, UserReview
+from .model import Brief, Line, Prompts, Subject, brief_of, transcript_of
 from .rules import RULES, Rule
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "Reason",
     "Rule",
     "UserReview",
+    "brief_of",
     "review_conversation",
     "review_user",
     "transcript_of",

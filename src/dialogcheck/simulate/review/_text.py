@@ -84,6 +84,14 @@ def likeness(a: Sequence[str], b: Sequence[str]) -> float:
     return SequenceMatcher(None, a, b, autojunk=False).ratio() if a or b else 1.0
 
 
+def alike(a: Sequence[str], b: Sequence[str], at_least: float) -> bool:
+    """Whether `likeness(a, b)` is `at_least`; difflib's cheap upper bounds rule most pairs out before the ratio."""
+    if not (a or b):
+        return True
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    return matcher.real_quick_ratio() >= at_least and matcher.quick_ratio() >= at_least and matcher.ratio() >= at_least
+
+
 def excerpt(text: str, limit: int = 80) -> str:
     """The text on one line, cut to `limit` characters, for a reason to quote."""
     one_line = " ".join(text.split())

@@ -1,4 +1,4 @@
-"""What the review reads (a transcript, the brief, the prompt templates) and what it says (`UserReview`).
+"""What the review reads: a transcript, the brief, the prompt templates (what it says, `UserReview`, is a result).
 
 All plain frozen data: the transcript is read from the canonical `Conversation`
 once, the brief and the templates are plain strings, so the same review runs
@@ -8,17 +8,16 @@ on a simulated run, a recorded conversation or a test's hand-written lines.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from typing import Literal
 
 from ...events.model import BotMessage, Conversation, UserMessage
+from ...scenario.model import Scenario
 from . import _text
 
 Speaker = Literal["user", "agent"]
-Verdict = Literal["ok", "suspect"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +63,11 @@ class Brief:
         return (self.simulation_context, *self.extra)
 
 
+def brief_of(scenario: Scenario) -> Brief:
+    """What a scenario tells its simulated user: the one place a new scenario field about the user joins the review."""
+    return Brief(scenario.simulation_context)
+
+
 #: A Jinja2 tag, expression or comment: where the literal text of a template breaks.
 TEMPLATE_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
 #: A name with an underscore: a template variable no customer would type (`simulation_context`).
@@ -86,6 +90,17 @@ class Prompts:
     def literal_runs(self) -> tuple[tuple[str, ...], ...]:
         """The words of each stretch of literal text between two template tags."""
         return tuple(run for source in self.sources for part in TEMPLATE_TAG.split(source) if (run := _text.words(part)))
+
+    def spans(self, n: int) -> frozenset[tuple[str, ...]]:
+        """Every run of `n` words of the templates' literal text, made once per `n` (every review reads them)."""
+        found = self._spans.get(n)
+        if found is None:
+            found = self._spans[n] = _text.ngram_set(self.literal_runs, n)
+        return found
+
+    @cached_property
+    def _spans(self) -> dict[int, frozenset[tuple[str, ...]]]:
+        return {}
 
     @cached_property
     def variables(self) -> frozenset[str]:
@@ -129,29 +144,3 @@ class Subject:
     def brief_runs(self) -> tuple[tuple[str, ...], ...]:
         """The brief's words, cut wherever it quotes what the user is to say."""
         return tuple(run for passage in self.brief.passages for part in _text.unquoted_parts(passage) if (run := _text.words(part)))
-
-
-@dataclass(frozen=True)
-class Reason:
-    """Why a run's simulated user is suspect: the rule that saw it, the turn (None: the whole conversation), and what it saw."""
-
-    turn: int | None
-    rule: str
-    text: str
-
-
-@dataclass(frozen=True)
-class UserReview:
-    """Whether the simulated user can be trusted on this run: `ok`, or `suspect` with every reason found."""
-
-    verdict: Verdict
-    reasons: tuple[Reason, ...] = field(default=())
-
-    @classmethod
-    def of(cls, reasons: Iterable[Reason]) -> UserReview:
-        found = tuple(reasons)
-        return cls("suspect" if found else "ok", found)
-
-    def rules(self) -> Sequence[str]:
-        """The rules that saw something, each once, in the order they did."""
-        return tuple(dict.fromkeys(reason.rule for reason in self.reasons))

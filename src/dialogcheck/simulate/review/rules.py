@@ -17,7 +17,8 @@ from typing import ClassVar, Protocol
 
 from ..user import USER_SCHEMA
 from . import _text
-from .model import TEMPLATE_TAG, Reason, Said, Subject
+from ...results.model import Reason
+from .model import TEMPLATE_TAG, Said, Subject
 
 
 class Rule(Protocol):
@@ -56,7 +57,7 @@ class PromptWording:
 
     def reasons(self, subject: Subject) -> Iterator[Reason]:
         runs = subject.prompts.literal_runs
-        spans = _text.ngram_set(runs, self.min_span)
+        spans = subject.prompts.spans(self.min_span)
         wholes = tuple(f" {' '.join(run)} " for run in runs)
         for said in _spoken(subject):
             text = _text.plain(said.line.text)
@@ -92,7 +93,7 @@ class AgentEcho:
             if len(said.words) < self.min_words or not said.agent_words:
                 continue
             copied = len(_text.longest_common_span(said.words, said.agent_words))
-            if copied >= math.ceil(self.min_covered * len(said.words)) or _text.likeness(said.words, said.agent_words) >= self.min_likeness:
+            if copied >= math.ceil(self.min_covered * len(said.words)) or _text.alike(said.words, said.agent_words, self.min_likeness):
                 yield Reason(said.line.turn, self.name, f"echoes the agent's previous message: {_quote(said)}")
 
 
@@ -206,7 +207,7 @@ class Loop:
         run = 1
         spoken = list(_spoken(subject))
         for before, said in zip(spoken, spoken[1:]):
-            alike = len(said.words) >= self.min_words and _text.likeness(before.words, said.words) >= self.min_likeness
+            alike = len(said.words) >= self.min_words and _text.alike(before.words, said.words, self.min_likeness)
             run = run + 1 if alike else 1
             if run == self.repeats:
                 yield Reason(said.line.turn, self.name, f"sends the same message {self.repeats} times running: {_quote(said)}")
