@@ -95,8 +95,9 @@ def project_of(path: Path) -> Path | None:
 
 
 def outcome_of(run: RunResult) -> str:
-    """How a run's verdict shows in pytest: `passed`, `failed` (a check failed), or `error` (the harness broke, or a
-    check could not be decided). The one place run verdicts become pytest outcomes."""
+    """How a run's verdict shows in pytest: `passed`, `failed` (a check failed), or `error` (the harness broke, a
+    check could not be decided, or the simulated user was suspect: not the agent's failure, yet not a pass, as
+    `run` exits 3 for both). The one place run verdicts become pytest outcomes."""
     from .checks.base import Outcome
 
     return {Outcome.PASS: "passed", Outcome.FAIL: "failed"}.get(run.verdict, "error")

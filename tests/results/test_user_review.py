@@ -140,3 +140,16 @@ def test_junit_skips_a_suspect_run_with_its_reasons_and_reports_no_failure_of_it
     cases = check.find("testsuite").findall("testcase")
     assert cases[0].find("skipped") is not None and cases[0].find("failure") is None
     assert [(p.get("name"), p.get("value")) for p in cases[1].find("properties")] == [("user_review.verdict", "ok")]
+
+
+def test_a_suspect_run_is_a_pytest_error_explained_by_its_review():
+    from dialogcheck.pytest_plugin import outcome_of
+    from dialogcheck.report.explain import render_run_explanation
+
+    run = suspect_run()
+    assert outcome_of(run) == "error"  # not the agent's failure, not a pass: `run` exits 3 for it
+    assert outcome_of(replace(run, verdict=Outcome.FAIL, user_review=None)) == "failed"
+    explained = render_run_explanation(run).plain
+    assert "simulated user: suspect (2 suspect attempts)" in explained
+    assert "turn 1 prompt_wording: repeats the prompt's own words" in explained
+    assert "simulated user" not in render_run_explanation(replace(run, verdict=Outcome.FAIL, user_review=None)).plain

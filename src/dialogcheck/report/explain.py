@@ -13,14 +13,14 @@ from .._shown import cut, shown, visible
 from ..checks.base import Outcome
 from ..results.model import ConversationResult, RunResult
 from .styled import Styled
-from .text import STYLES, WORDS, check_counts_text, outcome_line, render_conversation
+from .text import STYLES, WORDS, check_counts_text, outcome_line, render_conversation, render_user_review
 
 #: Transcript lines an explanation shows: the last ones, where a conversation usually went wrong.
 EXCERPT_LINES = 12
 
 
 def render_run_explanation(run: RunResult) -> Styled:
-    """A run's verdict, its harness error, its failed and errored checks, and the end of its transcript."""
+    """A run's verdict, its harness error, a suspect simulated user's review, its failed and errored checks, and the end of its transcript."""
     text = Styled(f"{shown(run.slug)} run {run.number}: ", "bold")
     text.append(WORDS[run.verdict], STYLES[run.verdict])
     counts = f" ({check_counts_text(run.conversation.check_counts())})" if run.conversation is not None else ""
@@ -28,6 +28,8 @@ def render_run_explanation(run: RunResult) -> Styled:
     text.append(f"; ended: {shown(run.ended_because)}\n" if run.ended_because else "\n")
     if run.error:
         text.append(f"error: {shown(run.error)}\n", "bold yellow")
+    if run.user_review is not None and run.user_review.suspect:
+        text.extend(render_user_review(run.user_review, run.suspect_attempts))
     for line in run.checks():
         if line.outcome in (Outcome.FAIL, Outcome.ERROR):
             outcome_line(text, line.outcome, line.title, cut(line.detail), "  ")
