@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LoadError
-from ..events.model import Conversation
+from ..events.trace import ROOT_SPAN_ID, SPAN_ID, TRACE_ID
 from ._build import Draft, ImportedConversation, convert_items
 from ._chat import tool_event
 from ._records import Item, ItemProblem, file_items
@@ -53,15 +53,6 @@ from .otlp_conventions import GENAI, OPENINFERENCE, Message, SpanSays, ToolRun, 
 from .otlp_spans import Span, document_spans
 
 _END = object()  # the value of the item after the last, where what is still held is handed out
-
-
-def trace_context(conversation: Conversation) -> tuple[str, str] | None:
-    """(trace id, root span id) of the trace an imported conversation starts in, or None when it was not one."""
-    if not conversation.events:
-        return None
-    metadata = conversation.events[0].metadata
-    trace_id, root = metadata.get("trace_id"), metadata.get("root_span_id")
-    return (trace_id, root) if isinstance(trace_id, str) and isinstance(root, str) else None
 
 
 @dataclass
@@ -89,7 +80,7 @@ class _Thread:
             for event, span in block.entries:
                 draft.add(event, span.item, span.path)
         if draft.events:
-            draft.events[0]["metadata"]["root_span_id"] = min(self.blocks, key=lambda b: b.start).root_span_id
+            draft.events[0]["metadata"][ROOT_SPAN_ID] = min(self.blocks, key=lambda b: b.start).root_span_id
         return draft
 
 
@@ -242,7 +233,7 @@ class _Emitter:
 
     def add(self, event: dict[str, Any]) -> dict[str, Any]:
         event["timestamp"] = self.time / 1e9
-        event.setdefault("metadata", {}).update(trace_id=self.span.trace_id, span_id=self.span.span_id)
+        event.setdefault("metadata", {}).update({TRACE_ID: self.span.trace_id, SPAN_ID: self.span.span_id})
         self.block.entries.append((event, self.span))
         return event
 
@@ -299,4 +290,4 @@ def read(path: str | Path) -> Iterator[ImportedConversation]:
     return convert_items(_items(path), reader.item, str(path))
 
 
-__all__ = ["read", "trace_context"]
+__all__ = ["read"]

@@ -199,6 +199,9 @@ class ConversationResult:
     warnings: tuple[Problem, ...] = ()
     #: The exceptions of checks that crashed (each such check is an `error`).
     crashes: tuple[Crash, ...] = ()
+    #: (trace id, root span id) of the trace the conversation was imported from, where verdicts exported as
+    #: telemetry hang; None for a conversation not read from traces. Not written to results files.
+    trace: tuple[str, str] | None = None
 
     def checks(self) -> Iterator[CheckLine]:
         """Every check in the order it is reported: assertions, SOP steps, criteria."""
