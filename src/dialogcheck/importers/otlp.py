@@ -74,6 +74,10 @@ class _Thread:
     seen: Counter = field(default_factory=Counter)
     waiting: dict[str | None, list[dict[str, Any]]] = field(default_factory=dict)
 
+    @property
+    def has_events(self) -> bool:
+        return any(block.entries for block in self.blocks)
+
     def draft(self) -> Draft:
         draft = Draft(self.key)
         for block in sorted(self.blocks, key=lambda b: b.start):
@@ -133,6 +137,7 @@ class _Reader:
         self.threads: dict[str, _Thread] = {}
         self.first_span: Span | None = None
         self.any_convention = False
+        self.handed_out = 0
 
     def item(self, item: Item) -> Iterator[Draft]:
         if item.value is _END:
@@ -164,22 +169,31 @@ class _Reader:
                 self.threads[key] = thread
         _tool_spans(ordered, says)
         _add_trace(thread, ordered, says, order)
-        if key is None:
+        if key is None and thread.has_events:
+            self.handed_out += 1
             yield thread.draft()
 
     def end(self) -> Iterator[Draft]:
         for trace_id in list(self.open):
             yield from self.trace(self.open.pop(trace_id))
         for thread in self.threads.values():
-            yield thread.draft()
+            if thread.has_events:
+                self.handed_out += 1
+                yield thread.draft()
         self.threads.clear()
+        if self.first_span is None:
+            raise ItemProblem("the file holds no spans: expected OTLP/JSON documents with `resourceSpans` holding GenAI or OpenInference spans")
+        span = self.first_span
         if not self.any_convention:
-            if self.first_span is None:
-                raise ItemProblem("the file holds no spans: expected OTLP/JSON documents with `resourceSpans` holding GenAI or OpenInference spans")
-            span = self.first_span
             raise LoadError([span.item.problem(
                 f"no span of this file follows the {GENAI} (`gen_ai.*` attributes or events) or {OPENINFERENCE} "
                 f"(`openinference.span.kind`): expected traces of a GenAI agent (the first span is {span.name!r})", span.path,
+            )])
+        if not self.handed_out:
+            raise LoadError([span.item.problem(
+                "no span of this file holds a message or a tool run: expected `gen_ai.input.messages` / "
+                "`gen_ai.output.messages`, `llm.input_messages.*`, or tool spans (were the traces recorded with message "
+                "content captured, e.g. OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?)", span.path,
             )])
 
 
