@@ -31,7 +31,7 @@ from .check_output import JsonWriter, TextWriter, print_warnings
 from .env_options import env_options
 from .html_file import HtmlReportFile
 from .progress import Progress
-from .telemetry_out import TelemetryOut, telemetry_options
+from .telemetry_out import TelemetryOut, require_sdk, telemetry_options
 from .output import (
     EXIT_BAD_INPUT,
     EXIT_ERRORED,
@@ -304,6 +304,7 @@ def _refuse_what_cannot_go_together(o: CheckOptions) -> None:
     _check_options(o.engine, o.output_dir, o.shard_format, o.input_format, o.junit_path, o.html_path)
     if o.engine == "ray" and (o.otlp_out or o.openinference_out or o.otlp_endpoint):
         raise click.UsageError("--otlp-out, --openinference-out and --otlp-endpoint are written by --engine local")
+    require_sdk(o.otlp_endpoint)
     if o.engine == "ray" and any(is_stream(Path(c)) for c in o.conversations if "://" not in c):
         raise click.UsageError("--engine ray reads files and object-store URIs, which its tasks open themselves: save a pipe's input to a file first")
 

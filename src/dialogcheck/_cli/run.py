@@ -26,7 +26,7 @@ from ..results.plan import MAX_RUNS
 from ..runner.scenarios import ScenarioBatch, write_reports
 from .env_options import env_options
 from .progress import Progress
-from .telemetry_out import TelemetryOut, telemetry_options
+from .telemetry_out import TelemetryOut, require_sdk, telemetry_options
 from .output import EXIT_ERRORED, FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, exit_code_of, fail_with_load_error, print_json, print_text
 
 EXIT_INTERRUPTED = 130
@@ -92,6 +92,7 @@ class _Interrupt:
 def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, junit_path, html_path,
         show, max_failures, output_format, otlp_out=None, openinference_out=None, otlp_endpoint=None):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
+    require_sdk(otlp_endpoint)
     if resume_dir:
         _refuse_with_resume(paths, results_dir, config_path)
     batch = _plan(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format)

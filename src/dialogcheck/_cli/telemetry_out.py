@@ -36,17 +36,27 @@ def telemetry_options(command: Callable) -> Callable:
     return click.option("--otlp-out", "otlp_out", type=click.Path(dir_okay=False), help=OTLP_OUT_HELP)(command)
 
 
+def require_sdk(endpoint: str | None) -> None:
+    """With --otlp-endpoint, the SDK and its exporter must be installed: a usage error before anything runs."""
+    if endpoint is None:
+        return
+    try:
+        import opentelemetry.exporter.otlp.proto.http._log_exporter  # noqa: F401
+        import opentelemetry.sdk._logs  # noqa: F401
+    except ImportError:
+        raise click.UsageError("--otlp-endpoint needs the OpenTelemetry SDK and its OTLP/HTTP exporter: pip install 'dialogcheck[otlp]'") from None
+
+
 class _Sdk:
     """An SDK logger provider exporting to one collector over OTLP/HTTP."""
 
     def __init__(self, endpoint: str):
-        try:
-            from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-            from opentelemetry.sdk._logs import LoggerProvider
-            from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
-            from opentelemetry.sdk.resources import Resource
-        except ImportError:
-            raise click.UsageError("--otlp-endpoint needs the OpenTelemetry SDK: pip install 'dialogcheck[otlp]'") from None
+        require_sdk(endpoint)
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+        from opentelemetry.sdk._logs import LoggerProvider
+        from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+        from opentelemetry.sdk.resources import Resource
+
         url = endpoint.rstrip("/") + "/v1/logs" if endpoint.count("/") <= 2 else endpoint
         self.endpoint = url
         self.exporter = _Counting(OTLPLogExporter(endpoint=url))
