@@ -343,3 +343,44 @@ def test_traces_without_message_content_say_so(tmp_path):
     done = import_cli(path)
     assert done.returncode == 2
     assert f"{path}:1:" in done.stderr and "no span of this file holds a message or a tool run" in done.stderr
+
+
+def test_a_conversation_goes_out_when_its_last_trace_completes(tmp_path):
+    """A first pass finds each conversation's last trace: it is handed out there, not held to the end of the file."""
+    one, two, alone, rootless = "1" * 32, "2" * 32, "3" * 32, "4" * 32
+    path = write(tmp_path,
+                 doc(chat("b" * 16, 10, [user("hi")], [bot("r1")], trace=one), root(0, trace=one, **{"session.id": "s1"})),
+                 doc(chat("b" * 16, 210, [user("hi"), bot("r1"), user("more")], [bot("r2")], trace=two), root(200, trace=two, **{"session.id": "s1"})),
+                 doc(chat("b" * 16, 10, [user("alone")], [bot("r")], trace=alone), root(0, trace=alone)),
+                 doc(chat("b" * 16, 300, [user("x")], [bot("y")], trace=rootless, **{"session.id": "s2"})),
+                 doc(chat("b" * 16, 5, [user("w")], [bot("z")], **{"session.id": "s2"}), root(0, **{"session.id": "s2"})))
+    found = [(c.conversation_id, [e.get("text") for e in c.events]) for c in import_file(path, "otlp")]
+    assert found == [("s1", ["hi", "r1", "more", "r2"]), (alone, ["alone", "r"]), ("s2", ["w", "z", "x", "y"])]
+
+
+def _peak_bytes(path: Path) -> int:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        assert sum(1 for _ in import_file(path, "otlp")) > 0
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("traces_per_conversation", [1, 10])
+def test_memory_stays_flat_as_the_file_grows(tmp_path, traces_per_conversation):
+    """Ten times the traces, about the same peak: what is held is the traces and conversations still open."""
+    peaks = []
+    for n in (300, 3000):
+        path = tmp_path / f"{n}.jsonl"
+        with path.open("w") as handle:
+            for i in range(n):
+                trace = f"{i + 1:032x}"
+                named = {"gen_ai.conversation.id": f"c{i // traces_per_conversation}"} if traces_per_conversation > 1 else {}
+                handle.write(json.dumps(doc(chat("b" * 16, 10 * i + 1, [user(f"question {i}")], [bot("an answer " * 20)], trace=trace))) + "\n")
+                handle.write(json.dumps(doc(root(10 * i, trace=trace, **named))) + "\n")
+        peaks.append(_peak_bytes(path))
+    assert peaks[1] < 3 * peaks[0], peaks
+    assert peaks[1] < path.stat().st_size / 8, (peaks, path.stat().st_size)

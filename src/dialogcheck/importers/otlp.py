@@ -24,12 +24,14 @@ spans into conversations and turns what they said into native events.
 - **Trace context.** Each event's `metadata` holds the `trace_id` and
   `span_id` of the span it came from; the first event's also holds the
   `root_span_id` of its trace, where verdicts exported as telemetry hang.
-- **Memory.** The spans of a trace are held until its root span arrives (the
-  SDK ends a root span last, so a file written as spans end holds it after
-  its children) or the file ends; then the trace is reduced to events. A
-  conversation named by an id may go on in any later trace, so its events
-  (never its spans) are held until the file ends; a conversation of one
-  trace is handed out as soon as its trace is complete.
+- **Memory.** The file is read twice. The first pass keeps only ids: for
+  each conversation named by an id, the trace that completes it last. The
+  second converts: the spans of a trace are held until its root span arrives
+  (the SDK ends a root span last, so a file written as spans end holds it
+  after its children) or the file ends, then the trace is reduced to events;
+  a conversation's events (never its spans) are held until its last trace
+  is reduced, and it is handed out there. So what is held is the traces and
+  conversations still open, plus one id pair per named conversation.
 
 Spans that follow neither convention (HTTP, database, ...) are ignored, and
 so are attributes no convention here names; a file none of whose spans
@@ -48,9 +50,9 @@ from ..errors import LoadError
 from ..events.trace import ROOT_SPAN_ID, SPAN_ID, TRACE_ID
 from ._build import Draft, ImportedConversation, convert_items
 from ._chat import tool_event
-from ._records import Item, ItemProblem, file_items
-from .otlp_conventions import GENAI, OPENINFERENCE, Message, SpanSays, ToolRun, conversation_key, convention, read_span
-from .otlp_spans import Span, document_spans
+from ._records import Item, ItemProblem, JsonPath, file_items
+from .otlp_conventions import CONVERSATION_KEYS, GENAI, OPENINFERENCE, Message, SpanSays, ToolRun, conversation_key, convention, read_span
+from .otlp_spans import Span, document_spans, raw_attribute, raw_spans
 
 _END = object()  # the value of the item after the last, where what is still held is handed out
 
@@ -62,7 +64,7 @@ class _Block:
     start: int
     trace_id: str
     root_span_id: str
-    entries: list[tuple[dict[str, Any], Span]] = field(default_factory=list)
+    entries: list[tuple[dict[str, Any], Item, JsonPath]] = field(default_factory=list)
 
 
 @dataclass
@@ -81,8 +83,8 @@ class _Thread:
     def draft(self) -> Draft:
         draft = Draft(self.key)
         for block in sorted(self.blocks, key=lambda b: b.start):
-            for event, span in block.entries:
-                draft.add(event, span.item, span.path)
+            for event, item, path in block.entries:
+                draft.add(event, item, path)
         if draft.events:
             draft.events[0]["metadata"][ROOT_SPAN_ID] = min(self.blocks, key=lambda b: b.start).root_span_id
         return draft
@@ -129,10 +131,43 @@ def _tool_spans(spans: list[Span], says: dict[str, SpanSays]) -> None:
             parent = by_id.get(parent.parent_id or "")
 
 
+def _last_traces(path: str | Path) -> dict[str, str | None]:
+    """The first pass over the file: for each conversation named by an id, the trace that completes it last
+    (None: a trace of it never completes, so it is held to the end of the file). Only ids are held; whatever
+    is malformed is skipped, for the second pass to report where it is."""
+    open_traces: dict[str, list[dict[str, Any]]] = {}
+    last: dict[str, str | None] = {}
+    try:
+        for item in file_items(path):
+            complete = []
+            for raw in raw_spans(item.value):
+                trace_id = raw.get("traceId")
+                if not isinstance(trace_id, str):
+                    continue
+                trace_id = trace_id.lower()
+                names = {key: raw_attribute(raw, key) for key in CONVERSATION_KEYS}
+                open_traces.setdefault(trace_id, []).append({k: v for k, v in names.items() if v is not None})
+                if not raw.get("parentSpanId"):
+                    complete.append(trace_id)
+            for trace_id in dict.fromkeys(complete):
+                key = conversation_key(open_traces.pop(trace_id))
+                if key is not None:
+                    last[key] = trace_id
+    except LoadError:
+        pass
+    for names in open_traces.values():
+        key = conversation_key(names)
+        if key is not None:
+            last[key] = None
+    return last
+
+
 class _Reader:
     """The state of one file being read: traces still open, conversations still held."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: str | Path) -> None:
+        self.path = path
+        self.last: dict[str, str | None] | None = None  # the first pass's, made when the second starts
         self.open: dict[str, list[Span]] = {}
         self.threads: dict[str, _Thread] = {}
         self.first_span: Span | None = None
@@ -140,6 +175,8 @@ class _Reader:
         self.handed_out = 0
 
     def item(self, item: Item) -> Iterator[Draft]:
+        if self.last is None:
+            self.last = _last_traces(self.path)
         if item.value is _END:
             yield from self.end()
             return
@@ -161,7 +198,7 @@ class _Reader:
         self.any_convention = True
         order = _tree_order(spans)
         ordered = sorted(spans, key=lambda s: order[s.span_id])
-        key = next((k for s in ordered if (k := conversation_key(s)) is not None), None)
+        key = conversation_key([s.attributes for s in spans])
         thread = self.threads.get(key) if key is not None else None
         if thread is None:
             thread = _Thread(key or spans[0].trace_id)
@@ -169,7 +206,10 @@ class _Reader:
                 self.threads[key] = thread
         _tool_spans(ordered, says)
         _add_trace(thread, ordered, says, order)
-        if key is None and thread.has_events:
+        if key is not None and (self.last or {}).get(key) != spans[0].trace_id:
+            return  # the conversation goes on in a later trace
+        self.threads.pop(key, None)
+        if thread.has_events:
             self.handed_out += 1
             yield thread.draft()
 
@@ -248,7 +288,7 @@ class _Emitter:
     def add(self, event: dict[str, Any]) -> dict[str, Any]:
         event["timestamp"] = self.time / 1e9
         event.setdefault("metadata", {}).update({TRACE_ID: self.span.trace_id, SPAN_ID: self.span.span_id})
-        self.block.entries.append((event, self.span))
+        self.block.entries.append((event, *_origin(self.span)))
         return event
 
     def message(self, message: Message) -> None:
@@ -290,6 +330,16 @@ class _Emitter:
         self.add(event)
 
 
+def _origin(span: Span) -> tuple[Item, JsonPath]:
+    """Where an event's span is, held without the span: a line of JSONL is kept as its line number alone (a
+    conversation's events may be held to the end of the file, its lines must not be), a document's place as it is
+    (its text is the file's, held anyway)."""
+    item = span.item
+    if item.offset:
+        return item, span.path
+    return Item(None, item.file, "", 0, item.first_line, item.index), ()
+
+
 def _items(path: str | Path) -> Iterator[Item]:
     """The file's documents, then one more item that says the file ended (where held conversations go out)."""
     last: Item | None = None
@@ -299,8 +349,8 @@ def _items(path: str | Path) -> Iterator[Item]:
 
 
 def read(path: str | Path) -> Iterator[ImportedConversation]:
-    """Every conversation of an OTLP/JSON trace file, handed out as its traces complete."""
-    reader = _Reader()
+    """Every conversation of an OTLP/JSON trace file, handed out as its last trace completes."""
+    reader = _Reader(path)
     return convert_items(_items(path), reader.item, str(path))
 
 

@@ -81,11 +81,19 @@ class SpanSays:
     tool: ToolRun | None = None
 
 
-def conversation_key(span: Span) -> str | None:
+def conversation_name(value: Any) -> str | None:
+    """An attribute's value as a conversation's name: a non-empty string or an integer."""
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value) else None
+
+
+def conversation_key(names: list[dict[str, Any]]) -> str | None:
+    """The conversation a trace belongs to, from its spans' attributes in file order: the first
+    `gen_ai.conversation.id` any of them names, else the first `session.id`."""
     for key in CONVERSATION_KEYS:
-        value = span.attributes.get(key)
-        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
-            return str(value)
+        for attributes in names:
+            found = conversation_name(attributes.get(key))
+            if found is not None:
+                return found
     return None
 
 

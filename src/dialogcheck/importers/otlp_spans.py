@@ -154,3 +154,25 @@ def document_spans(item: Item) -> Iterator[Span]:
             scope = expect(scope, dict, "scope spans", spath)
             for k, span in enumerate(expect(scope.get("spans"), list, "spans", (*spath, "spans"), optional=True) or ()):
                 yield _span(span, item, (*spath, "spans", k))
+
+
+def raw_spans(doc: Any) -> Iterator[dict[str, Any]]:
+    """The span objects of a document as they are, skipping whatever is malformed (`document_spans` reports it)."""
+    resources = doc.get("resourceSpans") if isinstance(doc, dict) else None
+    for resource in resources if isinstance(resources, list) else ():
+        scopes = resource.get("scopeSpans") if isinstance(resource, dict) else None
+        for scope in scopes if isinstance(scopes, list) else ():
+            spans = scope.get("spans") if isinstance(scope, dict) else None
+            yield from (span for span in (spans if isinstance(spans, list) else ()) if isinstance(span, dict))
+
+
+def raw_attribute(span: dict[str, Any], key: str) -> Any:
+    """One attribute of a span object as it is, or None (when absent or malformed)."""
+    pairs = span.get("attributes")
+    for pair in pairs if isinstance(pairs, list) else ():
+        if isinstance(pair, dict) and pair.get("key") == key:
+            try:
+                return any_value(pair.get("value"), ())
+            except ItemProblem:
+                return None
+    return None
