@@ -99,12 +99,17 @@ def test_check_with_an_sop_and_the_verdicts_as_telemetry(traces, tmp_path):
         assert attributes["gen_ai.conversation.id"].string_value == CONVERSATION_ID
         read_back[attributes["gen_ai.evaluation.name"].string_value] = (attributes["gen_ai.evaluation.score.label"].string_value, attributes["gen_ai.evaluation.score.value"].double_value)
     assert read_back == {"SOP look_up Look the weather up": ("pass", 1.0), "SOP booked Book a table": ("fail", 0.0)}
+    from openinference.semconv.trace import EvaluationAttributes as Evaluation, OpenInferenceAnnotatorKindValues, SpanAttributes
+
     (span,) = ExportTraceServiceRequest.from_dict(json.loads(sessions.read_text())).resource_spans[0].scope_spans[0].spans
     attributes = {a.key: a.value for a in span.attributes}
     assert (span.trace_id.hex(), span.parent_span_id.hex()) == root
-    assert attributes["session.id"].string_value == CONVERSATION_ID
-    assert [attributes[f"session.evaluations.{n}.evaluation.label"].string_value for n in (0, 1)] == ["pass", "fail"]
-    assert attributes["session.evaluations.1.evaluation.annotator_kind"].string_value == "CODE"
+    assert attributes[SpanAttributes.SESSION_ID].string_value == CONVERSATION_ID
+    prefix = SpanAttributes.SESSION_EVALUATIONS
+    assert [attributes[f"{prefix}.{n}.{Evaluation.EVALUATION_LABEL}"].string_value for n in (0, 1)] == ["pass", "fail"]
+    assert [attributes[f"{prefix}.{n}.{Evaluation.EVALUATION_SCORE}"].double_value for n in (0, 1)] == [1.0, 0.0]
+    assert attributes[f"{prefix}.1.{Evaluation.EVALUATION_NAME}"].string_value == "SOP booked Book a table"
+    assert attributes[f"{prefix}.1.{Evaluation.EVALUATION_ANNOTATOR_KIND}"].string_value == OpenInferenceAnnotatorKindValues.CODE.value
 
 
 class _Collector(BaseHTTPRequestHandler):

@@ -270,10 +270,9 @@ def _openinference(span: Span) -> SpanSays:
         name = attrs.get("tool.name")
         if not isinstance(name, str):
             raise _Shape("a TOOL span must name its tool in `tool.name`")
-        arguments = attrs.get("tool.parameters") if "input.value" not in attrs else attrs["input.value"]
         failed = span.error
         says.tool = ToolRun(
-            name, _id(attrs.get("tool_call.id")), _arguments(arguments), attrs.get("output.value"),
+            name, _id(attrs.get("tool_call.id")) or _id(attrs.get("tool.id")), _arguments(attrs.get("input.value")), attrs.get("output.value"),
             failed, (span.status_message or None) if failed else None, _mcp_server(span),
         )
     elif kind == "LLM":
