@@ -389,3 +389,17 @@ def test_memory_stays_flat_as_the_file_grows(tmp_path, traces_per_conversation):
         peaks.append(_peak_bytes(path))
     assert peaks[1] < 3 * peaks[0], peaks
     assert peaks[1] < path.stat().st_size / 8, (peaks, path.stat().st_size)
+
+
+def test_tool_results_pair_with_their_calls_by_id_and_a_tool_span_without_an_id_takes_its_tools_call(tmp_path):
+    calls = {"role": "assistant", "parts": [{"type": "tool_call", "id": "a", "name": "x", "arguments": {}},
+                                            {"type": "tool_call", "id": "b", "name": "y", "arguments": "{\"n\": 1}"}]}
+    results = [{"role": "tool", "parts": [{"type": "tool_call_response", "id": "b", "response": "rb"}]},
+               {"role": "tool", "parts": [{"type": "tool_call_response", "id": "a", "response": "ra"}]}]
+    spans = [chat("b" * 16, 10, [user("go")], [calls]), chat("c" * 16, 30, [user("go"), calls, *results], [bot("done")]), root(0)]
+    found = events_of(write(tmp_path, doc(*spans)))
+    assert [(e["event"], e.get("tool_name"), e.get("result"), e.get("arguments")) for e in found] == [
+        ("user", None, None, None), ("tool_executed", "x", "ra", {}), ("tool_executed", "y", "rb", {"n": 1}), ("bot", None, None, None)]
+    ran = span("d" * 16, "execute_tool x", 20, 25, "a" * 16, **{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x", "gen_ai.tool.call.result": "from the span"})
+    found = events_of(write(tmp_path, doc(*spans[:2], ran, root(0))))
+    assert [(e.get("tool_name"), e.get("result")) for e in found if e["event"] == "tool_executed"] == [("y", "rb"), ("x", "from the span")]

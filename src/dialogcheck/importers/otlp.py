@@ -74,7 +74,10 @@ class _Thread:
     key: str
     blocks: list[_Block] = field(default_factory=list)
     seen: Counter = field(default_factory=Counter)
+    #: Tool calls still waiting for their result message, by call id.
     waiting: dict[str | None, list[dict[str, Any]]] = field(default_factory=dict)
+    #: Call ids a tool span ran: their call and result messages make no event of their own.
+    ran: set[str] = field(default_factory=set)
 
     @property
     def has_events(self) -> bool:
@@ -241,7 +244,7 @@ def _add_trace(thread: _Thread, spans: list[Span], says: dict[str, SpanSays], or
     """What one trace said, in time order, added to its conversation as the events not seen in it before."""
     root = min((s for s in spans if s.parent_id is None or order[s.span_id] == 0), key=lambda s: (order[s.span_id], s.start))
     block = _Block(min(s.start for s in spans), root.trace_id, root.span_id)
-    ran = {said.tool.call_id for said in says.values() if said.tool is not None and said.tool.call_id}
+    thread.ran.update(said.tool.call_id for said in says.values() if said.tool is not None and said.tool.call_id)
     unnamed = Counter(said.tool.name for said in says.values() if said.tool is not None and not said.tool.call_id)
     happenings: list[tuple[int, int, int, str, Any, Span]] = []
     for span in spans:
@@ -256,7 +259,7 @@ def _add_trace(thread: _Thread, spans: list[Span], says: dict[str, SpanSays], or
             happenings.append((span.end, order[span.span_id], 2, "out", said.outputs, span))
     happenings.sort(key=lambda h: h[:3])
     for time, _, _, kind, what, span in happenings:
-        emit = _Emitter(thread, block, span, time, ran, unnamed)
+        emit = _Emitter(thread, block, span, time, unnamed)
         if kind == "tool":
             emit.tool(what)
         elif kind == "in":
@@ -282,7 +285,7 @@ class _Emitter:
     block: _Block
     span: Span
     time: int
-    ran: set[str]
+    #: Tool spans of this trace that name no call id, by tool: each stands for the next call of that tool.
     unnamed: Counter
 
     def add(self, event: dict[str, Any]) -> dict[str, Any]:
@@ -298,8 +301,12 @@ class _Emitter:
             if message.text.strip() or not message.calls:
                 self.add({"event": "bot", "text": message.text})
             for call in message.calls:
-                if call.call_id in self.ran or self.unnamed[call.name] > 0:
-                    self.unnamed[call.name] -= call.call_id not in self.ran
+                if call.call_id in self.thread.ran:
+                    continue
+                if self.unnamed[call.name] > 0:
+                    self.unnamed[call.name] -= 1
+                    if call.call_id is not None:
+                        self.thread.ran.add(call.call_id)
                     continue
                 arguments, extra = (call.arguments, None) if isinstance(call.arguments, dict) else ({}, {"arguments": call.arguments})
                 event = self.add(tool_event(call.name, arguments, extra))
@@ -309,9 +316,13 @@ class _Emitter:
             self._result(call_id, response)
 
     def _result(self, call_id: str | None, response: Any) -> None:
-        if call_id in self.ran:
+        """Fill in the call this answers: the one with its id, or without an id the earliest still waiting."""
+        if call_id in self.thread.ran:
             return
-        waiting = self.thread.waiting.get(call_id) or next((w for w in self.thread.waiting.values() if w), None)
+        if call_id is None:
+            waiting = next((w for w in self.thread.waiting.values() if w), None)
+        else:
+            waiting = self.thread.waiting.get(call_id)
         if waiting:
             event = waiting.pop(0)
             event["result"] = response
