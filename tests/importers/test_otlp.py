@@ -403,3 +403,13 @@ def test_tool_results_pair_with_their_calls_by_id_and_a_tool_span_without_an_id_
     ran = span("d" * 16, "execute_tool x", 20, 25, "a" * 16, **{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x", "gen_ai.tool.call.result": "from the span"})
     found = events_of(write(tmp_path, doc(*spans[:2], ran, root(0))))
     assert [(e.get("tool_name"), e.get("result")) for e in found if e["event"] == "tool_executed"] == [("y", "rb"), ("x", "from the span")]
+
+
+def test_an_agent_span_summing_up_its_model_calls_says_nothing_twice(tmp_path):
+    """`invoke_agent` spans may carry the messages of the run too: read only where no span under them does."""
+    messages = {"gen_ai.input.messages": [user("hi")], "gen_ai.output.messages": [bot("hello")]}
+    agent = root(0, **messages)
+    found = events_of(write(tmp_path, doc(chat("b" * 16, 10, [user("hi")], [bot("hello")]), agent)))
+    assert [(e["event"], e["text"]) for e in found] == [("user", "hi"), ("bot", "hello")]
+    alone = events_of(write(tmp_path, doc(agent)))  # an agent framework that records no model call spans
+    assert [(e["event"], e["text"]) for e in alone] == [("user", "hi"), ("bot", "hello")]

@@ -165,6 +165,25 @@ def _last_traces(path: str | Path) -> dict[str, str | None]:
     return last
 
 
+def _innermost_messages(spans: list[Span], says: dict[str, SpanSays], order: dict[str, int]) -> None:
+    """Messages of a span some span under which carries messages too are a summary of theirs (an `invoke_agent`
+    or workflow span around its model calls): only the innermost are read, so nothing is said twice."""
+    children: dict[str, list[str]] = {}
+    for span in spans:
+        if span.parent_id is not None:
+            children.setdefault(span.parent_id, []).append(span.span_id)
+    below: dict[str, bool] = {}
+    for span in sorted(spans, key=lambda s: order[s.span_id], reverse=True):  # children before their parents
+        below[span.span_id] = any(_carries(says.get(c)) or below.get(c, False) for c in children.get(span.span_id, ()))
+        said = says.get(span.span_id)
+        if below[span.span_id] and said is not None:
+            said.inputs, said.outputs = [], []
+
+
+def _carries(said: SpanSays | None) -> bool:
+    return said is not None and bool(said.inputs or said.outputs)
+
+
 class _Reader:
     """The state of one file being read: traces still open, conversations still held."""
 
@@ -208,6 +227,7 @@ class _Reader:
             if key is not None:
                 self.threads[key] = thread
         _tool_spans(ordered, says)
+        _innermost_messages(spans, says, order)
         _add_trace(thread, ordered, says, order)
         if key is not None and (self.last or {}).get(key) != spans[0].trace_id:
             return  # the conversation goes on in a later trace
