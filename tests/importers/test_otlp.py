@@ -413,3 +413,13 @@ def test_an_agent_span_summing_up_its_model_calls_says_nothing_twice(tmp_path):
     assert [(e["event"], e["text"]) for e in found] == [("user", "hi"), ("bot", "hello")]
     alone = events_of(write(tmp_path, doc(agent)))  # an agent framework that records no model call spans
     assert [(e["event"], e["text"]) for e in alone] == [("user", "hi"), ("bot", "hello")]
+
+
+def test_log_records_are_not_read_and_the_error_says_so(tmp_path):
+    log = {"timeUnixNano": "1", "eventName": "gen_ai.user.message", "traceId": TRACE, "spanId": "b" * 16,
+           "body": {"kvlistValue": {"values": [{"key": "content", "value": {"stringValue": "hi"}}]}}}
+    logs = {"resourceLogs": [{"resource": {}, "scopeLogs": [{"scope": {"name": "t"}, "logRecords": [log]}]}]}
+    done = import_cli(write(tmp_path, logs))
+    assert done.returncode == 2 and "the file holds no spans" in done.stderr and "log records (`resourceLogs`) are not read" in done.stderr
+    done = import_cli(write(tmp_path, logs, doc(span("b" * 16, "chat m", 10, 15, "a" * 16, **{"gen_ai.operation.name": "chat"}), root(0))))
+    assert done.returncode == 2 and "no span of this file holds a message" in done.stderr and "log records" in done.stderr

@@ -54,6 +54,11 @@ from ._records import Item, ItemProblem, JsonPath, file_items
 from .otlp_conventions import CONVERSATION_KEYS, GENAI, OPENINFERENCE, Message, SpanSays, ToolRun, conversation_key, convention, read_span
 from .otlp_spans import Span, document_spans, raw_attribute, raw_spans
 
+_LOGS_HINT = (
+    "log records (`resourceLogs`) are not read: messages recorded as log events (the GenAI conventions before 1.37) "
+    "must be on the spans, as with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental and "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only"
+)
 _END = object()  # the value of the item after the last, where what is still held is handed out
 
 
@@ -193,6 +198,7 @@ class _Reader:
         self.open: dict[str, list[Span]] = {}
         self.threads: dict[str, _Thread] = {}
         self.first_span: Span | None = None
+        self.logs_seen = False  # documents of log records: the older GenAI form as log events, not read here
         self.any_convention = False
         self.handed_out = 0
 
@@ -203,6 +209,7 @@ class _Reader:
             yield from self.end()
             return
         complete = []
+        self.logs_seen = self.logs_seen or (isinstance(item.value, dict) and "resourceLogs" in item.value)
         for span in document_spans(item):
             self.first_span = self.first_span or span
             self.open.setdefault(span.trace_id, []).append(span)
@@ -245,7 +252,8 @@ class _Reader:
                 yield thread.draft()
         self.threads.clear()
         if self.first_span is None:
-            raise ItemProblem("the file holds no spans: expected OTLP/JSON documents with `resourceSpans` holding GenAI or OpenInference spans")
+            raise ItemProblem("the file holds no spans: expected OTLP/JSON documents with `resourceSpans` holding GenAI or OpenInference spans"
+                              + (f"; {_LOGS_HINT}" if self.logs_seen else ""))
         span = self.first_span
         if not self.any_convention:
             raise LoadError([span.item.problem(
@@ -256,7 +264,8 @@ class _Reader:
             raise LoadError([span.item.problem(
                 "no span of this file holds a message or a tool run: expected `gen_ai.input.messages` / "
                 "`gen_ai.output.messages`, `llm.input_messages.*`, or tool spans (were the traces recorded with message "
-                "content captured, e.g. OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?)", span.path,
+                "content captured, e.g. OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?)"
+                + (f"; {_LOGS_HINT}" if self.logs_seen else ""), span.path,
             )])
 
 

@@ -10,7 +10,8 @@ GenAI messages come as the `gen_ai.input.messages` / `gen_ai.output.messages`
 attributes (on the span, or on one of its events), each `{role, parts}` with
 `text`, `tool_call` and `tool_call_response` parts (other part types are
 ignored), or in the older form as span events `gen_ai.user.message`,
-`gen_ai.assistant.message`, `gen_ai.tool.message` and `gen_ai.choice`.
+`gen_ai.assistant.message`, `gen_ai.tool.message` and `gen_ai.choice` (the
+same events written as log records are not read: `otlp.py` says so).
 OpenInference flattens them: `llm.input_messages.N.message.role`, `.content`,
 `.contents.M.message_content.text`, `.tool_calls.K.tool_call.function.name`.
 """
