@@ -54,6 +54,8 @@ EXIT_CODES = {
     ".venv/bin/dialogcheck check --no-judge --review-user --scenario review/scenarios --pair 'task-(\\d+)' review/runs.jsonl": 1,
     ".venv/bin/dialogcheck import --from tau-bench tests/importers/data/tau_bench_airline_sample.json"
     " -o trials/runs.jsonl --derive-scenarios trials/scenarios": 0,
+    ".venv/bin/dialogcheck check --sop tests/importers/data/weather_sop.yml --input-format otlp"
+    " tests/importers/data/otlp_weather.jsonl --otlp-out verdicts.jsonl": 1,
     "grep trial-0 trials/runs.jsonl > trials/trial0.jsonl": 0,
     "grep trial-1 trials/runs.jsonl > trials/trial1.jsonl": 0,
     ".venv/bin/dialogcheck check --no-judge --scenario trials/scenarios --pair 'task-(\\d+)' trials/trial0.jsonl --format json > trials/base.json": 1,

@@ -21,6 +21,7 @@ from .checks.base import CheckResult
 from .checks.judged import Criterion, Judgement, JudgeRequest, unjudged
 from .checks.running import run_check
 from .events.model import Conversation
+from .events.trace import trace_context
 from .judge.base import Judge, judge_one
 from .pairing import ScenarioSet
 from .results.codec import quality_scores
@@ -109,6 +110,7 @@ def _judge_checks(subject: Any, conversation: Conversation, judged: Mapping[str,
         usage=_usage(judged),
         warnings=conversation.warnings,
         crashes=crashes,
+        trace=trace_context(conversation),
     )
 
 

@@ -20,7 +20,7 @@ from dialogcheck._cli.main import COMMANDS, LazyGroup, cli
 from tests.conftest import EXAMPLE, REPO
 
 #: Heavy optional parts (LLM SDKs, retries, templates, schemas, HTTP, browsers) no quick command may load.
-HEAVY = ("openai", "anthropic", "ray", "playwright", "jinja2", "jsonschema", "httpx", "aiohttp", "tenacity", "xmlschema")
+HEAVY = ("openai", "anthropic", "ray", "playwright", "jinja2", "jsonschema", "httpx", "aiohttp", "tenacity", "xmlschema", "opentelemetry")
 
 PROBE = """
 import json, sys

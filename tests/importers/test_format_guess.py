@@ -27,6 +27,10 @@ FILES = {
     "tau2": ("results.json", json.dumps({"info": {}, "tasks": [], "simulations": [
         {"id": f"r{i}", "task_id": "1", "trial": i, "termination_reason": "user_stop", "messages": MESSAGES} for i in range(30)
     ]})),
+    "otlp": ("trace.jsonl", _lines(*({"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": f"{i + 1:032x}", "spanId": f"{i + 1:016x}", "name": "chat", "startTimeUnixNano": "1",
+        "attributes": [{"key": "gen_ai.input.messages", "value": {"stringValue": '[{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]'}}],
+    }]}]}]} for i in range(30)))),
 }
 assert FILES.keys() == IMPORTERS.keys()
 
@@ -76,6 +80,7 @@ def test_the_wrong_format_gives_one_error_naming_the_right_one(files, actual, gi
         ([{"event": "user"}], "rasa-tracker"),
         ({"conversation_id": "c", "sequence": 0, "user": {}}, "rasa-proto"),
         ({"conversation_id": "c", "events": [{"sequence": "0", "bot": {}}]}, "rasa-proto"),
+        ({"resourceSpans": []}, "otlp"),
         ({"whatever": 1}, None),
         ([], None),
         ("text", None),

@@ -10,7 +10,7 @@ from tests.conftest import EXAMPLE
 
 
 def test_the_spec_formats():
-    assert sorted(IMPORTERS) == ["openai", "rasa-proto", "rasa-tracker", "tau-bench", "tau2"]
+    assert sorted(IMPORTERS) == ["openai", "otlp", "rasa-proto", "rasa-tracker", "tau-bench", "tau2"]
 
 
 def test_an_unknown_format_is_a_programming_error():

@@ -31,6 +31,7 @@ from .check_output import JsonWriter, TextWriter, print_warnings
 from .env_options import env_options
 from .html_file import HtmlReportFile
 from .progress import Progress
+from .telemetry_out import TelemetryOut, require_sdk, telemetry_options
 from .output import (
     EXIT_BAD_INPUT,
     EXIT_ERRORED,
@@ -182,6 +183,7 @@ def _output_folder(output_dir: str, output_format: str) -> None:
 )
 @click.option("--output-format", "shard_format", type=click.Choice(SHARD_FORMATS), default="jsonl", show_default=True, help="Format of the shards written to --output.")
 @click.option("--chunk-mb", type=click.FloatRange(min=0.001, max=MAX_CHUNK_MB), callback=_not_nan, help="Input per task in MiB: JSONL split on line ends, Parquet by row group (default 1, 16 with --engine ray).")
+@telemetry_options
 @SHOW_OPTION
 @MAX_FAILURES_OPTION
 @FORMAT_OPTION
@@ -216,24 +218,40 @@ def check(**given) -> None:
     if o.engine == "ray":
         _check_on_ray(o, subject)
     judge = _make_judge(config, o.no_cache, o.cache_dir, o.where, o.output_format) if wants_judge(subject, o.no_judge, o.metrics) else None
-    html = None
+    html = telemetry = None
     try:
         html = HtmlReportFile(o.html_path) if o.html_path else None
+        telemetry = TelemetryOut.of(o.otlp_out, o.openinference_out, o.otlp_endpoint)
         batch = CheckBatch(
             subject, o.conversations, jobs=o.jobs, judge=judge, no_judge=o.no_judge,
             metrics=QUALITY_METRICS if o.metrics else (config.evaluation.metrics if config else ()),
             input_format=o.input_format, strict=o.strict, stream=o.stream, chunk_bytes=o.chunk_bytes, keep=bool(o.junit_path),
-            on_result=html.add if html is not None else None, review_user=o.review_user,
+            on_result=_each_result(html, telemetry), review_user=o.review_user,
         )
     except LoadError as err:
-        if html is not None:
-            html.discard()
+        for output in (html, telemetry):
+            if output is not None:
+                output.discard()
         fail_with_load_error(err, o.output_format)
     try:
-        _check_locally(batch, o, html)
+        _check_locally(batch, o, html, telemetry)
     finally:
-        if html is not None:
-            html.discard()  # a report not committed (bad input, an interrupt) is removed, never left half-written
+        for output in (html, telemetry):
+            if output is not None:
+                output.discard()  # a report not committed (bad input, an interrupt) is removed, never left half-written
+
+
+def _each_result(html: HtmlReportFile | None, telemetry: TelemetryOut | None):
+    """What is given every typed result as the batch goes: the HTML report and the telemetry outputs."""
+    takers = [output.add for output in (html, telemetry) if output is not None]
+    if len(takers) < 2:
+        return takers[0] if takers else None
+
+    def each(result) -> None:
+        for take in takers:
+            take(result)
+
+    return each
 
 
 @dataclass(frozen=True)
@@ -264,6 +282,9 @@ class CheckOptions:
     max_failures: int
     output_format: str
     conversations: tuple[str, ...]
+    otlp_out: str | None = None
+    openinference_out: str | None = None
+    otlp_endpoint: str | None = None
 
     @property
     def sop_path(self) -> str | None:
@@ -292,6 +313,9 @@ def _refuse_what_cannot_go_together(o: CheckOptions) -> None:
     if o.review_user and o.engine == "ray":
         raise click.UsageError("--review-user goes with --engine local")
     _check_options(o.engine, o.output_dir, o.shard_format, o.input_format, o.junit_path, o.html_path)
+    if o.engine == "ray" and (o.otlp_out or o.openinference_out or o.otlp_endpoint):
+        raise click.UsageError("--otlp-out, --openinference-out and --otlp-endpoint are written by --engine local")
+    require_sdk(o.otlp_endpoint)
     if o.engine == "ray" and any(is_stream(Path(c)) for c in o.conversations if "://" not in c):
         raise click.UsageError("--engine ray reads files and object-store URIs, which its tasks open themselves: save a pipe's input to a file first")
 
@@ -308,7 +332,7 @@ def _config_and_subject(o: CheckOptions):
     raise AssertionError("unreachable")
 
 
-def _check_locally(batch: CheckBatch, out: CheckOptions, html: HtmlReportFile | None = None) -> None:
+def _check_locally(batch: CheckBatch, out: CheckOptions, html: HtmlReportFile | None = None, telemetry: TelemetryOut | None = None) -> None:
     """Judge in order and write as the results come; bad input stops it with exit 2, one JSON document in JSON."""
     writer = None
     try:
@@ -324,6 +348,8 @@ def _check_locally(batch: CheckBatch, out: CheckOptions, html: HtmlReportFile | 
         if batch.tally.counts.total == 0:
             raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(out.conversations))
         _write_reports(batch, out.junit_path, html)
+        if telemetry is not None:
+            telemetry.commit()
     except LoadError as err:  # bad input: before anything was written, or (streaming) where it stands
         _fail(err, writer, out.output_format)
     if writer is not None:

@@ -26,6 +26,7 @@ from ..results.plan import MAX_RUNS
 from ..runner.scenarios import ScenarioBatch, write_reports
 from .env_options import env_options
 from .progress import Progress
+from .telemetry_out import TelemetryOut, require_sdk, telemetry_options
 from .output import EXIT_ERRORED, FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, exit_code_of, fail_with_load_error, print_json, print_text
 
 EXIT_INTERRUPTED = 130
@@ -87,13 +88,15 @@ class _Interrupt:
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write the JUnit XML here (junit.xml is always in the results folder).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write the HTML report here (report.html is always in the results folder).")
+@telemetry_options
 @SHOW_OPTION
 @MAX_FAILURES_OPTION
 @FORMAT_OPTION
 @env_options
 def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, retry_suspect, no_judge, no_cache, cache_dir, junit_path,
-        html_path, show, max_failures, output_format):
+        html_path, show, max_failures, output_format, otlp_out=None, openinference_out=None, otlp_endpoint=None):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
+    require_sdk(otlp_endpoint)
     if resume_dir:
         _refuse_with_resume(paths, results_dir, config_path)
     batch = _plan(
@@ -107,7 +110,25 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
         result = _run(batch)
     except LoadError as err:  # the folder cannot be claimed, or a file of the batch cannot be written
         fail_with_load_error(err, output_format)
+    _telemetry(result, otlp_out, openinference_out, otlp_endpoint, output_format)
     _finish(result, junit_path, html_path, output_format, show_all=show == "all", max_failures=max_failures)
+
+
+def _telemetry(batch: BatchResult, otlp_out, openinference_out, otlp_endpoint, output_format: str) -> None:
+    """The verdicts of every run that was judged, sent back as telemetry (`--otlp-out`, ...)."""
+    if batch.interrupted:
+        return
+    telemetry = None
+    try:
+        telemetry = TelemetryOut.of(otlp_out, openinference_out, otlp_endpoint)
+        if telemetry is not None:
+            telemetry.add_all(run.conversation for run in batch.runs if run.conversation is not None)
+            telemetry.commit()
+    except LoadError as err:
+        fail_with_load_error(err, output_format)
+    finally:
+        if telemetry is not None:
+            telemetry.discard()
 
 
 def _plan(

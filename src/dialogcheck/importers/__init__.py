@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import LoadError
 from ..events.load import conversation_files
 from ..events.model import Conversation
-from . import openai_messages, rasa_proto, rasa_tracker, tau2, tau_bench
+from . import openai_messages, otlp, rasa_proto, rasa_tracker, tau2, tau_bench
 from ._build import ImportedConversation
 from ._records import file_items
 
@@ -32,6 +32,7 @@ IMPORTERS: dict[str, Reader] = {
     "openai": openai_messages.read,
     "tau-bench": tau_bench.read,
     "tau2": tau2.read,
+    "otlp": otlp.read,
 }
 
 
@@ -42,6 +43,7 @@ FORMAT_NAMES = {
     "openai": "OpenAI chat messages",
     "tau-bench": "tau-bench trajectories",
     "tau2": "tau2-bench simulation results",
+    "otlp": "OpenTelemetry traces (OTLP/JSON)",
 }
 assert FORMAT_NAMES.keys() == IMPORTERS.keys()
 #: Keys of a tau2 simulation run that an OpenAI conversation object does not have.
@@ -57,6 +59,8 @@ def guess_format(item: Any) -> str | None:
         return guess_format(first) if isinstance(first, dict) and ("role" in first or "event" in first) else None
     if not isinstance(item, dict):
         return None
+    if "resourceSpans" in item:
+        return "otlp"
     if "traj" in item:
         return "tau-bench"
     if "simulations" in item or ("messages" in item and _TAU2_RUN_KEYS & item.keys()):

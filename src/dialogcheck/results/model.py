@@ -244,6 +244,9 @@ class ConversationResult:
     crashes: tuple[Crash, ...] = ()
     #: The review of its `user` messages (`check --review-user`); a suspect one makes the verdict SUSPECT.
     user_review: UserReview | None = None
+    #: (trace id, root span id) of the trace the conversation was imported from, where verdicts exported as
+    #: telemetry hang; None for a conversation not read from traces. Not written to results files.
+    trace: tuple[str, str] | None = None
 
     def checks(self) -> Iterator[CheckLine]:
         """Every check in the order it is reported: assertions, SOP steps, criteria."""
