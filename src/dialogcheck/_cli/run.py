@@ -22,6 +22,7 @@ from ..report.json import dumps
 from ..report.styled import Styled
 from ..results.codec import summary_document
 from ..results.model import BatchResult
+from ..config import SEED_RANGE
 from ..results.plan import MAX_RUNS
 from ..runner.scenarios import ScenarioBatch, write_reports
 from .env_options import env_options
@@ -33,13 +34,15 @@ EXIT_INTERRUPTED = 130
 
 def _refuse_with_resume(paths, results_dir: str | None, config_path: str | None) -> None:
     """`--resume` finishes the batch as its plan.json planned it: what would plan another is a usage error, never ignored."""
-    runs_given = click.get_current_context().get_parameter_source("runs") is not click.core.ParameterSource.DEFAULT
+    context = click.get_current_context()
+    runs_given = context.get_parameter_source("runs") is not click.core.ParameterSource.DEFAULT
     given = {"PATHS": bool(paths), "--runs": runs_given, "--results": results_dir is not None, "--config": config_path is not None}
+    given |= {"--persona": bool(context.params.get("personas")), "--seed": context.params.get("seed") is not None}
     named = [name for name, present in given.items() if present]
     if named:
         raise click.UsageError(
             f"--resume finishes the batch its plan.json describes (its scenarios, runs and config): {', '.join(named)}"
-            " cannot be given with it (start a new batch for other scenarios or runs)"
+            " cannot be given with it (start a new batch for other scenarios, runs, personas or seeds)"
         )
 
 
@@ -78,6 +81,11 @@ class _Interrupt:
     "--simulate", "simulate_mode", type=click.Choice(["auto", "llm"]), default="auto", show_default=True,
     help="auto: a scenario's script when it has one, else the LLM user; llm: the LLM user for every scenario.",
 )
+@click.option(
+    "--persona", "personas", multiple=True, callback=lambda ctx, param, value: _traits(value),
+    help="Run each LLM-simulated scenario once per repeat under this persona trait (repeatable: a matrix; wins over a scenario's `personas`).",
+)
+@click.option("--seed", type=click.IntRange(0, SEED_RANGE - 1), help="The simulated user's sampling seed, for providers that take one (wins over simulation.seed).")
 @click.option("--no-judge", is_flag=True, help="Skip LLM-judged checks instead of reporting them as errors.")
 @click.option("--no-cache", is_flag=True, help="Ask the LLMs again instead of reusing cached answers.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
@@ -87,12 +95,15 @@ class _Interrupt:
 @MAX_FAILURES_OPTION
 @FORMAT_OPTION
 @env_options
-def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, junit_path, html_path,
-        show, max_failures, output_format):
+def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, personas, seed, no_judge, no_cache, cache_dir,
+        junit_path, html_path, show, max_failures, output_format):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
     if resume_dir:
         _refuse_with_resume(paths, results_dir, config_path)
-    batch = _plan(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format)
+    batch = _plan(
+        paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format,
+        personas, seed,
+    )
     try:
         batch.check_agent()
     except AgentError as err:
@@ -104,13 +115,16 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
     _finish(result, junit_path, html_path, output_format, show_all=show == "all", max_failures=max_failures)
 
 
-def _plan(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format) -> ScenarioBatch:
+def _plan(
+    paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format,
+    personas=(), seed=None,
+) -> ScenarioBatch:
     """Load and plan the batch; every problem of the files is bad input (exit 2), before anything runs."""
     try:
         return ScenarioBatch(
             paths, agent=_agent(agent_flag), runs=runs, parallel=parallel, time_limit=time_limit,
             results=results_dir, resume=resume_dir, config=config_path, no_judge=no_judge, simulate=simulate_mode,
-            use_cache=not no_cache, cache_dir=cache_dir,
+            use_cache=not no_cache, cache_dir=cache_dir, personas=personas, seed=seed,
         )
     except LoadError as err:
         fail_with_load_error(err, output_format)
@@ -124,6 +138,18 @@ def _plan(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir
     except LLMError as err:
         fail_with_load_error(LoadError.one(str(err), _config_where(resume_dir, paths, config_path)), output_format)
     raise AssertionError("unreachable")
+
+
+def _traits(names: tuple[str, ...]) -> tuple[str, ...]:
+    """`--persona` as given, once each is a built-in trait (a usage error naming the nearest one when not)."""
+    from ..scenario.traits import unknown_trait
+
+    for name in names:
+        if (why := unknown_trait(name)) is not None:
+            raise click.BadParameter(why, param_hint="'--persona'")
+    if len(set(names)) != len(names):
+        raise click.BadParameter("a trait is named twice", param_hint="'--persona'")
+    return names
 
 
 def _agent(agent_flag: str | None) -> str | None:

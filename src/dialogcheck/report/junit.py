@@ -51,8 +51,13 @@ def _kind(line: CheckLine) -> str:
 def _testcase(
     suite: ET.Element, name: str, classname: str, checks: Iterable[CheckLine], verdict: Outcome, *,
     time: float | None = None, error: str | None = None, transcript: Sequence[TranscriptLine] = (), whole_in: str | None = None,
+    properties: Sequence[tuple[str, str]] = (),
 ) -> None:
     case = ET.SubElement(suite, "testcase", name=_clean(name), classname=_clean(classname))
+    if properties:  # the run's own facts (its persona trait), where JUnit readers look for a case's properties
+        props = ET.SubElement(case, "properties")
+        for key, value in properties:
+            ET.SubElement(props, "property", name=_clean(key), value=_clean(value))
     if time is not None:
         case.set("time", _time(time))
     if error:
@@ -127,6 +132,7 @@ def render_junit(batch: BatchResult) -> str:
             _testcase(
                 suite, f"run_{run.number}", slug, run.checks(), run.verdict,
                 time=round(run.duration, 4), error=run.error, transcript=run.transcript, whole_in=f"run_{run.number}.events.jsonl",
+                properties=[("persona", run.persona)] if run.persona is not None else (),
             )
     return _document(root, [run.verdict for run in batch.runs], sum(round(run.duration, 4) for run in batch.runs))
 

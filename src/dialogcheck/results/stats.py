@@ -152,3 +152,16 @@ def run_stats(runs: Iterable[RunResult]) -> CheckStats:
         if run.conversation is not None:
             stats.add(run.conversation, f"{run.slug} run {run.number}", run.slug)
     return stats
+
+
+def runs_by_persona(runs: Iterable[RunResult]) -> dict[str, list[RunResult]]:
+    """The runs that played a persona trait, by trait, in the order the traits first appear (none: empty).
+
+    A batch run as a persona matrix reads its statistics per trait: each group is a batch of its own for
+    `scenario_stats` and `run_stats`.
+    """
+    grouped: dict[str, list[RunResult]] = {}
+    for run in runs:
+        if run.persona is not None:
+            grouped.setdefault(run.persona, []).append(run)
+    return grouped

@@ -26,13 +26,17 @@ from ..llm.base import LLMError
 from ..results.model import Crash, RunResult, ScenarioInfo, TranscriptLine
 from ..scenario.model import Scenario
 from ..simulate.loop import SimulatedConversation, simulate
-from ..simulate.user import SimulatedUser
+from ..simulate.user import LLMUser, SimulatedUser
 
 
 @dataclass(frozen=True)
 class RunSpec:
     scenario: Scenario
     number: int
+    #: The persona trait an LLM user plays on this run (a persona matrix), if any.
+    persona: str | None = None
+    #: The LLM user's sampling seed on this run, if one was given.
+    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -79,10 +83,13 @@ async def run_one(
     simulated = SimulatedConversation(f"sim-{uuid.uuid4()}")
     source = f"{scenario.slug}/run_{spec.number}"
     started = time.perf_counter()
-    result = record = error = crash = None
+    result = record = error = crash = user = None
     try:
         async with asyncio.timeout(settings.time_limit):
-            await simulate(scenario, agent, make_user(scenario), simulated)
+            user = make_user(scenario)
+            if isinstance(user, LLMUser):
+                user = user.for_run(spec.persona, spec.seed)
+            await simulate(scenario, agent, user, simulated)
             record = simulated.conversation(source)
             result = await evaluate_async(scenario, record, judge=judge, no_judge=settings.no_judge, metrics=settings.metrics)
     except Exception as err:  # noqa: BLE001 - every harness failure becomes an errored run
@@ -104,6 +111,8 @@ async def run_one(
         transcript=tuple(TranscriptLine(who.lower(), text) for who, text in simulated.transcript),
         events=record.raw_events,
         record=record,
+        persona=user.trait if isinstance(user, LLMUser) else None,
+        simulator=user.info() if isinstance(user, LLMUser) else None,
     )
 
 
