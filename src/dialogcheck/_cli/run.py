@@ -42,7 +42,7 @@ def _refuse_with_resume(paths, results_dir: str | None, config_path: str | None)
     if named:
         raise click.UsageError(
             f"--resume finishes the batch its plan.json describes (its scenarios, runs and config): {', '.join(named)}"
-            " cannot be given with it (start a new batch for other scenarios, runs, personas or seeds)"
+            " cannot be given with it (start a new batch for other scenarios or runs)"
         )
 
 

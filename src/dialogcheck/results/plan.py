@@ -117,7 +117,7 @@ def read_plan(path: Path) -> Plan:
     except msgspec.ValidationError as err:
         raise _shape_error(str(err), data, file) from None
     if plan.total_runs != sum(item.count for item in plan.scenarios):
-        message = f"invalid plan: `total_runs` is {plan.total_runs}, but the scenarios' runs add up to {sum(item.count for item in plan.scenarios)}"
+        message = f"invalid plan: `total_runs` is {plan.total_runs}, but the scenarios' `runs` add up to {sum(item.count for item in plan.scenarios)}"
         raise _at(message, data, file, ["total_runs"])
     seen: set[str] = set()
     for index, item in enumerate(plan.scenarios):
