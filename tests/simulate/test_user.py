@@ -86,7 +86,7 @@ def test_without_fields_or_trait_the_prompt_is_the_brief_alone():
     asyncio.run(LLMUser(llm, OPENAI, "You want a new card.").next_turn([]))
     system = llm.requests[0].messages[0].content
     assert "You want a new card." in system
-    assert "## Your persona" not in system and "## How you come across" not in system and not any(t in system for t in TRAITS.values())
+    assert "## Who you are as a person" not in system and "## How you come across" not in system and not any(t in system for t in TRAITS.values())
 
 
 def test_usage_adds_up_over_turns_and_info_records_model_temperature_seed_and_prompt_hash(tmp_path):
