@@ -201,3 +201,28 @@ def test_an_unknown_trait_is_bad_input_before_anything_runs(tmp_path, server):
         f"{scenario_file}:7:21: unknown persona trait 'skeptic' (did you mean `skeptical`?); known: {', '.join(TRAITS)} (in `personas` of `scenario`)\n"
     )
     assert not (tmp_path / "r").exists() and server.count == 0
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_the_html_report_of_a_matrix_shows_each_run_s_trait_and_the_pass_rate_per_trait(tmp_path, server):
+    from tests.report.conftest import chromium
+
+    root = make_project(tmp_path / "p", server)
+    results = tmp_path / "r"
+    args = ["--persona", "terse", "--persona", "verbose", "--persona", "confused"]
+    done = dialogcheck("run", root, "--no-judge", "--no-cache", "--parallel", "1", "--results", results, *args)
+    assert done.returncode == 1, done.stderr
+    with chromium() as browser:
+        page = browser.new_page()
+        page.goto((results / "report.html").as_uri())
+        rows = page.locator("#personas tbody tr")
+        assert [rows.nth(i).locator("td").all_inner_texts() for i in range(rows.count())] == [
+            ["terse", "1", "1", "0", "0", "100%"],
+            ["verbose", "1", "0", "1", "0", "0%"],
+            ["confused", "1", "0", "1", "0", "0%"],
+        ]
+        titles = page.locator("section.run h3").all_inner_texts()
+        assert sorted(titles) == ["lookup run 1 (terse)", "lookup run 2 (verbose)", "lookup run 3 (confused)"]
+        verbose = page.locator("section.run", has=page.locator("h3", has_text="(verbose)"))
+        assert "persona verbose" in verbose.locator("p.meta").inner_text()  # a failed run opens with its facts
+        page.close()
