@@ -150,6 +150,7 @@ class Templates:
         self._environment = _sandbox()
         self._overrides = dict(overrides or {})
         self._compiled: dict[str, Any] = {}
+        self._variables: dict[str, frozenset[str]] = {}
 
     def source(self, key: str) -> str:
         if key in self._overrides:
@@ -162,13 +163,17 @@ class Templates:
 
         An unparsable template reads none here; rendering it says what is wrong.
         """
-        import jinja2
-        from jinja2 import meta
+        found = self._variables.get(key)
+        if found is None:
+            import jinja2
+            from jinja2 import meta
 
-        try:
-            return frozenset(meta.find_undeclared_variables(self._environment.parse(self.source(key))))
-        except jinja2.TemplateSyntaxError:
-            return frozenset()
+            try:
+                found = frozenset(meta.find_undeclared_variables(self._environment.parse(self.source(key))))
+            except jinja2.TemplateSyntaxError:
+                found = frozenset()
+            self._variables[key] = found
+        return found
 
     def where(self, key: str) -> str:
         """The file a prompt comes from: the project's override, else the built-in one."""

@@ -152,7 +152,8 @@ class ScenarioBatch:
             _refuse_bad_matrix(personas, seed)
             planned = self.project.planned(runs, personas, simulate, seed)
             self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned)
-        matrix = {item.slug: item.personas for item in self.plan.scenarios}
+        self._planned = {item.slug: item for item in self.plan.scenarios}
+        matrix = {slug: item.personas for slug, item in self._planned.items()}
         self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel, matrix=matrix)
         self.agent = agent if _is_connector(agent) else _connector(self.project, agent)  # type: ignore[arg-type]
         evaluation = self.project.config.evaluation
@@ -215,7 +216,7 @@ class ScenarioBatch:
 
     def _spec(self, scenario: Scenario, number: int) -> RunSpec:
         """Run `number` of a scenario as its plan has it: which persona trait it plays, which seed it samples with."""
-        planned = next(item for item in self.plan.scenarios if item.slug == scenario.slug)
+        planned = self._planned[scenario.slug]
         return RunSpec(scenario, number, planned.persona_of(number), planned.seed_of(number))
 
     def _go(self, specs, writer: BatchWriter, on_finished, on_start) -> bool:

@@ -144,9 +144,9 @@ class LLMUser:
     def messages(self, transcript: Sequence[Said]) -> list[ChatMessage]:
         """What the simulator model is sent for its next message."""
         if self.chat:
-            system = self._render()
-            return chat_messages(system, transcript)
-        self._render(**{TRANSCRIPT: ""})  # the prompt before any conversation: what its hash names
+            return chat_messages(self._render(), transcript)
+        if self._prompt_sha256 is None:
+            self._render(**{TRANSCRIPT: ""})  # the prompt before any conversation: what its hash names
         return [ChatMessage("user", self.templates.render(PROMPT, **self.variables, transcript=transcript_text(transcript)))]
 
     def _render(self, **more: str) -> str:
