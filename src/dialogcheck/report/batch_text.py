@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from .._shown import cut, shown, visible
 from ..checks.base import Outcome
-from ..results.model import BatchResult, Counts, RunResult, SimulatorInfo
-from ..results.stats import run_stats, runs_by_persona
+from ..results.model import BatchResult, RunResult, SimulatorInfo
+from ..results.stats import persona_stats, run_stats
 from .styled import Styled
 from .text import STYLES, WORDS, outcome_line, render_check_table
 
@@ -99,14 +99,10 @@ def render_summary(batch: BatchResult, *, show_all: bool = False, max_failures: 
 def _personas(batch: BatchResult) -> Styled:
     """`persona impatient  2/3 passed, 1 failed, 0 errored  pass rate 67%` for each trait of a persona matrix."""
     text = Styled()
-    for name, runs in runs_by_persona(batch.runs).items():
-        counts = Counts(run.verdict for run in runs)
-        judged = counts.passed + counts.failed
-        text.append(f"{'persona ' + shown(name):<32}", "cyan")
-        text.append(
-            f" {counts.passed}/{counts.total} passed, {counts.failed} failed, {counts.errored} errored"
-            f"  pass rate {_rate(counts.passed / judged if judged else None)}\n"
-        )
+    for row in persona_stats(batch.runs):
+        counts = row.counts
+        text.append(f"{'persona ' + shown(row.slug):<32}", "cyan")
+        text.append(f" {counts.passed}/{row.runs} passed, {counts.failed} failed, {counts.errored} errored  pass rate {_rate(row.pass_rate)}\n")
     return text
 
 

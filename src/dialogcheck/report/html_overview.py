@@ -146,11 +146,11 @@ def personas(by_trait: dict[str, Counts]) -> str:
         return ""
     rows = []
     for name, counts in by_trait.items():
-        judged = counts.passed + counts.failed
+        s = ScenarioStats(name, name, counts)
         rows.append(
             f'<tr class="{"bad" if counts.failed else ""} {"err" if counts.errored else ""}"><td>{esc(name)}</td>'
             f'<td class="num">{counts.total}</td><td class="num">{counts.passed}</td><td class="num failed">{counts.failed}</td>'
-            f'<td class="num errored">{counts.errored}</td><td class="num">{_rate(counts.passed / judged if judged else None)}</td></tr>'
+            f'<td class="num errored">{counts.errored}</td><td class="num">{_rate(s.pass_rate)}</td></tr>'
         )
     heads = "".join(f'<th class="num">{h}</th>' for h in ("Runs", "Passed", "Failed", "Errored", "Pass rate"))
     return (

@@ -41,7 +41,7 @@ from .model import (
     TranscriptLine,
     scenario_stats,
 )
-from .stats import CheckStats, SopScores, run_stats, runs_by_persona
+from .stats import CheckStats, SopScores, persona_stats, run_stats, runs_by_persona
 
 INDENT = orjson.OPT_INDENT_2
 
@@ -388,15 +388,14 @@ def _persona_of(run: RunResult) -> dict[str, str]:
 
 def _persona_document(name: str, runs: Sequence[RunResult]) -> dict[str, Any]:
     """One persona trait's part of a batch: its runs counted, per scenario, and its per-check statistics."""
-    counts = Counts(run.verdict for run in runs)
-    judged = counts.passed + counts.failed
+    (stats,) = persona_stats(runs)
     return {
         "persona": name,
-        "runs": counts.total,
-        "passed": counts.passed,
-        "failed": counts.failed,
-        "errored": counts.errored,
-        "pass_rate": counts.passed / judged if judged else None,
+        "runs": stats.runs,
+        "passed": stats.counts.passed,
+        "failed": stats.counts.failed,
+        "errored": stats.counts.errored,
+        "pass_rate": stats.pass_rate,
         "scenarios": [_scenario_row(s) for s in scenario_stats(runs)],
         **stats_document(run_stats(runs)),
     }

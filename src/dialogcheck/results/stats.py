@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..checks.base import Outcome
-from .model import CheckKind, CheckLine, ConversationResult, Counts, RunResult
+from .model import CheckKind, CheckLine, ConversationResult, Counts, RunResult, ScenarioStats
 
 #: How many failing conversations (or runs) each check names as examples.
 EXAMPLES = 3
@@ -165,3 +165,8 @@ def runs_by_persona(runs: Iterable[RunResult]) -> dict[str, list[RunResult]]:
         if run.persona is not None:
             grouped.setdefault(run.persona, []).append(run)
     return grouped
+
+
+def persona_stats(runs: Iterable[RunResult]) -> list[ScenarioStats]:
+    """Per persona trait, its runs counted the way a scenario's are (`slug` and `name` are the trait)."""
+    return [ScenarioStats(name, name, Counts(run.verdict for run in group)) for name, group in runs_by_persona(runs).items()]
