@@ -185,3 +185,13 @@ def test_a_broken_simulator_still_errors(tmp_path):
 
     with pytest.raises(LLMError):
         asyncio.run(LLMUser(Down(), OPENAI, "x").next_turn([]))
+
+
+def test_a_simulator_that_repeats_the_chat_s_opening_is_caught_by_the_review():
+    from dialogcheck.simulate.review import Brief, Line, review_user
+
+    brief = Brief("You want a new card.")
+    echoed = [Line("user", "The agent has not written anything yet. Write your first message.", 1), Line("agent", "Sorry?", 1)]
+    assert "prompt_wording" in review_user(echoed, brief).rules()
+    customer = [Line("user", "Hi, my card is broken and I need a new one.", 1), Line("agent", "Sure.", 1)]
+    assert review_user(customer, brief).verdict == "ok"

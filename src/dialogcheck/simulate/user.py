@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from importlib import resources
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,8 +32,9 @@ from ..scenario.traits import TRAITS
 PROMPT = "simulated_user_prompt"
 #: The variable that makes a template the older one-message form: the whole conversation written into the prompt.
 TRANSCRIPT = "transcript"
-#: What the simulator reads when the agent has not spoken yet: a chat opens with the other side's message.
-OPENING = "(The chat is open: the agent has not written anything yet. Write your first message.)"
+#: What the simulator reads when the agent has not spoken yet: a chat opens with the other side's message. Kept
+#: beside the templates, so the review of the simulated user knows these words as the prompt's, not a customer's.
+OPENING = resources.files("dialogcheck.simulate").joinpath("prompts/chat_opening.j2").read_text(encoding="utf-8").strip()
 #: One line of the conversation so far: who spoke (`USER` or `AGENT`) and what they said.
 Said = tuple[str, str]
 
