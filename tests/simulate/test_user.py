@@ -195,3 +195,12 @@ def test_a_simulator_that_repeats_the_chat_s_opening_is_caught_by_the_review():
     assert "prompt_wording" in review_user(echoed, brief).rules()
     customer = [Line("user", "Hi, my card is broken and I need a new one.", 1), Line("agent", "Sure.", 1)]
     assert review_user(customer, brief).verdict == "ok"
+
+
+def test_personas_for_a_batch_that_only_follows_scripts_are_refused(tmp_path):
+    root = project(tmp_path, "{{ simulation_context }} {{ trait }} {{ transcript }}", "scenario: {name: C, simulation_context: x, script: [hi]}\n")
+    with pytest.raises(LoadError) as info:
+        ScenarioBatch([root], personas=["terse"])
+    assert str(info.value) == "--persona:1:1: --persona is played by an LLM user, and every scenario here follows its `script` (add --simulate llm)"
+    batch = ScenarioBatch([root], personas=["terse"], simulate="llm")
+    assert batch.plan.scenarios[0].personas == ["terse"] and batch.plan.total_runs == 1

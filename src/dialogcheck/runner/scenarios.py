@@ -151,6 +151,9 @@ class ScenarioBatch:
             config_path = os.path.abspath(self.project.config.path) if self.project.config.path else None
             _refuse_bad_matrix(personas, seed)
             planned = self.project.planned(runs, personas, simulate, seed)
+            if personas and not any(item.personas for item in planned):
+                message = "--persona is played by an LLM user, and every scenario here follows its `script` (add --simulate llm)"
+                raise LoadError.one(message, "--persona")
             self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned)
         self._planned = {item.slug: item for item in self.plan.scenarios}
         matrix = {slug: item.personas for slug, item in self._planned.items()}
