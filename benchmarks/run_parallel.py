@@ -120,9 +120,9 @@ def write_project(root: Path, user: str, turns: int, latency: float, conftest: s
     return root
 
 
-def user_answer(prompt: str, turns: int) -> str:
-    """The simulated user's next `{"message", "done"}`: turn n is the (USER lines so far + 1)th, done on turn `turns`."""
-    n = sum(1 for line in prompt.splitlines() if line.startswith("USER: ")) + 1
+def user_answer(messages: list[dict[str, Any]], turns: int) -> str:
+    """The simulated user's next `{"message", "done"}`: turn n is the (its own answers so far + 1)th, done on turn `turns`."""
+    n = sum(1 for message in messages if message["role"] == "assistant") + 1
     return json.dumps({"message": f"message {n} of {turns}", "done": n >= turns})
 
 
@@ -142,11 +142,11 @@ async def serve(kind: str, latency: float, turns: int) -> None:
             if text is not None:
                 await asyncio.sleep(latency)
             return json.dumps(answer(request.get("conversation_id"), text, request.get("initial_slots"))).encode()
-        prompt = request["messages"][0]["content"]
+        prompt = "".join(message["content"] for message in request["messages"])
         await asyncio.sleep(latency)
         return json.dumps({
             "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": request.get("model", "fake"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": user_answer(prompt, turns)},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": user_answer(request["messages"], turns)},
                          "finish_reason": "stop"}],
             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 16, "total_tokens": len(prompt) // 4 + 16},
         }).encode()

@@ -122,3 +122,12 @@ def test_a_batch_sizes_llm_limits_to_its_parallelism_unless_the_file_sets_them(t
     assert (per_role.simulation.limit_given, in_flight_for(per_role.simulation, 50)) == (True, 4)
     top = load_config(write_config(tmp_path, "max_concurrent_llm_calls: 6\n"))
     assert in_flight_for(top.evaluation, 50) == 6 and in_flight_for(top.simulation, 50) == 6
+
+
+def test_simulation_seed(tmp_path):
+    llm = "  llm: {provider: openai, model: m}\n"
+    assert load_config(write_config(tmp_path, f"simulation:\n{llm}  seed: 42\n")).simulation.seed == 42
+    assert load_config(write_config(tmp_path, f"simulation:\n{llm}")).simulation.seed is None
+    assert error(tmp_path, "simulation:\n  seed: -1\n") == "conftest.yml:2:9: `seed` in `simulation` must be an integer from 0 to 2147483647, got -1"
+    assert error(tmp_path, "simulation:\n  seed: 1.5\n") == "conftest.yml:2:9: `seed` in `simulation` must be an integer, got a number"
+    assert error(tmp_path, "evaluation:\n  seed: 1\n").startswith("conftest.yml:2:3: unknown field `seed` in `evaluation`")

@@ -45,6 +45,8 @@ ROLE_PROMPTS = {
     "evaluation": ("criteria_judge_prompt", "metrics_judge_prompt"),
 }
 AGENT_TYPES = ("rasa", "http", "python")
+#: Sampling seeds are below this: the 32-bit range llama.cpp's server reads (others read more).
+SEED_RANGE = 2**31
 QUALITY_METRICS = ("task_completion", "helpfulness", "repair_quality", "coherence", "tone")
 
 
@@ -109,6 +111,8 @@ class RoleSettings:
     metrics: tuple[str, ...] = ()
     #: The LLM reviewer of the simulated user (simulation only).
     review: ReviewSettings | None = None
+    #: `simulation.seed`: the simulated user's sampling seed, for providers that take one (simulation only).
+    seed: int | None = None
 
 
 def in_flight_for(role: RoleSettings, parallel: int) -> int:
@@ -268,16 +272,17 @@ def _role(fields: Fields, name: str, root: Path, default_limit: int, default_giv
         return RoleSettings(max_concurrent_llm_calls=default_limit, limit_given=default_given)
     what = f"`{name}`"
     prompt_keys = ROLE_PROMPTS[name]
-    extra = ("metrics",) if name == "evaluation" else ("review",)
+    extra = ("metrics",) if name == "evaluation" else ("review", "seed")
     role = Fields(mapping, fields.problems, what, ("llm", "max_concurrent_llm_calls", *prompt_keys, *extra))
     llm_node = role.get("llm")
     llm = _llm(llm_node, fields.problems, f"`{name}.llm`") if llm_node is not None else None
     prompts = {key: path for key in prompt_keys if (path := _prompt_path(role, key, root)) is not None}
     limit = role.integer("max_concurrent_llm_calls", minimum=1)
     metrics = _metrics(role) if name == "evaluation" else ()
+    seed = role.integer("seed", minimum=0, maximum=SEED_RANGE - 1) if name == "simulation" else None
     given = limit is not None or default_given
     review = _review(role, root) if name == "simulation" else None
-    return RoleSettings(llm, prompts, limit if limit is not None else default_limit, given, metrics, review)
+    return RoleSettings(llm, prompts, limit if limit is not None else default_limit, given, metrics, review, seed)
 
 
 def _review(role: Fields, root: Path) -> ReviewSettings | None:

@@ -98,6 +98,8 @@ def test_a_missing_scenario_is_refused_and_named(interrupted):
         (["--results", "other"], "--results"),
         (["--config", "p/eval/conftest.yml"], "--config"),
         (["p", "--runs", "3"], "PATHS, --runs"),
+        (["--persona", "terse"], "--persona"),
+        (["--seed", "0"], "--seed"),
     ],
 )
 def test_options_that_would_plan_another_batch_are_a_usage_error(interrupted, extra, named, monkeypatch):

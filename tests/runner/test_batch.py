@@ -158,9 +158,16 @@ def test_the_llm_user_plays_the_brief_and_says_done(tmp_path):
     s = scenario(tmp_path, script="")
     (record,), _ = run([RunSpec(s, 1)], Agent(), make_user=lambda sc: LLMUser(llm, SIM, sc.simulation_context))
     assert record.verdict is Outcome.PASS and record.ended_because == ENDED_DONE
-    first, second = (r.messages[0].content for r in llm.requests)
-    assert "You want a new card." in first and "AGENT: Hi!" in first
-    assert "USER: I need a new card, please order\nAGENT: Your card is ordered." in second
+    first, second = ([(m.role, m.content) for m in r.messages] for r in llm.requests)
+    # The model plays the user: the brief is its system prompt, the agent's messages come as `user` messages.
+    assert first[0][0] == "system" and "You want a new card." in first[0][1]
+    assert first[1:] == [("user", "Hi!")]
+    assert second[1:] == [
+        ("user", "Hi!"),
+        ("assistant", '{"message":"I need a new card, please order","done":false}'),
+        ("user", "Your card is ordered."),
+    ]
+    assert second[0] == first[0]
 
 
 def test_an_empty_user_message_ends_without_sending(tmp_path):

@@ -22,6 +22,7 @@ from ..report.json import dumps
 from ..report.styled import Styled
 from ..results.codec import summary_document
 from ..results.model import BatchResult
+from ..config import SEED_RANGE
 from ..results.plan import MAX_RUNS
 from ..runner.scenarios import ScenarioBatch, write_reports
 from .env_options import env_options
@@ -34,8 +35,10 @@ EXIT_INTERRUPTED = 130
 
 def _refuse_with_resume(paths, results_dir: str | None, config_path: str | None) -> None:
     """`--resume` finishes the batch as its plan.json planned it: what would plan another is a usage error, never ignored."""
-    runs_given = click.get_current_context().get_parameter_source("runs") is not click.core.ParameterSource.DEFAULT
+    context = click.get_current_context()
+    runs_given = context.get_parameter_source("runs") is not click.core.ParameterSource.DEFAULT
     given = {"PATHS": bool(paths), "--runs": runs_given, "--results": results_dir is not None, "--config": config_path is not None}
+    given |= {"--persona": bool(context.params.get("personas")), "--seed": context.params.get("seed") is not None}
     named = [name for name, present in given.items() if present]
     if named:
         raise click.UsageError(
@@ -83,6 +86,11 @@ class _Interrupt:
     "--retry-suspect", type=click.IntRange(0, 10), default=1, show_default=True,
     help="Run a run whose simulated user is suspect again, up to this many times (the last attempt is kept).",
 )
+@click.option(
+    "--persona", "personas", multiple=True, callback=lambda ctx, param, value: _traits(value),
+    help="Run each LLM-simulated scenario once per repeat under this persona trait (repeatable: a matrix; wins over a scenario's `personas`).",
+)
+@click.option("--seed", type=click.IntRange(0, SEED_RANGE - 1), help="The simulated user's sampling seed, for providers that take one (wins over simulation.seed).")
 @click.option("--no-judge", is_flag=True, help="Skip LLM-judged checks instead of reporting them as errors.")
 @click.option("--no-cache", is_flag=True, help="Ask the LLMs again instead of reusing cached answers.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
@@ -93,14 +101,15 @@ class _Interrupt:
 @MAX_FAILURES_OPTION
 @FORMAT_OPTION
 @env_options
-def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, retry_suspect, no_judge, no_cache, cache_dir, junit_path,
-        html_path, show, max_failures, output_format, otlp_out=None, openinference_out=None, otlp_endpoint=None):
+def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, retry_suspect, personas, seed, no_judge, no_cache,
+        cache_dir, junit_path, html_path, show, max_failures, output_format, otlp_out=None, openinference_out=None, otlp_endpoint=None):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
     require_sdk(otlp_endpoint)
     if resume_dir:
         _refuse_with_resume(paths, results_dir, config_path)
     batch = _plan(
-        paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format, retry_suspect
+        paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format,
+        retry_suspect, personas, seed,
     )
     try:
         batch.check_agent()
@@ -132,14 +141,15 @@ def _telemetry(batch: BatchResult, otlp_out, openinference_out, otlp_endpoint, o
 
 
 def _plan(
-    paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format, retry_suspect
+    paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format,
+    retry_suspect=1, personas=(), seed=None,
 ) -> ScenarioBatch:
     """Load and plan the batch; every problem of the files is bad input (exit 2), before anything runs."""
     try:
         return ScenarioBatch(
             paths, agent=_agent(agent_flag), runs=runs, parallel=parallel, time_limit=time_limit,
             results=results_dir, resume=resume_dir, config=config_path, no_judge=no_judge, simulate=simulate_mode,
-            use_cache=not no_cache, cache_dir=cache_dir, retry_suspect=retry_suspect,
+            use_cache=not no_cache, cache_dir=cache_dir, retry_suspect=retry_suspect, personas=personas, seed=seed,
         )
     except LoadError as err:
         fail_with_load_error(err, output_format)
@@ -153,6 +163,18 @@ def _plan(
     except LLMError as err:
         fail_with_load_error(LoadError.one(str(err), _config_where(resume_dir, paths, config_path)), output_format)
     raise AssertionError("unreachable")
+
+
+def _traits(names: tuple[str, ...]) -> tuple[str, ...]:
+    """`--persona` as given, once each is a built-in trait (a usage error naming the nearest one when not)."""
+    from ..scenario.traits import unknown_trait
+
+    for name in names:
+        if (why := unknown_trait(name)) is not None:
+            raise click.BadParameter(why, param_hint="'--persona'")
+    if len(set(names)) != len(names):
+        raise click.BadParameter("a trait is named twice", param_hint="'--persona'")
+    return names
 
 
 def _agent(agent_flag: str | None) -> str | None:

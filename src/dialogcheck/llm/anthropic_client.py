@@ -2,7 +2,8 @@
 
 System messages go to the `system` parameter, the rest stay in order. A
 JSON answer is asked for by the prompt alone, so the text comes back as
-is. The SDK's retries are off: `RetryingClient` owns the policy.
+is. The SDK's retries are off: `RetryingClient` owns the policy. The
+Messages API takes no sampling seed, so a request's `seed` is not sent.
 """
 
 from __future__ import annotations

@@ -35,6 +35,8 @@ class ChatRequest:
     endpoint: str | None = None
     #: Extra HTTP headers (`extra_headers`): credentials, so the identity keeps only their hash.
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: Asks the provider to sample repeatably, where it can (OpenAI-compatible `seed`; Anthropic has none).
+    seed: int | None = None
 
     def describe(self) -> str:
         """How an error names the request: provider, model and, without its password, the endpoint."""
@@ -55,6 +57,8 @@ class ChatRequest:
             "json_schema": self.json_schema,
             "messages": [[m.role, m.content] for m in self.messages],
         }
+        if self.seed is not None:  # only then: the key of a request without one stays what it was
+            identity["seed"] = self.seed
         if self.headers:
             headers = orjson.dumps(sorted((name.lower(), value) for name, value in self.headers.items()))
             identity["headers_sha256"] = hashlib.sha256(headers).hexdigest()

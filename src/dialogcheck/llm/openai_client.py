@@ -62,6 +62,8 @@ class OpenAIClient(SdkClient):
         extra: dict[str, Any] = {}
         if (fmt := response_format(request.json_schema, self.settings.structured_output)) is not None:
             extra["response_format"] = fmt
+        if request.seed is not None:
+            extra["seed"] = request.seed
         completion = await self._client().chat.completions.create(
             model=request.model,
             messages=[{"role": m.role, "content": m.content} for m in request.messages],

@@ -84,6 +84,7 @@ async def ask_json(
     *,
     model: str | None = None,
     attempts: int = DEFAULT_ATTEMPTS,
+    seed: int | None = None,
 ) -> JsonAnswer:
     """Ask until the answer validates. Raises `NoValidAnswer`, or `LLMError` when a call fails."""
     messages = list(messages)
@@ -97,6 +98,7 @@ async def ask_json(
             json_schema=schema,
             endpoint=settings.base_url,
             headers=settings.headers,
+            seed=seed,
         )
         response = await client.complete(request)
         usage, cached, raw = usage + response.usage, cached and response.cached, response.text

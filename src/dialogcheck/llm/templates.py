@@ -151,12 +151,34 @@ class Templates:
         self._environment = _sandbox()
         self._overrides = dict(overrides or {})
         self._compiled: dict[str, Any] = {}
+        self._variables: dict[str, frozenset[str]] = {}
 
     def source(self, key: str) -> str:
         if key in self._overrides:
             return self._overrides[key].read_text(encoding="utf-8")
         package, name = BUILT_IN[key]
         return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+
+    def variables(self, key: str) -> frozenset[str]:
+        """The names the template reads from its variables: which form of prompt it is, what it shows.
+
+        An unparsable template reads none here; rendering it says what is wrong.
+        """
+        found = self._variables.get(key)
+        if found is None:
+            import jinja2
+            from jinja2 import meta
+
+            try:
+                found = frozenset(meta.find_undeclared_variables(self._environment.parse(self.source(key))))
+            except jinja2.TemplateSyntaxError:
+                found = frozenset()
+            self._variables[key] = found
+        return found
+
+    def where(self, key: str) -> str:
+        """The file a prompt comes from: the project's override, else the built-in one."""
+        return str(self._overrides.get(key, BUILT_IN[key][1]))
 
     def render(self, key: str, **variables: Any) -> str:
         template = self._compiled.get(key)

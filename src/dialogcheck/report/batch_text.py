@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from .._shown import cut, shown, visible
 from ..checks.base import Outcome
-from ..results.model import BatchResult, RunResult
-from ..results.stats import run_stats
+from ..results.model import BatchResult, RunResult, SimulatorInfo
+from ..results.stats import persona_stats, run_stats
 from .styled import Styled
 from .text import STYLES, WORDS, outcome_line, render_check_table, render_user_review, suspect_text
 
@@ -25,6 +25,10 @@ def render_run(run: RunResult) -> Styled:
     text.append(WORDS[run.verdict], STYLES[run.verdict])
     ended = f"; ended: {shown(run.ended_because)}" if run.ended_because else ""
     text.append(f"  ({round(run.duration, 4):.2f} s{ended})\n")
+    if run.persona is not None:
+        text.append(f"persona: {shown(run.persona)}\n")
+    if run.simulator is not None:
+        text.append(f"simulated user: {_simulator(run.simulator)}\n", "dim")
     if run.error:
         text.append(f"error: {shown(run.error)}\n", "bold yellow")
     if run.user_review is not None:
@@ -43,6 +47,18 @@ def render_run(run: RunResult) -> Styled:
                 text.append(f"   ({round(run.latencies[user_turn - 1], 4):.2f} s)", "dim")
             text.append("\n")
     return text
+
+
+def _simulator(simulator: SimulatorInfo) -> str:
+    """`model, seed 7, 120 in / 30 out tokens, $0.0012`: what played the user and what it spent."""
+    usage = simulator.usage
+    parts = [shown(simulator.model)]
+    if simulator.seed is not None:
+        parts.append(f"seed {simulator.seed}")
+    parts.append(f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens")
+    if usage.cost is not None:
+        parts.append(f"${usage.cost:.4f}")
+    return ", ".join(parts)
 
 
 def _rate(value: float | None) -> str:
@@ -68,6 +84,7 @@ def render_summary(batch: BatchResult, *, show_all: bool = False, max_failures: 
             f"  pass rate {_rate(row.pass_rate)}  {hats}".rstrip()
         )
         text.append("  flaky\n" if row.flaky else "\n", "bold yellow")
+    text.extend(_personas(batch))
     text.extend(_every_check(batch) if show_all else _failures(batch, max_failures))
     if len(batch.runs) > 1:
         table = render_check_table(run_stats(batch.runs))
@@ -78,6 +95,16 @@ def render_summary(batch: BatchResult, *, show_all: bool = False, max_failures: 
     incomplete = f" of {planned} planned" if planned is not None and planned != done else ""
     counts = batch.counts
     text.append(f"\n{done} runs{incomplete}: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored{suspect_text(counts.suspect)}\n", "bold")
+    return text
+
+
+def _personas(batch: BatchResult) -> Styled:
+    """`persona impatient  2/3 passed, 1 failed, 0 errored  pass rate 67%` for each trait of a persona matrix."""
+    text = Styled()
+    for row in persona_stats(batch.runs):
+        counts = row.counts
+        text.append(f"{'persona ' + shown(row.slug):<32}", "cyan")
+        text.append(f" {counts.passed}/{row.runs} passed, {counts.failed} failed, {counts.errored} errored  pass rate {_rate(row.pass_rate)}\n")
     return text
 
 

@@ -34,7 +34,7 @@ from .._shown import cut
 from ..checks.base import Outcome
 from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult
 from ..results.stats import CheckStat, SopScores
-from .html_overview import CheckRow, Group, banner, checks_table, list_section, scenarios, sop_spread
+from .html_overview import CheckRow, Group, banner, checks_table, list_section, personas, scenarios, sop_spread
 from .html_run import anchor_part, esc, run_anchor, run_body
 
 __all__ = ["HtmlReport", "conversations_page", "render_batch_html", "render_check_html", "run_anchor"]
@@ -82,6 +82,8 @@ class HtmlReport:
         self.check_counts = Counts()
         self.sop_scores = SopScores()
         self._groups: dict[tuple, Group] = {}
+        #: The verdicts of the runs of each persona trait, when the batch was a persona matrix.
+        self._personas: dict[str, Counts] = {}
         self._rows: dict[tuple, CheckRow] = {}
         self._shapes: dict[tuple[int, ...], int] = {}
         self._pending: list[list[Any]] = []
@@ -120,7 +122,11 @@ class HtmlReport:
         evidence = [_evidence(line) for line in lines]
         if any(evidence):
             more["ev"] = evidence
-        index = self._add(f"{run.slug} run {run.number}", run.verdict, group, run.slug, lines, more, run.conversation.sop if run.conversation else None)
+        persona = ""
+        if run.persona is not None:
+            self._personas.setdefault(run.persona, Counts()).add(run.verdict)
+            persona = f" ({run.persona})"
+        index = self._add(f"{run.slug} run {run.number}{persona}", run.verdict, group, run.slug, lines, more, run.conversation.sop if run.conversation else None)
         template = f'<template id="dc-t-{index}">{run_body(run, run_anchor(run.slug, run.number))}</template>\n'
         return template + self._block(full_only=True)
 
@@ -144,6 +150,7 @@ class HtmlReport:
             + checks_table(self._rows.values(), list(self._groups.values()), noun=self.noun)
             + sop_spread(self.sop_scores, self.noun)
             + scenarios(list(self._groups.values()), self.repeated, self.noun)
+            + personas(self._personas)
             + list_section(self.noun)
             + f'</main>\n<script type="application/json" id="dc-meta">{_data(meta)}</script>\n'
             + f"<script>{_asset('report.js')}</script></body></html>\n"

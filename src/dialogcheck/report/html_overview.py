@@ -146,6 +146,25 @@ def scenarios(groups: list[Group], repeated: bool, noun: str) -> str:
     return "".join(parts)
 
 
+def personas(by_trait: dict[str, Counts]) -> str:
+    """Pass rate per persona trait of a persona matrix; nothing for a batch without one."""
+    if not by_trait:
+        return ""
+    rows = []
+    for name, counts in by_trait.items():
+        s = ScenarioStats(name, name, counts)
+        rows.append(
+            f'<tr class="{"bad" if counts.failed else ""} {"err" if counts.errored else ""}"><td>{esc(name)}</td>'
+            f'<td class="num">{counts.total}</td><td class="num">{counts.passed}</td><td class="num failed">{counts.failed}</td>'
+            f'<td class="num errored">{counts.errored}</td><td class="num">{_rate(s.pass_rate)}</td></tr>'
+        )
+    heads = "".join(f'<th class="num">{h}</th>' for h in ("Runs", "Passed", "Failed", "Errored", "Pass rate"))
+    return (
+        '<section id="personas" aria-labelledby="personas-h"><h2 id="personas-h">Pass rate per persona</h2>'
+        f'<table class="scenarios"><thead><tr><th>Persona</th>{heads}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>'
+    )
+
+
 def list_section(noun: str) -> str:
     """Where the page's script lists the entries, with the filters and the pages."""
     return (

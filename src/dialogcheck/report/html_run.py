@@ -138,6 +138,8 @@ def _facts(run: RunResult) -> str:
         facts.append(f"type {scenario.type}")
     if scenario.tags:
         facts.append("tags " + ", ".join(scenario.tags))
+    if run.persona is not None:
+        facts.append(f"persona {run.persona}")
     facts.append(f"{round(run.duration, 4):.2f} s")
     if run.ended_because:
         facts.append(f"ended: {run.ended_because}")

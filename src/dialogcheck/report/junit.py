@@ -54,12 +54,17 @@ def _testcase(
     suite: ET.Element, name: str, classname: str, checks: Iterable[CheckLine], verdict: Outcome, *,
     time: float | None = None, error: str | None = None, transcript: Sequence[TranscriptLine] = (), whole_in: str | None = None,
     review: UserReview | None = None, suspect_attempts: int = 0,
+    properties: Sequence[tuple[str, str]] = (),
 ) -> None:
     case = ET.SubElement(suite, "testcase", name=_clean(name), classname=_clean(classname))
+    # the run's own facts (its persona trait, its user's review), where JUnit readers look for a case's properties
+    found = [*properties, *(_review(review, suspect_attempts) if review is not None else ())]
+    if found:
+        props = ET.SubElement(case, "properties")
+        for key, value in found:
+            ET.SubElement(props, "property", name=_clean(key), value=_clean(value))
     if time is not None:
         case.set("time", _time(time))
-    if review is not None:
-        _review(case, review, suspect_attempts)
     if verdict is Outcome.SUSPECT:
         reasons = "\n".join(_reason_line(reason) for reason in review.reasons) if review is not None else ""
         _problem(case, "skipped", "user_review", "simulated user suspect", reasons)
@@ -82,14 +87,12 @@ def _reason_line(reason) -> str:
     return f"{'turn ' + str(reason.turn) if reason.turn is not None else 'overall'} {reason.rule}: {cut(reason.text)}"
 
 
-def _review(case: ET.Element, review: UserReview, suspect_attempts: int) -> None:
+def _review(review: UserReview, suspect_attempts: int) -> list[tuple[str, str]]:
     """The review of the simulated user as the test case's properties: its verdict, each reason, the suspect attempts."""
-    props = ET.SubElement(case, "properties")
     found = [("user_review.verdict", review.verdict)] + [("user_review.reason", _reason_line(reason)) for reason in review.reasons]
     if suspect_attempts:
         found.append(("user_review.suspect_attempts", str(suspect_attempts)))
-    for key, value in found:
-        ET.SubElement(props, "property", name=key, value=_clean(value))
+    return found
 
 
 def _suite(parent: ET.Element, name: str, verdicts: Sequence[Outcome], properties: Sequence[tuple[str, str]], **attrs: str) -> ET.Element:
@@ -153,6 +156,7 @@ def render_junit(batch: BatchResult) -> str:
                 suite, f"run_{run.number}", slug, run.checks(), run.verdict,
                 time=round(run.duration, 4), error=run.error, transcript=run.transcript, whole_in=f"run_{run.number}.events.jsonl",
                 review=run.user_review, suspect_attempts=run.suspect_attempts,
+                properties=[("persona", run.persona)] if run.persona is not None else (),
             )
     return _document(root, [run.verdict for run in batch.runs], sum(round(run.duration, 4) for run in batch.runs))
 

@@ -37,10 +37,13 @@ from .model import (
     Reason,
     RunResult,
     ScenarioInfo,
+    ScenarioStats,
+    SimulatorInfo,
     TranscriptLine,
     UserReview,
+    scenario_stats,
 )
-from .stats import CheckStats, SopScores, run_stats
+from .stats import CheckStats, SopScores, persona_stats, run_stats, runs_by_persona
 
 INDENT = orjson.OPT_INDENT_2
 
@@ -257,6 +260,7 @@ def run_document(run: RunResult) -> dict[str, Any]:
     document = {
         "scenario": {"slug": scenario.slug, "name": scenario.name, "path": scenario.path, "type": scenario.type, "tags": list(scenario.tags)},
         "run": run.number,
+        **({"persona": run.persona} if run.persona is not None else {}),
         "verdict": run.verdict.value,
         # Harness errors quote what peers sent back (an agent's 500 page, its address): never a credential, never megabytes.
         "error": cut(redact(run.error)) if run.error else run.error,
@@ -277,7 +281,32 @@ def run_document(run: RunResult) -> dict[str, Any]:
             {"where": crash.where, "type": crash.type, "message": cut(redact(crash.message)), "traceback": cut(redact(crash.traceback or ""))}
             for crash in run.crashes
         ]
+    if run.simulator is not None:
+        document["simulator"] = _simulator_document(run.simulator)
     return document
+
+
+def _simulator_document(simulator: SimulatorInfo) -> dict[str, Any]:
+    return {
+        "model": simulator.model,
+        "temperature": simulator.temperature,
+        "seed": simulator.seed,
+        "prompt_sha256": simulator.prompt_sha256,
+        "usage": simulator.usage.to_dict(),
+    }
+
+
+def _simulator(value: Any) -> SimulatorInfo | None:
+    if not isinstance(value, Mapping) or not isinstance(value.get("model"), str):
+        return None
+    seed, temperature = value.get("seed"), value.get("temperature")
+    return SimulatorInfo(
+        value["model"],
+        temperature if isinstance(temperature, (int, float)) and not isinstance(temperature, bool) else None,
+        seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        value.get("prompt_sha256") if isinstance(value.get("prompt_sha256"), str) else None,
+        _usage(value.get("usage")) or Usage(),
+    )
 
 
 def encode_run(run: RunResult) -> bytes:
@@ -321,6 +350,8 @@ def decode_run(document: Any, where: str) -> RunResult:
         transcript=tuple(TranscriptLine(str(t.get("role")), str(t.get("text", ""))) for t in document.get("transcript") or () if isinstance(t, Mapping)),
         user_review=reader.user_review(document),
         suspect_attempts=int(document.get("suspect_attempts") or 0),
+        persona=document["persona"] if isinstance(document.get("persona"), str) else None,
+        simulator=_simulator(document.get("simulator")),
     )
 
 
@@ -351,30 +382,17 @@ def summary_document(batch: BatchResult) -> dict[str, Any]:
         "failed": counts.failed,
         "errored": counts.errored,
         "suspect": counts.suspect,
-        "scenarios": [
-            {
-                "slug": s.slug,
-                "name": s.name,
-                "runs": s.runs,
-                "passed": s.counts.passed,
-                "failed": s.counts.failed,
-                "errored": s.counts.errored,
-                "suspect": s.counts.suspect,
-                "pass_rate": s.pass_rate,
-                "pass_hat_k": {str(k): v for k, v in s.pass_hat().items()},
-                "flaky": s.flaky,
-            }
-            for s in batch.scenarios()
-        ],
+        "scenarios": [_scenario_row(s) for s in batch.scenarios()],
         "failed_runs": [
             {
                 "slug": run.slug,
                 "run": run.number,
+                **_persona_of(run),
                 "failed_checks": [{"check": line.short_title, "detail": cut(line.detail)} for line in run.checks() if line.outcome is Outcome.FAIL],
             }
             for run in batch.failed_runs()
         ],
-        "errored_runs": [{"slug": run.slug, "run": run.number, "error": run.error_reason()} for run in batch.errored_runs()],
+        "errored_runs": [{"slug": run.slug, "run": run.number, **_persona_of(run), "error": run.error_reason()} for run in batch.errored_runs()],
         "suspect_runs": [
             {"slug": run.slug, "run": run.number, "attempts": run.suspect_attempts, "user_review": user_review_document(run.user_review)}
             for run in batch.suspect_runs()
@@ -387,9 +405,57 @@ def summary_document(batch: BatchResult) -> dict[str, Any]:
         ],
     }
     document |= stats_document(run_stats(batch.runs))
+    if personas := runs_by_persona(batch.runs):
+        document["personas"] = [_persona_document(name, runs) for name, runs in personas.items()]
+    if any(run.simulator is not None for run in batch.runs):
+        document["usage"] = _usage_document(batch.runs)
     if batch.interrupted is not None:
         document["interrupted"] = batch.interrupted
     return document
+
+
+def _scenario_row(s: ScenarioStats) -> dict[str, Any]:
+    return {
+        "slug": s.slug,
+        "name": s.name,
+        "runs": s.runs,
+        "passed": s.counts.passed,
+        "failed": s.counts.failed,
+        "errored": s.counts.errored,
+        "suspect": s.counts.suspect,
+        "pass_rate": s.pass_rate,
+        "pass_hat_k": {str(k): v for k, v in s.pass_hat().items()},
+        "flaky": s.flaky,
+    }
+
+
+def _persona_of(run: RunResult) -> dict[str, str]:
+    return {"persona": run.persona} if run.persona is not None else {}
+
+
+def _persona_document(name: str, runs: Sequence[RunResult]) -> dict[str, Any]:
+    """One persona trait's part of a batch: its runs counted, per scenario, and its per-check statistics."""
+    (stats,) = persona_stats(runs)
+    return {
+        "persona": name,
+        "runs": stats.runs,
+        "passed": stats.counts.passed,
+        "failed": stats.counts.failed,
+        "errored": stats.counts.errored,
+        "pass_rate": stats.pass_rate,
+        "scenarios": [_scenario_row(s) for s in scenario_stats(runs)],
+        **stats_document(run_stats(runs)),
+    }
+
+
+def _usage_document(runs: Sequence[RunResult]) -> dict[str, Any]:
+    """The tokens (and cost, where the provider said) of the simulated users and of the judge, apart.
+
+    The agent's own model calls happen inside the agent, where dialogcheck does not see them.
+    """
+    simulator = sum((run.simulator.usage for run in runs if run.simulator is not None), Usage())
+    judge = sum((run.conversation.usage for run in runs if run.conversation is not None and run.conversation.usage is not None), Usage())
+    return {"simulator": simulator.to_dict(), "judge": judge.to_dict()}
 
 
 def encode_summary(batch: BatchResult) -> bytes:

@@ -309,6 +309,19 @@ class TranscriptLine:
 
 
 @dataclass(frozen=True)
+class SimulatorInfo:
+    """How a run's simulated user was played (what a rerun needs to ask the same) and the tokens it spent."""
+
+    model: str
+    temperature: float | None = None
+    #: The seed the provider was sent; None when none was (none given, or a provider without one: Anthropic).
+    seed: int | None = None
+    #: The sha256 of the simulator's prompt as first rendered (its system prompt, before any conversation).
+    prompt_sha256: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
 class RunResult:
     """One run of one scenario: its verdict, what was said, and how it was judged.
 
@@ -339,6 +352,10 @@ class RunResult:
     user_review: UserReview | None = None
     #: How many attempts of this run were suspect (`--retry-suspect`); this result is the last attempt.
     suspect_attempts: int = 0
+    #: The persona trait the simulated user played on this run (`--persona`, a scenario's `personas`), if any.
+    persona: str | None = None
+    #: How an LLM simulated the user on this run; None for a scripted run.
+    simulator: SimulatorInfo | None = None
 
     @property
     def slug(self) -> str:

@@ -3,7 +3,11 @@
 The plan names each scenario by its absolute path with the sha256 of the file
 it was loaded from (a resume refuses a scenario that changed or went missing:
 its finished runs were judged under the old definition), the config by its
-absolute path, and the runs of each scenario. It is read back as bad input
+absolute path, and the runs of each scenario: `runs` repeats, each of them
+once per persona trait when the scenario runs as a persona matrix (its
+`personas`), numbered repeat by repeat (with traits a, b: run 1 a, run 2 b,
+run 3 a, ...), so every run keeps one `run_N` of its own and a resume knows
+the trait of each. It is read back as bad input
 when it is not that shape, at the line and column of the value at fault; its
 `runs` are bounded like `--runs`, so a hand-edited `1e8` is refused, not run.
 """
@@ -18,7 +22,9 @@ from typing import Annotated, Any
 import msgspec
 import orjson
 
+from ..config import SEED_RANGE
 from ..errors import LoadError
+from ..scenario.traits import unknown_trait
 
 #: The most runs of one scenario a batch plans (`--runs` has the same bound).
 MAX_RUNS = 1000
@@ -28,12 +34,35 @@ MAX_PLAN_BYTES = 16 << 20
 PLAN_VERSION = 2
 
 
-class PlannedScenario(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class PlannedScenario(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     slug: str
     path: str
+    #: Repeats: each runs the scenario once per persona trait, or once when it has none.
     runs: Annotated[int, msgspec.Meta(ge=1, le=MAX_RUNS)]
     #: The sha256 of the scenario file's bytes; None in a plan of an older dialogcheck.
     sha256: str | None = None
+    #: The persona traits of the matrix, in run order; empty (and not written) for a scenario run as it is.
+    personas: list[str] = []
+    #: The LLM user's sampling seed of repeat 1 (repeat r samples with seed + r - 1); None (not written): none given.
+    seed: Annotated[int, msgspec.Meta(ge=0, lt=SEED_RANGE)] | None = None
+
+    @property
+    def count(self) -> int:
+        """How many runs: repeats times traits."""
+        return self.runs * max(len(self.personas), 1)
+
+    def persona_of(self, number: int) -> str | None:
+        """The trait run `number` (from 1) plays; None without a matrix."""
+        return self.personas[(number - 1) % len(self.personas)] if self.personas else None
+
+    def repeat_of(self, number: int) -> int:
+        """Which repeat (from 1) run `number` belongs to."""
+        return (number - 1) // max(len(self.personas), 1) + 1
+
+    def seed_of(self, number: int) -> int | None:
+        """The seed run `number` samples with: one per repeat, so each repeat differs and every trait of a
+        repeat is asked alike; it wraps around within the seed range."""
+        return None if self.seed is None else (self.seed + self.repeat_of(number) - 1) % SEED_RANGE
 
 
 class Plan(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -53,7 +82,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
 
     def run_keys(self) -> list[tuple[str, int]]:
         """Every planned run as (slug, number), in plan order."""
-        return [(item.slug, number) for item in self.scenarios for number in range(1, item.runs + 1)]
+        return [(item.slug, number) for item in self.scenarios for number in range(1, item.count + 1)]
 
 
 def new_plan(started: str, project: str, config: str | None, scenarios: Sequence[PlannedScenario]) -> Plan:
@@ -63,7 +92,7 @@ def new_plan(started: str, project: str, config: str | None, scenarios: Sequence
         project=project,
         config=config,
         scenarios=list(scenarios),
-        total_runs=sum(item.runs for item in scenarios),
+        total_runs=sum(item.count for item in scenarios),
     )
 
 
@@ -87,14 +116,17 @@ def read_plan(path: Path) -> Plan:
         plan = msgspec.convert(raw, Plan)
     except msgspec.ValidationError as err:
         raise _shape_error(str(err), data, file) from None
-    if plan.total_runs != sum(item.runs for item in plan.scenarios):
-        message = f"invalid plan: `total_runs` is {plan.total_runs}, but the scenarios' `runs` add up to {sum(item.runs for item in plan.scenarios)}"
+    if plan.total_runs != sum(item.count for item in plan.scenarios):
+        message = f"invalid plan: `total_runs` is {plan.total_runs}, but the scenarios' `runs` add up to {sum(item.count for item in plan.scenarios)}"
         raise _at(message, data, file, ["total_runs"])
     seen: set[str] = set()
     for index, item in enumerate(plan.scenarios):
         if item.slug in seen:
             raise _at(f"invalid plan: the slug {item.slug!r} is planned twice", data, file, ["scenarios", index, "slug"])
         seen.add(item.slug)
+        for place, name in enumerate(item.personas):
+            if (why := unknown_trait(name)) is not None:
+                raise _at(f"invalid plan: {why}", data, file, ["scenarios", index, "personas", place])
     return plan
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..checks.base import Outcome
-from .model import CheckKind, CheckLine, ConversationResult, Counts, RunResult
+from .model import CheckKind, CheckLine, ConversationResult, Counts, RunResult, ScenarioStats
 
 #: How many failing conversations (or runs) each check names as examples.
 EXAMPLES = 3
@@ -159,3 +159,21 @@ def run_stats(runs: Iterable[RunResult]) -> CheckStats:
         if run.conversation is not None and run.verdict is not Outcome.SUSPECT:
             stats.add(run.conversation, f"{run.slug} run {run.number}", run.slug)
     return stats
+
+
+def runs_by_persona(runs: Iterable[RunResult]) -> dict[str, list[RunResult]]:
+    """The runs that played a persona trait, by trait, in the order the traits first appear (none: empty).
+
+    A batch run as a persona matrix reads its statistics per trait: each group is a batch of its own for
+    `scenario_stats` and `run_stats`.
+    """
+    grouped: dict[str, list[RunResult]] = {}
+    for run in runs:
+        if run.persona is not None:
+            grouped.setdefault(run.persona, []).append(run)
+    return grouped
+
+
+def persona_stats(runs: Iterable[RunResult]) -> list[ScenarioStats]:
+    """Per persona trait, its runs counted the way a scenario's are (`slug` and `name` are the trait)."""
+    return [ScenarioStats(name, name, Counts(run.verdict for run in group)) for name, group in runs_by_persona(runs).items()]

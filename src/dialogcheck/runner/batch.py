@@ -31,7 +31,7 @@ from ..llm.base import LLMError
 from ..results.model import Crash, RunResult, ScenarioInfo, TranscriptLine
 from ..scenario.model import Scenario
 from ..simulate.loop import SimulatedConversation, simulate
-from ..simulate.user import ScriptedUser, SimulatedUser
+from ..simulate.user import LLMUser, ScriptedUser, SimulatedUser
 from .review import RunReviewer
 
 
@@ -39,6 +39,10 @@ from .review import RunReviewer
 class RunSpec:
     scenario: Scenario
     number: int
+    #: The persona trait an LLM user plays on this run (a persona matrix), if any.
+    persona: str | None = None
+    #: The LLM user's sampling seed on this run, if one was given.
+    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -89,10 +93,12 @@ async def run_one(
     simulated = SimulatedConversation(f"sim-{uuid.uuid4()}")
     source = f"{scenario.slug}/run_{spec.number}"
     started = time.perf_counter()
-    result = record = error = crash = review = None
+    result = record = error = crash = user = review = None
     try:
         async with asyncio.timeout(settings.time_limit):
             user = make_user(scenario)
+            if isinstance(user, LLMUser):
+                user = user.for_run(spec.persona, spec.seed)
             await simulate(scenario, agent, user, simulated)
             record = simulated.conversation(source)
             if reviewer is not None and not isinstance(user, ScriptedUser):  # a script is the project's own words
@@ -118,6 +124,8 @@ async def run_one(
         events=record.raw_events,
         record=record,
         user_review=review,
+        persona=user.trait if isinstance(user, LLMUser) else None,
+        simulator=user.info() if isinstance(user, LLMUser) else None,
     )
 
 

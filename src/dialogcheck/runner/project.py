@@ -33,9 +33,31 @@ class Project:
     #: The sha256 of each scenario file as loaded, by the scenario's `path`.
     digests: Mapping[str, str] = field(default_factory=dict)
 
-    def planned(self, runs: int) -> list[PlannedScenario]:
-        """Each scenario as a batch's plan keeps it: by absolute path, with its hash, so a resume works from any folder."""
-        return [PlannedScenario(slug=s.slug, path=os.path.abspath(s.path), runs=runs, sha256=self.digests[s.path]) for s in self.scenarios]
+    def planned(self, runs: int, personas: Sequence[str] = (), simulate: str = "auto", seed: int | None = None) -> list[PlannedScenario]:
+        """Each scenario as a batch's plan keeps it: by absolute path, with its hash, so a resume works from any
+        folder; for an LLM user, the persona traits it runs under (`persona_matrix`) and its seed (`seed`, else
+        the config's `simulation.seed`)."""
+        seed = self.config.simulation.seed if seed is None else seed
+        return [
+            PlannedScenario(
+                slug=s.slug, path=os.path.abspath(s.path), runs=runs, sha256=self.digests[s.path],
+                personas=persona_matrix(s, personas, simulate), seed=None if _scripted(s, simulate) else seed,
+            )
+            for s in self.scenarios
+        ]
+
+
+def persona_matrix(scenario: Scenario, personas: Sequence[str], simulate: str) -> list[str]:
+    """The traits a scenario runs under, one run each per repeat: `--persona`'s, else its own `personas`.
+
+    None for a run that follows the scenario's `script`: a script says the same whoever plays it.
+    """
+    return [] if _scripted(scenario, simulate) else list(personas or scenario.personas)
+
+
+def _scripted(scenario: Scenario, simulate: str) -> bool:
+    """Whether the scenario's runs follow its `script` (`simulate` is `run --simulate`: auto or llm)."""
+    return scenario.script is not None and simulate != "llm"
 
 
 def scenario_files(path: Path) -> list[Path]:

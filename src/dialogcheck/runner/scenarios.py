@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,14 +32,21 @@ from ..results.model import BatchResult, RunResult
 from ..results.plan import new_plan, read_plan
 from ..results.writer import BatchWriter
 from .batch import BatchSettings, RunSpec, run_batch
+from ..scenario.model import Scenario
 from .project import Project, load_planned, load_project
 from .review import run_reviewer
 
 JUNIT, HTML = "junit.xml", "report.html"
 
 
-def make_users(project: Project, *, use_cache: bool = True, cache_dir: Path | None = None, mode: str = "auto", parallel: int = 1):
-    """One simulated user per run: the script when there is one (unless `mode` is llm), else the configured LLM."""
+def make_users(
+    project: Project, *, use_cache: bool = True, cache_dir: Path | None = None, mode: str = "auto", parallel: int = 1,
+    matrix: Mapping[str, Sequence[str]] | None = None,
+):
+    """One simulated user per run: the script when there is one (unless `mode` is llm), else the configured LLM.
+
+    `matrix` is the persona traits each scenario (by slug) runs under, when they come from elsewhere than its
+    own `personas` (the plan of `--persona`)."""
     from ..simulate.user import LLMUser, ScriptedUser
 
     unscripted = [s for s in project.scenarios if s.script is None or mode == "llm"]
@@ -64,12 +71,32 @@ def make_users(project: Project, *, use_cache: bool = True, cache_dir: Path | No
         client = make_client(settings, cache=project.config.cache, max_in_flight=limit, use_cache=use_cache, cache_dir=cache_dir)  # type: ignore[arg-type]
         templates = Templates(role.prompts)
 
+    if templates is not None:
+        _refuse_unshown(templates, unscripted, matrix or {})
+
     def make_user(scenario):
         if scenario.script is not None and mode != "llm":
             return ScriptedUser(scenario.script)
-        return LLMUser(client, settings, scenario.simulation_context, templates)
+        return LLMUser(client, settings, scenario, templates)
 
     return make_user
+
+
+def _refuse_unshown(templates, scenarios, matrix: Mapping[str, Sequence[str]]) -> None:
+    """`LoadError` when the simulated user's template would leave out a user field or the persona trait a
+    scenario gives: a project's own template that reads no `persona`, say. Never a run that ignored it."""
+    from ..simulate.user import PROMPT
+
+    read = templates.variables(PROMPT)
+    problems = []
+    for scenario in scenarios:
+        given = [*scenario.user.given(), *(("trait",) if matrix.get(scenario.slug, scenario.personas) else ())]
+        missing = [name for name in given if name not in read]
+        if missing:
+            names = ", ".join(f"`{{{{ {name} }}}}`" for name in missing)
+            problems.append(Problem(f"the simulated user's prompt shows no {names}, which scenario `{scenario.slug}` gives (add it to the template)", templates.where(PROMPT)))
+    if problems:
+        raise LoadError(problems)
 
 
 def agent_settings(config: ProjectConfig, agent: str | AgentSettings | None) -> AgentSettings:
@@ -111,6 +138,8 @@ class ScenarioBatch:
         use_cache: bool = True,
         cache_dir: str | Path | None = None,
         retry_suspect: int = 1,
+        personas: Sequence[str] = (),
+        seed: int | None = None,
     ):
         self.started = datetime.now(timezone.utc)
         self.resume, self.results = resume, results
@@ -122,9 +151,18 @@ class ScenarioBatch:
         else:
             self.project = load_project(paths, config)
             config_path = os.path.abspath(self.project.config.path) if self.project.config.path else None
-            self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, self.project.planned(runs))
-        self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel)
-        retry_user = make_users(self.project, use_cache=False, cache_dir=cache, mode=simulate, parallel=parallel) if use_cache else self.make_user
+            _refuse_bad_matrix(personas, seed)
+            planned = self.project.planned(runs, personas, simulate, seed)
+            if personas and not any(item.personas for item in planned):
+                message = "--persona is played by an LLM user, and every scenario here follows its `script` (add --simulate llm)"
+                raise LoadError.one(message, "--persona")
+            self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned)
+        self._planned = {item.slug: item for item in self.plan.scenarios}
+        matrix = {slug: item.personas for slug, item in self._planned.items()}
+        self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel, matrix=matrix)
+        retry_user = (
+            make_users(self.project, use_cache=False, cache_dir=cache, mode=simulate, parallel=parallel, matrix=matrix) if use_cache else self.make_user
+        )
         self.reviewer = run_reviewer(self.project.config, retry_user, use_cache=use_cache, cache_dir=cache, parallel=parallel)
         self.agent = agent if _is_connector(agent) else _connector(self.project, agent)  # type: ignore[arg-type]
         evaluation = self.project.config.evaluation
@@ -180,10 +218,15 @@ class ScenarioBatch:
                 folder.write_plan(self.plan)
             except OSError as err:
                 raise LoadError.one(f"cannot write the plan: {err.strerror or err}", str(folder.plan_path)) from None
-            return [RunSpec(by_slug[slug], number) for slug, number in self.plan.run_keys()], []
+            return [self._spec(by_slug[slug], number) for slug, number in self.plan.run_keys()], []
         finished = finished_runs(folder, self.plan)
         done = {run.key for run in finished}
-        return [RunSpec(by_slug[slug], number) for slug, number in self.plan.run_keys() if (slug, number) not in done], finished
+        return [self._spec(by_slug[slug], number) for slug, number in self.plan.run_keys() if (slug, number) not in done], finished
+
+    def _spec(self, scenario: Scenario, number: int) -> RunSpec:
+        """Run `number` of a scenario as its plan has it: which persona trait it plays, which seed it samples with."""
+        planned = self._planned[scenario.slug]
+        return RunSpec(scenario, number, planned.persona_of(number), planned.seed_of(number))
 
     def _go(self, specs, writer: BatchWriter, on_finished, on_start) -> bool:
         """Run `specs`, each run handed to `writer` as it finishes; whether the batch was cut short."""
@@ -205,6 +248,20 @@ class ScenarioBatch:
         except (KeyboardInterrupt, asyncio.CancelledError):  # finished runs are already with the writer
             return True
         return False
+
+
+def _refuse_bad_matrix(personas: Sequence[str], seed: int | None) -> None:
+    """`LoadError` (bad input) naming each `--persona` that is not a built-in trait, and a seed out of range."""
+    from ..config import SEED_RANGE
+    from ..scenario.traits import unknown_trait
+
+    problems = [Problem(why, "--persona") for name in personas if (why := unknown_trait(name)) is not None]
+    if len(set(personas)) != len(personas):
+        problems.append(Problem("a trait is named twice", "--persona"))
+    if seed is not None and not 0 <= seed < SEED_RANGE:
+        problems.append(Problem(f"the seed must be an integer from 0 to {SEED_RANGE - 1}, got {seed}", "--seed"))
+    if problems:
+        raise LoadError(problems)
 
 
 def _is_connector(agent: Any) -> bool:
@@ -253,6 +310,8 @@ def run_scenarios(
     use_cache: bool = True,
     cache_dir: str | Path | None = None,
     retry_suspect: int = 1,
+    personas: Sequence[str] = (),
+    seed: int | None = None,
 ) -> BatchResult:
     """Run scenarios against an agent and judge each run; the batch's typed result.
 
@@ -260,13 +319,16 @@ def run_scenarios(
     The agent is the project's (`agent` in `eval/conftest.yml`) unless `agent` names one: `rasa:URL`,
     `http:URL` (or the URL alone), `python:MODULE:FUNC`, or a connector object. Results go to `results`
     (a new or empty folder), else `eval/results/<timestamp>`; `resume` finishes the batch of a results
-    folder instead. `passed`, `failed`, `errored` and `suspect` of the result count runs; a run whose simulated
-    user is suspect (its `user_review`) is run again up to `retry_suspect` times. Bad input raises
+    folder instead. `personas` (built-in trait names) run each LLM-simulated scenario once per trait and
+    repeat, in place of its own `personas`; `seed` is the simulated user's sampling seed (else
+    `simulation.seed`). `passed`, `failed`, `errored` and `suspect` of the result count runs; a run whose
+    simulated user is suspect (its `user_review`) is run again up to `retry_suspect` times. Bad input raises
     `dialogcheck.LoadError`; an agent that cannot be set up, `AgentSetupError`; one that is down, `AgentError`.
     """
     batch = ScenarioBatch(
         [paths] if isinstance(paths, (str, Path)) else paths, agent=agent, runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume,
         config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir, retry_suspect=retry_suspect,
+        personas=personas, seed=seed,
     )
     batch.check_agent()
     return batch.run()

@@ -6,13 +6,16 @@ from functools import partial
 from pathlib import Path
 
 from .._fields import Fields, Problems, file_body, load_definition_file
-from .._yaml import Pos, YMap, YNode, YScalar, plain
+from .._yaml import Pos, YMap, YNode, YScalar, YSeq, plain
 from ..checks import ASSERTIONS, Check
 from ..checks.load import Context, read_tagged
 from ..events.model import FRAMEWORK_TOOLS
-from .model import DEFAULT_MAX_TURNS, SCENARIO_TYPES, Goals, Scenario
+from .model import DEFAULT_MAX_TURNS, SCENARIO_TYPES, Goals, Scenario, UserProfile
+from .traits import unknown_trait
 
-SCENARIO_FIELDS = ("name", "type", "simulation_context", "setup", "goals", "max_turns", "script", "tags")
+#: The fields that describe the simulated user beyond its brief (`UserProfile`), each a string.
+USER_FIELDS = ("persona", "known_info", "unknown_info", "user_instructions")
+SCENARIO_FIELDS = ("name", "type", "simulation_context", "setup", "goals", "max_turns", "script", "tags", *USER_FIELDS, "personas")
 GOALS_FIELDS = ("criteria", "assertions", "sop")
 
 
@@ -68,6 +71,21 @@ def _setup(fields: Fields, problems: Problems) -> dict:
     return plain(slots) if slots is not None else {}
 
 
+def _personas(fields: Fields, problems: Problems) -> tuple[str, ...]:
+    """`personas`: built-in trait names, each once; an unknown or repeated one is a problem at its item."""
+    names = fields.strings("personas") or ()
+    seq = fields.get("personas")
+    items = [i for i in seq.items if isinstance(i, YScalar) and isinstance(i.value, str) and i.value.strip()] if isinstance(seq, YSeq) else []
+    seen: set[str] = set()
+    for name, item in zip(names, items):
+        if (why := unknown_trait(name)) is not None:
+            problems.add(f"{why} (in `personas` of `scenario`)", item.pos)
+        elif name in seen:
+            problems.add(f"`personas` in `scenario` names the trait {name!r} twice", item.pos)
+        seen.add(name)
+    return names
+
+
 def parse_scenario(
     root: YMap | None, problems: Problems, path: str, framework_tools: frozenset[str] = FRAMEWORK_TOOLS
 ) -> Scenario | None:
@@ -82,6 +100,8 @@ def parse_scenario(
     max_turns = fields.integer("max_turns", minimum=1, maximum=1000)
     script = fields.strings("script")
     tags = fields.strings("tags") or ()
+    user = UserProfile(*(fields.string(name) for name in USER_FIELDS))
+    personas = _personas(fields, problems)
     initial_slots = _setup(fields, problems)
     goals = _goals(fields, problems, framework_tools)
     if problems or name is None or context is None:
@@ -97,6 +117,8 @@ def parse_scenario(
         max_turns=max_turns if max_turns is not None else DEFAULT_MAX_TURNS,
         script=script,
         tags=tags,
+        user=user,
+        personas=personas,
         framework_tools=framework_tools,
     )
 

@@ -25,6 +25,20 @@ class Goals:
 
 
 @dataclass(frozen=True)
+class UserProfile:
+    """The optional fields that say more about the simulated user than `simulation_context`, the brief, does."""
+
+    persona: str | None = None
+    known_info: str | None = None
+    unknown_info: str | None = None
+    user_instructions: str | None = None
+
+    def given(self) -> dict[str, str]:
+        """The fields the scenario set, by name: what the simulated user's prompt must show."""
+        return {name: value for name, value in vars(self).items() if value is not None}
+
+
+@dataclass(frozen=True)
 class Scenario:
     slug: str
     name: str
@@ -36,5 +50,9 @@ class Scenario:
     max_turns: int = DEFAULT_MAX_TURNS
     script: tuple[str, ...] | None = None
     tags: tuple[str, ...] = ()
+    #: Who the simulated user is, what it may say when asked, what it does not know and how it behaves (extensions).
+    user: UserProfile = field(default_factory=lambda: UserProfile())
+    #: Persona traits (`scenario.traits.TRAITS`) the scenario runs under, one run each per repeat.
+    personas: tuple[str, ...] = ()
     #: Tool names never counted as tool runs, as the project's eval/conftest.yml set them when it was loaded.
     framework_tools: frozenset[str] = field(default=FRAMEWORK_TOOLS, repr=False)

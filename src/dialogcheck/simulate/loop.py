@@ -66,9 +66,6 @@ class SimulatedConversation:
         """The run's conversation, to judge: its events as read, named `source`."""
         return Conversation(tuple(self.typed_events), source, self.conversation_id, tuple(self.recorded))
 
-    def transcript_text(self) -> str:
-        return "\n".join(f"{who}: {text}" for who, text in self.transcript)
-
 
 def _user_event(text: str) -> UserMessage:
     return UserMessage(text=text, timestamp=time.time())
@@ -111,7 +108,7 @@ async def simulate(
         if len(record.latencies) >= scenario.max_turns:
             record.ended_because = ENDED_MAX_TURNS
             break
-        turn = await user.next_turn(record.transcript_text())
+        turn = await user.next_turn(tuple(record.transcript))
         if not turn.message.strip():
             record.ended_because = ENDED_EMPTY
             break
