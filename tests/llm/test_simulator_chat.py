@@ -31,7 +31,7 @@ scenario:
     assertions:
       - tool_executed: {tool_name: lookup, source: local, arguments: {q: card}}
 """
-SAYS = {"terse": "card", "verbose": "well, it is about my card, a long story", "confused": "the plastic thing?"}
+SAYS = {"terse": "card", "verbose": "well, it is about my card, a long story", "confused": "the plastic thing? my card?"}  # each states the goal (the card), so the user review finds nothing
 
 
 class CustomerServer(ScriptedServer):

@@ -38,7 +38,7 @@ class EchoServer(ScriptedServer):
 
     def next_answer(self) -> Answer:
         with self.lock:  # requests come one at a time (--parallel 1): the last body is this request's
-            number, prompt = len(self.bodies), self.bodies[-1]["messages"][-1]["content"]
+            number, prompt = len(self.bodies), self.bodies[-1]["messages"][0]["content"]  # the system prompt
         text = self.sound.get(number) or json.dumps({"message": prompt.splitlines()[0], "done": True})
         return Answer(body=openai_body(text))
 
