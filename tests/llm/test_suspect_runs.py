@@ -161,3 +161,14 @@ def test_the_report_shows_a_suspect_run_apart_in_a_browser(tmp_path, echo_server
         page.select_option("#f-verdict", "fail")
         assert page.locator(".run").count() == 0
         assert problems == []
+
+
+def test_a_retry_samples_with_another_seed(tmp_path, echo_server):
+    """With a seed, asking again with the same one would ask for the same fault: the retry's seed is far from any repeat's."""
+    from dialogcheck.runner.batch import RETRY_SEED_STEP
+
+    done = run(project(tmp_path, echo_server), tmp_path / "results", "--seed", "5")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert [body.get("seed") for body in echo_server.bodies] == [5, 5 + RETRY_SEED_STEP]
+    document = json.loads((tmp_path / "results" / SCENARIO / "run_1.json").read_text())
+    assert document["simulator"]["seed"] == 5 + RETRY_SEED_STEP  # the kept attempt says what it was sampled with

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 from .._redact import redact
 from ..checks.base import Outcome
+from ..config import SEED_RANGE
 from ..connectors.base import AgentConnector, AgentError, describe, safe_text
 from ..events.parse import EventFieldError
 from ..judge.base import Judge
@@ -102,7 +103,7 @@ async def run_one(
             await simulate(scenario, agent, user, simulated)
             record = simulated.conversation(source)
             if reviewer is not None and not isinstance(user, ScriptedUser):  # a script is the project's own words
-                review = await reviewer.review(scenario, record)
+                review = await reviewer.review(scenario, record, user.trait if isinstance(user, LLMUser) else None)
             result = await evaluate_async(scenario, record, judge=judge, no_judge=settings.no_judge, metrics=settings.metrics)
     except Exception as err:  # noqa: BLE001 - every harness failure becomes an errored run
         error = redact(safe_text(_harness_error(err, settings.time_limit)))
@@ -129,6 +130,17 @@ async def run_one(
     )
 
 
+#: How far apart the seeds of a run's retries are: more than any batch has repeats (repeat r samples with seed + r - 1).
+RETRY_SEED_STEP = 1_000_003
+
+
+def retry_of(spec: RunSpec, attempt: int) -> RunSpec:
+    """The spec of a run's `attempt`-th retry: with a seed, another one (the same seed would ask for the same fault)."""
+    if spec.seed is None:
+        return spec
+    return replace(spec, seed=(spec.seed + attempt * RETRY_SEED_STEP) % SEED_RANGE)
+
+
 async def run_until_trusted(
     spec: RunSpec,
     agent: AgentConnector,
@@ -148,7 +160,7 @@ async def run_until_trusted(
         suspect += 1
         if suspect > settings.retry_suspect or reviewer is None:
             break
-        run = await run_one(spec, agent, reviewer.retry_user or make_user, judge, settings, reviewer)
+        run = await run_one(retry_of(spec, suspect), agent, reviewer.retry_user or make_user, judge, settings, reviewer)
     return replace(run, suspect_attempts=suspect) if suspect else run
 
 

@@ -31,8 +31,8 @@ class RunReviewer:
     #: Makes the simulated user of a retry (no cache); None: the batch's own users.
     retry_user: Callable[[Scenario], SimulatedUser] | None = None
 
-    async def review(self, scenario: Scenario, record: Conversation) -> UserReview:
-        brief = brief_of(scenario)
+    async def review(self, scenario: Scenario, record: Conversation, trait: str | None = None) -> UserReview:
+        brief = brief_of(scenario, trait)
         review = review_conversation(record, brief, self.prompts)
         if self.llm is not None:
             review = review.joined(await self.llm.reasons(brief, transcript_of(record)))

@@ -15,6 +15,7 @@ from typing import Literal
 
 from ...events.model import BotMessage, Conversation, UserMessage
 from ...scenario.model import Scenario
+from ...scenario.traits import TRAITS
 from . import _text
 
 Speaker = Literal["user", "agent"]
@@ -63,9 +64,23 @@ class Brief:
         return (self.simulation_context, *self.extra)
 
 
-def brief_of(scenario: Scenario) -> Brief:
-    """What a scenario tells its simulated user: the one place a new scenario field about the user joins the review."""
-    return Brief(scenario.simulation_context)
+#: How each field about the user is introduced to the reviewer, as the simulated user's prompt introduces it.
+USER_FIELD_LABELS = {
+    "persona": "Who you are",
+    "known_info": "What you know and may say when asked",
+    "unknown_info": "What you do not know and must not invent",
+    "user_instructions": "How to behave",
+}
+
+
+def brief_of(scenario: Scenario, trait: str | None = None) -> Brief:
+    """What a scenario tells its simulated user, and the persona `trait` it played on top: the one place a field
+    about the user joins the review (the rules read every passage; the LLM reviewer reads them labelled)."""
+    given = scenario.user.given()
+    extra = [f"{label}: {given[name]}" for name, label in USER_FIELD_LABELS.items() if name in given]
+    if trait is not None:
+        extra.append(f"How you come across: {TRAITS[trait]}")
+    return Brief(scenario.simulation_context, tuple(extra))
 
 
 #: A Jinja2 tag, expression or comment: where the literal text of a template breaks.
