@@ -239,3 +239,45 @@ def test_importing_the_plugin_imports_no_part_of_the_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_scenario_naming_personas_is_an_item_per_trait_and_run_and_a_suspect_user_is_an_error(pytester, project, monkeypatch):
+    """The simulated user is a loopback model that echoes its system prompt: every run's user is suspect, a pytest
+    error explained by the review (not the agent's failure); the items are the persona matrix `run` plans."""
+    from tests.llm.test_suspect_runs import EchoServer
+
+    server = EchoServer()
+    server.thread.start()
+    try:
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        with (project / "eval" / "conftest.yml").open("a") as conftest:
+            # a seed makes each repeat ask anew (without one, repeat 2 is answered from the cache as repeat 1 was)
+            conftest.write(f"simulation:\n  seed: 11\n  llm: {{provider: openai_compatible, base_url: '{server.root}/v1', model: echo}}\n")
+        scenario = project / "eval" / "scenarios" / "card_replace_damaged.yml"
+        text = scenario.read_text()
+        script = text[text.index("  script:"):text.index("  goals:")]
+        scenario.write_text(text.replace(script, "  personas: [terse, impatient]\n"))
+        result = pytester.runpytest(str(scenario), "--no-judge", "--dialogcheck-runs", "2", "-p", "no:randomly", "-rA")
+    finally:
+        server.stop()
+    assert sorted(outcomes(result)) == sorted(f"card_replace_damaged[{trait}-run-{n}]" for trait in ("terse", "impatient") for n in (1, 2))
+    assert set(outcomes(result).values()) == {"ERROR"}
+    text = result.stdout.str()
+    assert "simulated user: suspect" in text and "prompt_wording" in text
+    assert server.count == 8  # four runs, each retried once (--retry-suspect's default) with a fresh simulator
+    assert sorted(body["seed"] for body in server.bodies) == sorted([11, 11, 12, 12] + [11 + 1_000_003, 11 + 1_000_003, 12 + 1_000_003, 12 + 1_000_003])
+
+
+def test_item_variants_number_runs_as_run_numbers_them():
+    from dialogcheck.pytest_plugin import item_variants
+    from dialogcheck.scenario.model import Scenario
+
+    plain = Scenario(slug="s", name="S", simulation_context="c")
+    assert item_variants(plain, 1) == [("", 1)]
+    assert item_variants(plain, 2) == [("[run-1]", 1), ("[run-2]", 2)]
+    matrix = Scenario(slug="s", name="S", simulation_context="c", personas=("terse", "verbose"))
+    assert item_variants(matrix, 1) == [("[terse]", 1), ("[verbose]", 2)]
+    assert item_variants(matrix, 2) == [("[terse-run-1]", 1), ("[verbose-run-1]", 2), ("[terse-run-2]", 3), ("[verbose-run-2]", 4)]
+    scripted = Scenario(slug="s", name="S", simulation_context="c", personas=("terse",), script=("hi",))
+    assert item_variants(scripted, 1) == [("", 1)]  # a script says the same whoever plays it

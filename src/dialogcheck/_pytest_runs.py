@@ -32,7 +32,7 @@ from .results.lock import BatchLock
 from .results.model import RunResult
 from .results.plan import new_plan
 from .results.writer import BatchWriter
-from .runner.batch import RunSpec, run_batch
+from .runner.batch import run_batch
 from .runner.project import load_project
 from .runner.scenarios import HTML, JUNIT, ScenarioBatch, write_reports
 
@@ -70,7 +70,8 @@ class ProcessRuns:
         if isinstance(batch, Unrunnable):
             pytest.fail(str(batch), pytrace=False)
         scenario = next(s for s in batch.project.scenarios if s.slug == item.slug)
-        runs = self.loop.run_until_complete(run_batch([RunSpec(scenario, item.number)], batch.agent, batch.make_user, batch.judge, batch.settings))
+        spec = batch.spec(scenario, item.number)  # its persona trait and seed, as `run` plans them
+        runs = self.loop.run_until_complete(run_batch([spec], batch.agent, batch.make_user, batch.judge, batch.settings, reviewer=batch.reviewer))
         return runs[0]
 
     def _batch(self, item: Any) -> ScenarioBatch | Unrunnable:

@@ -104,9 +104,18 @@ def outcome_of(run: RunResult) -> str:
 
 
 def item_variants(scenario: Any, runs: int) -> list[tuple[str, int]]:
-    """The items of `scenario`: (id suffix, run number) each. The one place a scenario becomes several items
-    (a scenario naming several personas would add its persona here)."""
-    return [("", 1)] if runs == 1 else [(f"[run-{n}]", n) for n in range(1, runs + 1)]
+    """The items of `scenario`: (id suffix, run number) each, numbered as `run` numbers them. The one place a
+    scenario becomes several items: one per run (`[run-2]`), and per persona trait when the scenario names
+    several for its LLM user (`[impatient]`, `[impatient-run-2]`)."""
+    from .runner.project import persona_matrix
+
+    traits = persona_matrix(scenario, (), "auto") or [None]
+    variants = []
+    for repeat in range(1, runs + 1):
+        for index, trait in enumerate(traits):
+            parts = ([trait] if trait else []) + ([f"run-{repeat}"] if runs > 1 else [])
+            variants.append((f"[{'-'.join(parts)}]" if parts else "", (repeat - 1) * len(traits) + index + 1))
+    return variants
 
 
 class ScenarioFile(pytest.File):

@@ -218,12 +218,12 @@ class ScenarioBatch:
                 folder.write_plan(self.plan)
             except OSError as err:
                 raise LoadError.one(f"cannot write the plan: {err.strerror or err}", str(folder.plan_path)) from None
-            return [self._spec(by_slug[slug], number) for slug, number in self.plan.run_keys()], []
+            return [self.spec(by_slug[slug], number) for slug, number in self.plan.run_keys()], []
         finished = finished_runs(folder, self.plan)
         done = {run.key for run in finished}
-        return [self._spec(by_slug[slug], number) for slug, number in self.plan.run_keys() if (slug, number) not in done], finished
+        return [self.spec(by_slug[slug], number) for slug, number in self.plan.run_keys() if (slug, number) not in done], finished
 
-    def _spec(self, scenario: Scenario, number: int) -> RunSpec:
+    def spec(self, scenario: Scenario, number: int) -> RunSpec:
         """Run `number` of a scenario as its plan has it: which persona trait it plays, which seed it samples with."""
         planned = self._planned[scenario.slug]
         return RunSpec(scenario, number, planned.persona_of(number), planned.seed_of(number))
