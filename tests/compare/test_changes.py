@@ -174,3 +174,12 @@ def test_each_key_weighs_the_same_in_the_overall_rate(tmp_path):
     comparison = compare_results(*sides(tmp_path, base, new))
     assert comparison.base.pass_rate == 0.5 and comparison.change == 0.0
     assert comparison.p_value == 1.0 and comparison.verdict is Verdict.NO_CHANGE
+
+
+def test_a_suspect_run_is_left_out_of_the_pass_rate_and_of_the_check_flips(tmp_path):
+    base = [simple("a", "pass"), simple("b", "pass")]
+    new = [simple("a", "pass"), document("a", "suspect", [("skill_completed card_replace", "fail")]), simple("b", "fail")]
+    comparison = compare_results(*sides(tmp_path, base, new))
+    a = by_key(comparison)["a"]
+    assert (str(a.new), a.status, a.broke) == ("1/1", Status.STILL_PASSING, ())  # the suspect run's failed check is no flip
+    assert [(f.pass_to_fail, f.examples_pass_to_fail) for f in comparison.checks] == [(1, ("b",))]

@@ -155,8 +155,11 @@ def _check_moves(base: Sequence[Run], new: Sequence[Run]) -> tuple[tuple[CheckId
 
 
 def _check_rates(runs: Sequence[Run]) -> dict[CheckId, float]:
+    """Each check's pass rate over the runs; a run whose simulated user was suspect says nothing of the agent's checks."""
     counts: dict[CheckId, list[int]] = {}
     for run in runs:
+        if run.verdict is Outcome.SUSPECT:
+            continue
         for check, outcome in run.checks:
             if outcome is Outcome.PASS or outcome is Outcome.FAIL:
                 tally = counts.setdefault(check, [0, 0])
