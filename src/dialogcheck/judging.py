@@ -37,12 +37,12 @@ def judge_requests(subject: Any) -> JudgeItems:
     """Every item a judge must decide for a scenario or an SOP, keyed `criterion:N` and `sop:STEP_ID`."""
     tools = subject.framework_tools
     if isinstance(subject, Scenario):
-        items = [(f"criterion:{i}", JudgeRequest(c, framework_tools=tools)) for i, c in enumerate(subject.goals.criteria)]
+        items = [(f"criterion:{i}", JudgeRequest(c, framework_tools=tools, id=f"criterion:{i}")) for i, c in enumerate(subject.goals.criteria)]
         steps = subject.goals.sop
     else:
         items, steps = [], subject.steps
     if steps is not None:
-        items += [(f"sop:{step_id}", replace(request, framework_tools=tools)) for step_id, request in steps.judge_requests()]
+        items += [(f"sop:{step_id}", replace(request, framework_tools=tools, id=f"sop:{step_id}")) for step_id, request in steps.judge_requests()]
     return items
 
 

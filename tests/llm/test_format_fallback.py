@@ -18,18 +18,18 @@ import pytest
 from dialogcheck.config import LLMSettings
 from dialogcheck.llm import LLMError
 from dialogcheck.llm.factory import make_client
-from tests.llm.conftest import chat, error_body, openai_body
+from tests.llm.conftest import chat, error_body, judge_says
 from tests.cli.test_batch_text import command as dialogcheck
 from tests.llm.test_check_with_judge import project
 
 SCHEMA = {"type": "object", "properties": {"verdict": {"enum": ["PASS", "FAIL"]}}, "required": ["verdict"]}
-PASS = '{"verdict": "PASS", "rationale": "turn 1: the agent asked before ordering", "evidence": {"turns": [1], "events": []}}'
+PASS = judge_says("PASS", "turn 1: the agent asked before ordering", turns=[1])
 
 
 class FormatServer:
     """Answers chat completions, refusing every `response_format` type in `refused` with `status`."""
 
-    def __init__(self, refused: tuple[str, ...], status: int, message: str, answer: str = PASS):
+    def __init__(self, refused: tuple[str, ...], status: int, message: str, answer=PASS):
         self.refused, self.status, self.message, self.answer = refused, status, message, answer
         self.formats: list[str | None] = []
         self.lock = threading.Lock()
@@ -60,7 +60,7 @@ class FormatServer:
                 if kind in server.refused:
                     self._send(server.status, error_body(server.message))
                 else:
-                    self._send(200, openai_body(server.answer))
+                    self._send(200, server.answer(body))
 
             def _send(self, status, body):
                 data = json.dumps(body).encode()
@@ -106,7 +106,7 @@ def ask(client, n: int = 1, model: str = "m"):
 def test_a_500_that_refuses_json_schema_steps_down_to_json_object_once_and_is_not_retried(caplog):
     with llama_cpp() as server, caplog.at_level(logging.WARNING, logger="dialogcheck"):
         responses = ask(make_client(settings(server), cache=None, max_in_flight=1), 3)
-    assert [r.text for r in responses] == [PASS] * 3
+    assert [json.loads(r.text)["verdict"] for r in responses] == ["PASS"] * 3
     assert server.formats == ["json_schema", "json_object", "json_object", "json_object"]
     assert [r.attempts for r in responses] == [1, 1, 1]
     notices = [r.getMessage() for r in caplog.records if r.name == "dialogcheck"]

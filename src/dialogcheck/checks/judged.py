@@ -27,6 +27,8 @@ class JudgeRequest:
     model: str | None = None
     #: The tools the ledger leaves out as framework tools: the subject's `framework_tools` setting.
     framework_tools: frozenset[str] = field(default=FRAMEWORK_TOOLS, repr=False)
+    #: The id the judge's answer must name (`criterion:N`, `sop:STEP_ID`): answers are matched by it.
+    id: str = "criterion"
 
 
 @dataclass(frozen=True)
@@ -41,13 +43,22 @@ class Judgement:
     raw: str | None = None
     #: The exception of a judge that crashed (not one that answered badly), kept for its traceback.
     exception: BaseException | None = field(default=None, repr=False, compare=False)
+    #: The event indexes the judge cited for its verdict.
+    evidence: tuple[int, ...] = ()
+    #: The judge answered that the conversation shows it neither way: `error`, never a pass.
+    inconclusive: bool = False
 
 
 class JudgedResult(CheckResult, frozen=True):
-    """What the judge decided about a criterion or an `llm_judge` step: a check result, with the tokens it took."""
+    """What the judge decided about a criterion or an `llm_judge` step: a check result, with the tokens it took.
+
+    `inconclusive` is a property of the result, not an outcome of its own: it is an `error` for every count
+    and exit code, and the views name it beside the judge's reason.
+    """
 
     usage: Any = None
     raw: str | None = None
+    inconclusive: bool = False
 
 
 class JudgedCheck(Check):
@@ -61,7 +72,9 @@ class JudgedCheck(Check):
 
     def judged(self, judgement: Judgement) -> JudgedResult:
         """The result from what the judge decided (or why it could not)."""
-        return JudgedResult(self, judgement.outcome, judgement.detail, (), judgement.exception, judgement.usage, judgement.raw)
+        return JudgedResult(
+            self, judgement.outcome, judgement.detail, judgement.evidence, judgement.exception, judgement.usage, judgement.raw, judgement.inconclusive
+        )
 
 
 @dataclass(frozen=True)

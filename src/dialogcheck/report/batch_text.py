@@ -13,7 +13,7 @@ from ..checks.base import Outcome
 from ..results.model import BatchResult, RunResult
 from ..results.stats import run_stats
 from .styled import Styled
-from .text import STYLES, WORDS, outcome_line, render_check_table
+from .text import STYLES, WORDS, outcome_line, render_check_table, with_citations
 
 
 def render_run(run: RunResult) -> Styled:
@@ -28,7 +28,7 @@ def render_run(run: RunResult) -> Styled:
     if run.error:
         text.append(f"error: {shown(run.error)}\n", "bold yellow")
     for line in run.checks():
-        outcome_line(text, line.outcome, line.title, cut(line.detail), "  ")
+        outcome_line(text, line.outcome, line.title, with_citations(line, cut(line.detail)), "  ")
     if run.transcript:
         text.append("\ntranscript:\n", "bold")
         user_turn = 0
@@ -113,7 +113,7 @@ def _every_check(batch: BatchResult) -> Styled:
         text.append(WORDS[run.verdict], STYLES[run.verdict])
         text.append(f"{' (' + shown(str(run.error_reason())) + ')' if run.verdict is Outcome.ERROR else ''}\n")
         for line in run.checks():
-            outcome_line(text, line.outcome, line.title, cut(line.detail), "  ")
+            outcome_line(text, line.outcome, line.title, with_citations(line, cut(line.detail)), "  ")
     return text
 
 

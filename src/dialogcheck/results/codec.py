@@ -21,7 +21,7 @@ import orjson
 from .._redact import redact
 from .._shown import cut
 from ..checks.base import CheckResult, Outcome
-from ..checks.judged import Criterion, Judgement
+from ..checks.judged import Criterion, Judgement, JudgedResult
 from ..errors import LoadError, Problem
 from ..llm.base import Usage
 from ..sop.model import Step, StepResult, StepSetResult
@@ -83,10 +83,13 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
                     "outcome": line.outcome,  # a str enum: written as its value
                     "detail": cut(line.detail),
                     "evidence": list(line.evidence),
+                    **({"inconclusive": True} if line.inconclusive else {}),
                 }
             )
         else:
-            criterion: dict[str, Any] = {"criterion": line.criterion, "outcome": line.outcome, "detail": cut(line.detail)}
+            criterion: dict[str, Any] = {"criterion": line.criterion, "outcome": line.outcome, "detail": cut(line.detail), "evidence": list(line.evidence)}
+            if line.inconclusive:
+                criterion["inconclusive"] = True
             if line.usage is not None:
                 criterion["usage"] = line.usage.to_dict()
             criteria.append(criterion)
@@ -189,7 +192,10 @@ class _Reader:
             sop = StepSetResult(results, document.get("sop_score"), None, self.outcome(document.get("sop_outcome", "pass"), "`sop_outcome`"))
         criteria = tuple(
             Criterion(str(c.get("criterion", ""))).judged(
-                Judgement(self.outcome(c.get("outcome"), "a criterion"), str(c.get("detail") or ""), _usage(c.get("usage")))
+                Judgement(
+                    self.outcome(c.get("outcome"), "a criterion"), str(c.get("detail") or ""), _usage(c.get("usage")),
+                    evidence=tuple(c.get("evidence") or ()), inconclusive=c.get("inconclusive") is True,
+                )
             )
             for c in self.items(document, "criteria")
         )
@@ -211,7 +217,10 @@ class _Reader:
         kind = str(s.get("type", ""))
         ref = CheckRef(kind, kind)
         step = Step(str(s.get("id", "")), s.get("label"), bool(s.get("required", True)), float(s.get("weight", 1.0)), ref)  # type: ignore[arg-type]
-        return StepResult(step, CheckResult(ref, self.outcome(s.get("outcome"), "an SOP step"), str(s.get("detail") or ""), tuple(s.get("evidence") or ())))
+        outcome, detail, evidence = self.outcome(s.get("outcome"), "an SOP step"), str(s.get("detail") or ""), tuple(s.get("evidence") or ())
+        if s.get("inconclusive") is True:
+            return StepResult(step, JudgedResult(ref, outcome, detail, evidence, inconclusive=True))
+        return StepResult(step, CheckResult(ref, outcome, detail, evidence))
 
 
 def decode_conversation(document: Any, where: str, line: int | None = None) -> ConversationResult:

@@ -85,6 +85,8 @@ class CheckLine:
     check: Any = None
     step: Step | None = None
     usage: Usage | None = None
+    #: A judged check the judge found inconclusive (its outcome is then `error`).
+    inconclusive: bool = False
 
     @property
     def key(self) -> str:
@@ -210,10 +212,16 @@ class ConversationResult:
         lines = [CheckLine(CheckKind.ASSERTION, i, r.outcome, r.detail, r.evidence, check=r.check) for i, r in enumerate(self.assertions, 1)]
         if self.sop is not None:
             lines += [
-                CheckLine(CheckKind.SOP, None, s.result.outcome, s.result.detail, s.result.evidence, check=s.result.check, step=s.step)
+                CheckLine(
+                    CheckKind.SOP, None, s.result.outcome, s.result.detail, s.result.evidence, check=s.result.check, step=s.step,
+                    inconclusive=getattr(s.result, "inconclusive", False),
+                )
                 for s in self.sop.results
             ]
-        lines += [CheckLine(CheckKind.CRITERION, i, c.outcome, c.detail, check=c.check, usage=c.usage) for i, c in enumerate(self.criteria, 1)]
+        lines += [
+            CheckLine(CheckKind.CRITERION, i, c.outcome, c.detail, c.evidence, check=c.check, usage=c.usage, inconclusive=c.inconclusive)
+            for i, c in enumerate(self.criteria, 1)
+        ]
         return tuple(lines)
 
     def check_counts(self) -> Counts:
