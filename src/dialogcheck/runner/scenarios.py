@@ -37,7 +37,7 @@ from .project import Project, load_planned, load_project
 JUNIT, HTML = "junit.xml", "report.html"
 
 
-def make_users(project: Project, *, use_cache: bool = True, cache_dir: Path | None = None, mode: str = "auto", parallel: int = 1):
+def make_users(project: Project, *, use_cache: bool = True, cache_dir: Path | None = None, mode: str = "auto", parallel: int = 1, replay: bool = False):
     """One simulated user per run: the script when there is one (unless `mode` is llm), else the configured LLM."""
     from ..simulate.user import LLMUser, ScriptedUser
 
@@ -60,7 +60,7 @@ def make_users(project: Project, *, use_cache: bool = True, cache_dir: Path | No
 
         role = project.config.simulation
         limit = in_flight_for(role, parallel)
-        client = make_client(settings, cache=project.config.cache, max_in_flight=limit, use_cache=use_cache, cache_dir=cache_dir)  # type: ignore[arg-type]
+        client = make_client(settings, cache=project.config.cache, max_in_flight=limit, use_cache=use_cache, cache_dir=cache_dir, replay=replay)  # type: ignore[arg-type]
         templates = Templates(role.prompts)
 
     def make_user(scenario):
@@ -109,6 +109,7 @@ class ScenarioBatch:
         simulate: str = "auto",
         use_cache: bool = True,
         cache_dir: str | Path | None = None,
+        replay: bool = False,
     ):
         self.started = datetime.now(timezone.utc)
         self.resume, self.results = resume, results
@@ -121,7 +122,7 @@ class ScenarioBatch:
             self.project = load_project(paths, config)
             config_path = os.path.abspath(self.project.config.path) if self.project.config.path else None
             self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, self.project.planned(runs))
-        self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel)
+        self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel, replay=replay)
         self.agent = agent if _is_connector(agent) else _connector(self.project, agent)  # type: ignore[arg-type]
         evaluation = self.project.config.evaluation
         self.settings = BatchSettings(parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=evaluation.metrics)
@@ -129,7 +130,9 @@ class ScenarioBatch:
         if not no_judge:
             from ..judge.setup import judge_from_config
 
-            self.judge = judge_from_config(self.project.config, use_cache=use_cache, cache_dir=cache, max_in_flight=in_flight_for(evaluation, parallel))
+            self.judge = judge_from_config(
+                self.project.config, use_cache=use_cache, cache_dir=cache, max_in_flight=in_flight_for(evaluation, parallel), replay=replay
+            )
 
     def check_agent(self) -> None:
         """Raise `AgentError` when the agent cannot be reached at all (before any run or file of the batch)."""
@@ -248,6 +251,7 @@ def run_scenarios(
     simulate: str = "auto",
     use_cache: bool = True,
     cache_dir: str | Path | None = None,
+    replay: bool = False,
 ) -> BatchResult:
     """Run scenarios against an agent and judge each run; the batch's typed result.
 
@@ -255,12 +259,13 @@ def run_scenarios(
     The agent is the project's (`agent` in `eval/conftest.yml`) unless `agent` names one: `rasa:URL`,
     `http:URL` (or the URL alone), `python:MODULE:FUNC`, or a connector object. Results go to `results`
     (a new or empty folder), else `eval/results/<timestamp>`; `resume` finishes the batch of a results
-    folder instead. `passed`, `failed` and `errored` of the result count runs. Bad input raises
+    folder instead. `replay` answers every LLM call from the answer cache and sends none. `passed`, `failed` and
+    `errored` of the result count runs. Bad input raises
     `dialogcheck.LoadError`; an agent that cannot be set up, `AgentSetupError`; one that is down, `AgentError`.
     """
     batch = ScenarioBatch(
         [paths] if isinstance(paths, (str, Path)) else paths, agent=agent, runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume,
-        config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir,
+        config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir, replay=replay,
     )
     batch.check_agent()
     return batch.run()
