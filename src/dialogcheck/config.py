@@ -98,6 +98,8 @@ class RoleSettings:
     limit_given: bool = False
     #: Quality metrics to score on every run (evaluation only; never part of the verdict).
     metrics: tuple[str, ...] = ()
+    #: How many times the judge is asked each question, the majority deciding (evaluation only; odd).
+    samples: int = 1
 
 
 def in_flight_for(role: RoleSettings, parallel: int) -> int:
@@ -257,15 +259,29 @@ def _role(fields: Fields, name: str, root: Path, default_limit: int, default_giv
         return RoleSettings(max_concurrent_llm_calls=default_limit, limit_given=default_given)
     what = f"`{name}`"
     prompt_keys = ROLE_PROMPTS[name]
-    extra = ("metrics",) if name == "evaluation" else ()
+    extra = ("metrics", "samples") if name == "evaluation" else ()
     role = Fields(mapping, fields.problems, what, ("llm", "max_concurrent_llm_calls", *prompt_keys, *extra))
     llm_node = role.get("llm")
     llm = _llm(llm_node, fields.problems, f"`{name}.llm`") if llm_node is not None else None
     prompts = {key: path for key in prompt_keys if (path := _prompt_path(role, key, root)) is not None}
     limit = role.integer("max_concurrent_llm_calls", minimum=1)
     metrics = _metrics(role) if name == "evaluation" else ()
+    samples = _samples(role) if name == "evaluation" else 1
     given = limit is not None or default_given
-    return RoleSettings(llm, prompts, limit if limit is not None else default_limit, given, metrics)
+    return RoleSettings(llm, prompts, limit if limit is not None else default_limit, given, metrics, samples)
+
+
+#: The most samples the judge may be asked for one question.
+MAX_SAMPLES = 25
+
+
+def _samples(role: Fields) -> int:
+    """`evaluation.samples`: an odd number of times to ask (so a majority of two verdicts always exists)."""
+    samples = role.integer("samples", minimum=1, maximum=MAX_SAMPLES)
+    if samples is not None and samples % 2 == 0:
+        role.problems.add(f"`samples` in `evaluation` must be odd, so that a majority decides, got {samples}", role.get("samples").pos)
+        return 1
+    return samples or 1
 
 
 def _metrics(role: Fields) -> tuple[str, ...]:

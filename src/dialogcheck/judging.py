@@ -22,6 +22,7 @@ from .checks.judged import Criterion, Judgement, JudgeRequest, unjudged
 from .checks.running import run_check
 from .events.model import Conversation
 from .judge.base import Judge, judge_one
+from .judge.samples import judge_samples
 from .pairing import ScenarioSet
 from .results.codec import quality_scores
 from .results.model import ConversationResult, Crash
@@ -48,7 +49,11 @@ def judge_requests(subject: Any) -> JudgeItems:
 
 async def run_judge(conversation: Conversation, items: JudgeItems, judge: Judge) -> dict[str, Judgement]:
     """Ask the judge every item at once; every failure comes back as an `error` judgement."""
-    judgements = await asyncio.gather(*(judge_one(judge, conversation, request) for _, request in items))
+    samples = getattr(judge, "samples", 1)
+    if samples > 1:
+        judgements = await asyncio.gather(*(judge_samples(judge, conversation, request, samples) for _, request in items))
+    else:
+        judgements = await asyncio.gather(*(judge_one(judge, conversation, request) for _, request in items))
     return {key: judgement for (key, _), judgement in zip(items, judgements)}
 
 

@@ -29,6 +29,8 @@ class JudgeRequest:
     framework_tools: frozenset[str] = field(default=FRAMEWORK_TOOLS, repr=False)
     #: The id the judge's answer must name (`criterion:N`, `sop:STEP_ID`): answers are matched by it.
     id: str = "criterion"
+    #: Which sample of the question this is, when the judge is asked several times (`evaluation.samples`).
+    sample: int = 0
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class Judgement:
     evidence: tuple[int, ...] = ()
     #: The judge answered that the conversation shows it neither way: `error`, never a pass.
     inconclusive: bool = False
+    #: Samples that disagreed: how many said each verdict (`unstable`); empty when they agreed, or one was asked.
+    split: tuple[tuple[str, int], ...] = ()
 
 
 class JudgedResult(CheckResult, frozen=True):
@@ -59,6 +63,8 @@ class JudgedResult(CheckResult, frozen=True):
     usage: Any = None
     raw: str | None = None
     inconclusive: bool = False
+    #: How the samples split when they disagreed (`unstable`), verdict by verdict.
+    split: tuple[tuple[str, int], ...] = ()
 
 
 class JudgedCheck(Check):
@@ -73,7 +79,8 @@ class JudgedCheck(Check):
     def judged(self, judgement: Judgement) -> JudgedResult:
         """The result from what the judge decided (or why it could not)."""
         return JudgedResult(
-            self, judgement.outcome, judgement.detail, judgement.evidence, judgement.exception, judgement.usage, judgement.raw, judgement.inconclusive
+            self, judgement.outcome, judgement.detail, judgement.evidence, judgement.exception, judgement.usage, judgement.raw,
+            judgement.inconclusive, judgement.split,
         )
 
 

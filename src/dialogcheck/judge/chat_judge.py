@@ -46,19 +46,27 @@ class ChatJudge:
         settings: LLMSettings,
         templates: Templates | None = None,
         attempts: int = DEFAULT_ATTEMPTS,
+        samples: int = 1,
     ):
         self.client = client
         self.settings = settings
         self.templates = templates or Templates()
         self.attempts = attempts
+        #: How many times each criterion is asked, the majority deciding (`evaluation.samples`).
+        self.samples = samples
 
     async def ask_json(
-        self, prompt: str, schema: Mapping[str, Any], model: str | None = None, validate: Callable[[dict[str, Any]], str | None] | None = None
+        self,
+        prompt: str,
+        schema: Mapping[str, Any],
+        model: str | None = None,
+        validate: Callable[[dict[str, Any]], str | None] | None = None,
+        sample: int = 0,
     ) -> JsonAnswer:
         """One prompt, a schema-valid JSON answer; every failure becomes a `JudgeError`."""
         try:
             return await ask_json(
-                self.client, self.settings, [ChatMessage("user", prompt)], schema, model=model, attempts=self.attempts, validate=validate
+                self.client, self.settings, [ChatMessage("user", prompt)], schema, model=model, attempts=self.attempts, validate=validate, sample=sample
             )
         except NoValidAnswer as err:
             raise JudgeError(str(err), err.raw, err.usage) from None
@@ -100,7 +108,7 @@ class ChatJudge:
         def problem(value: dict[str, Any]) -> str | None:
             return answer_problem(value, conversation, request.id, wording)
 
-        answer = await self.ask_json(prompt, CRITERION_SCHEMA, request.model, problem)
+        answer = await self.ask_json(prompt, CRITERION_SCHEMA, request.model, problem, request.sample)
         verdict = answer.value
         return JudgeVerdict(
             verdict["verdict"] == "PASS",

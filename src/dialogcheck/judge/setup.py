@@ -33,4 +33,4 @@ def judge_from_config(
         cache_dir=cache_dir,
         replay=replay,
     )
-    return ChatJudge(client, settings, Templates(config.evaluation.prompts))
+    return ChatJudge(client, settings, Templates(config.evaluation.prompts), samples=config.evaluation.samples)

@@ -35,6 +35,9 @@ class ChatRequest:
     endpoint: str | None = None
     #: Extra HTTP headers (`extra_headers`): credentials, so the identity keeps only their hash.
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: Which of several samples of the same question this is (0: the first, or the only one); a later sample is
+    #: another request, so the cache keeps an answer for each.
+    sample: int = 0
 
     def describe(self) -> str:
         """How an error names the request: provider, model and, without its password, the endpoint."""
@@ -55,6 +58,8 @@ class ChatRequest:
             "json_schema": self.json_schema,
             "messages": [[m.role, m.content] for m in self.messages],
         }
+        if self.sample:
+            identity["sample"] = self.sample
         if self.headers:
             headers = orjson.dumps(sorted((name.lower(), value) for name, value in self.headers.items()))
             identity["headers_sha256"] = hashlib.sha256(headers).hexdigest()

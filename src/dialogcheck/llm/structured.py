@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from ..config import LLMSettings
+from ..config import OPENAI_COMPATIBLE, LLMSettings
 from .base import ChatClient, ChatMessage, ChatRequest, LLMError, Usage
 
 DEFAULT_ATTEMPTS = 3
@@ -78,6 +78,13 @@ def _first_error(validator: Any, answer: Any) -> Any:
     return jsonschema.exceptions.best_match(validator.iter_errors(answer))
 
 
+def _seeded(settings: LLMSettings, sample: int) -> Mapping[str, Any]:
+    """The options of a sample: the configured ones, with the sample's seed for a provider that takes one."""
+    if not sample or settings.provider not in OPENAI_COMPATIBLE:
+        return settings.options
+    return {**settings.options, "seed": sample}
+
+
 async def ask_json(
     client: ChatClient,
     settings: LLMSettings,
@@ -87,11 +94,13 @@ async def ask_json(
     model: str | None = None,
     attempts: int = DEFAULT_ATTEMPTS,
     validate: Callable[[dict[str, Any]], str | None] | None = None,
+    sample: int = 0,
 ) -> JsonAnswer:
     """Ask until the answer validates. Raises `NoValidAnswer`, or `LLMError` when a call fails.
 
     `validate` says what is wrong with a well-formed answer (None when nothing is); such an answer is asked
-    again once with the reason, and a second one ends the asking.
+    again once with the reason, and a second one ends the asking. A `sample` after the first is asked with the
+    seed `sample` where the provider takes one (the OpenAI-compatible ones), so the samples may differ.
     """
     messages = list(messages)
     usage, cached, raw, problem, invalid = Usage(), True, None, "no answer", 0
@@ -100,10 +109,11 @@ async def ask_json(
             provider=settings.provider,
             model=model or settings.model,
             messages=tuple(messages),
-            options=settings.options,
+            options=_seeded(settings, sample),
             json_schema=schema,
             endpoint=settings.base_url,
             headers=settings.headers,
+            sample=sample,
         )
         response = await client.complete(request)
         usage, cached, raw = usage + response.usage, cached and response.cached, response.text

@@ -87,6 +87,8 @@ class CheckLine:
     usage: Usage | None = None
     #: A judged check the judge found inconclusive (its outcome is then `error`).
     inconclusive: bool = False
+    #: How a judged check's samples split when they disagreed (`unstable`).
+    split: tuple[tuple[str, int], ...] = ()
 
     @property
     def key(self) -> str:
@@ -214,12 +216,14 @@ class ConversationResult:
             lines += [
                 CheckLine(
                     CheckKind.SOP, None, s.result.outcome, s.result.detail, s.result.evidence, check=s.result.check, step=s.step,
-                    inconclusive=getattr(s.result, "inconclusive", False),
+                    inconclusive=getattr(s.result, "inconclusive", False), split=getattr(s.result, "split", ()),
                 )
                 for s in self.sop.results
             ]
         lines += [
-            CheckLine(CheckKind.CRITERION, i, c.outcome, c.detail, c.evidence, check=c.check, usage=c.usage, inconclusive=c.inconclusive)
+            CheckLine(
+                CheckKind.CRITERION, i, c.outcome, c.detail, c.evidence, check=c.check, usage=c.usage, inconclusive=c.inconclusive, split=c.split
+            )
             for i, c in enumerate(self.criteria, 1)
         ]
         return tuple(lines)
