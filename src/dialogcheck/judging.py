@@ -21,7 +21,7 @@ from .checks.base import CheckResult
 from .checks.judged import Criterion, Judgement, JudgeRequest, unjudged
 from .checks.running import run_check
 from .events.model import Conversation
-from .judge.base import Judge, judge_one
+from .judge.base import Judge, judge_one, uncalibrated
 from .judge.samples import judge_samples
 from .pairing import ScenarioSet
 from .results.codec import quality_scores
@@ -54,6 +54,9 @@ async def run_judge(conversation: Conversation, items: JudgeItems, judge: Judge)
         judgements = await asyncio.gather(*(judge_samples(judge, conversation, request, samples) for _, request in items))
     else:
         judgements = await asyncio.gather(*(judge_one(judge, conversation, request) for _, request in items))
+    reason = getattr(judge, "uncalibrated", None)  # --require-calibration: a judge below the floor decides nothing
+    if reason is not None:
+        judgements = [uncalibrated(judgement, reason) for judgement in judgements]
     return {key: judgement for (key, _), judgement in zip(items, judgements)}
 
 

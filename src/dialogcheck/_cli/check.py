@@ -31,6 +31,7 @@ from .check_output import JsonWriter, TextWriter, print_warnings
 from .env_options import env_options
 from .html_file import HtmlReportFile
 from .progress import Progress
+from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
 from .replay import REPLAY_OPTION, refuse_replay_without_cache
 from .output import (
     EXIT_BAD_INPUT,
@@ -156,6 +157,7 @@ def _output_folder(output_dir: str, output_format: str) -> None:
 @click.option("--no-cache", is_flag=True, help="Ask the LLM again instead of reusing cached answers.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
 @REPLAY_OPTION
+@REQUIRE_CALIBRATION_OPTION
 @click.option("--input-format", type=click.Choice(list(IMPORTERS)), help="Read CONVERSATIONS in this format (as `dialogcheck import --from` does).")
 @click.option("--stream", is_flag=True, help="Judge conversations as they are read, whatever the input size (memory stays flat).")
 @click.option(
@@ -213,6 +215,7 @@ def check(**given) -> None:
     if o.engine == "ray":
         _check_on_ray(o, subject)
     judge = _make_judge(config, o.no_cache, o.cache_dir, o.where, o.output_format, o.replay) if wants_judge(subject, o.no_judge, o.metrics) else None
+    require_calibration(judge, config.root if config else None, o.min_kappa)
     html = None
     try:
         html = HtmlReportFile(o.html_path) if o.html_path else None
@@ -246,6 +249,7 @@ class CheckOptions:
     no_cache: bool
     cache_dir: str | None
     replay: bool
+    min_kappa: float | None
     input_format: str | None
     junit_path: str | None
     html_path: str | None

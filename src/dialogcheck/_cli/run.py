@@ -26,6 +26,7 @@ from ..results.plan import MAX_RUNS
 from ..runner.scenarios import ScenarioBatch, write_reports
 from .env_options import env_options
 from .progress import Progress
+from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
 from .replay import REPLAY_OPTION, refuse_replay_without_cache
 from .output import EXIT_ERRORED, FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, exit_code_of, fail_with_load_error, print_json, print_text
 
@@ -83,19 +84,21 @@ class _Interrupt:
 @click.option("--no-cache", is_flag=True, help="Ask the LLMs again instead of reusing cached answers.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
 @REPLAY_OPTION
+@REQUIRE_CALIBRATION_OPTION
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write the JUnit XML here (junit.xml is always in the results folder).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write the HTML report here (report.html is always in the results folder).")
 @SHOW_OPTION
 @MAX_FAILURES_OPTION
 @FORMAT_OPTION
 @env_options
-def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, replay, junit_path, html_path,
+def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, replay, min_kappa, junit_path, html_path,
         show, max_failures, output_format):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
     refuse_replay_without_cache(replay, no_cache)
     if resume_dir:
         _refuse_with_resume(paths, results_dir, config_path)
     batch = _plan(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format, replay)
+    require_calibration(batch.judge, batch.project.config.root, min_kappa)
     try:
         batch.check_agent()
     except AgentError as err:

@@ -51,6 +51,8 @@ class Judgement:
     inconclusive: bool = False
     #: Samples that disagreed: how many said each verdict (`unstable`); empty when they agreed, or one was asked.
     split: tuple[tuple[str, int], ...] = ()
+    #: The judge has no calibration good enough (`--require-calibration`): `skip`, never deciding.
+    uncalibrated: bool = False
 
 
 class JudgedResult(CheckResult, frozen=True):
@@ -65,6 +67,7 @@ class JudgedResult(CheckResult, frozen=True):
     inconclusive: bool = False
     #: How the samples split when they disagreed (`unstable`), verdict by verdict.
     split: tuple[tuple[str, int], ...] = ()
+    uncalibrated: bool = False
 
 
 class JudgedCheck(Check):
@@ -80,7 +83,7 @@ class JudgedCheck(Check):
         """The result from what the judge decided (or why it could not)."""
         return JudgedResult(
             self, judgement.outcome, judgement.detail, judgement.evidence, judgement.exception, judgement.usage, judgement.raw,
-            judgement.inconclusive, judgement.split,
+            judgement.inconclusive, judgement.split, judgement.uncalibrated,
         )
 
 

@@ -72,6 +72,15 @@ async def judge_one(judge: Judge, conversation: Conversation, request: JudgeRequ
     return Judgement(outcome, reasoning, verdict.usage, verdict.cached, raw, evidence=verdict.evidence)
 
 
+def uncalibrated(judgement: Judgement, reason: str) -> Judgement:
+    """A judgement that may not decide (`--require-calibration`): `skip`, saying why and what the judge said."""
+    said = "inconclusive" if judgement.inconclusive else judgement.outcome.value
+    return Judgement(
+        Outcome.SKIP, f"uncalibrated ({reason}); the judge said {said}: {judgement.detail}", judgement.usage, judgement.cached,
+        judgement.raw, evidence=judgement.evidence, uncalibrated=True,
+    )
+
+
 __all__ = [
     "NO_JUDGE_REASON",
     "NO_JUDGE_SKIP",

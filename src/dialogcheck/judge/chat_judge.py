@@ -54,6 +54,8 @@ class ChatJudge:
         self.attempts = attempts
         #: How many times each criterion is asked, the majority deciding (`evaluation.samples`).
         self.samples = samples
+        #: Why this judge may not decide (`--require-calibration`), or None.
+        self.uncalibrated: str | None = None
 
     async def ask_json(
         self,

@@ -195,6 +195,7 @@ class _Reader:
                 Judgement(
                     self.outcome(c.get("outcome"), "a criterion"), str(c.get("detail") or ""), _usage(c.get("usage")),
                     evidence=tuple(c.get("evidence") or ()), inconclusive=c.get("inconclusive") is True, split=_split(c.get("unstable")),
+                    uncalibrated=c.get("uncalibrated") is True,
                 )
             )
             for c in self.items(document, "criteria")
@@ -226,6 +227,8 @@ class _Reader:
 def _judge_marks(line: CheckLine) -> dict[str, Any]:
     """What the judge's answer marks a judged check with: `inconclusive`, and the samples' split when `unstable`."""
     marks: dict[str, Any] = {"inconclusive": True} if line.inconclusive else {}
+    if line.uncalibrated:
+        marks["uncalibrated"] = True
     if line.split:
         marks["unstable"] = dict(line.split)
     return marks

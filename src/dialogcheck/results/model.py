@@ -89,6 +89,8 @@ class CheckLine:
     inconclusive: bool = False
     #: How a judged check's samples split when they disagreed (`unstable`).
     split: tuple[tuple[str, int], ...] = ()
+    #: A judged check whose judge has no calibration good enough: `skip`, shown as uncalibrated.
+    uncalibrated: bool = False
 
     @property
     def key(self) -> str:
@@ -217,12 +219,14 @@ class ConversationResult:
                 CheckLine(
                     CheckKind.SOP, None, s.result.outcome, s.result.detail, s.result.evidence, check=s.result.check, step=s.step,
                     inconclusive=getattr(s.result, "inconclusive", False), split=getattr(s.result, "split", ()),
+                    uncalibrated=getattr(s.result, "uncalibrated", False),
                 )
                 for s in self.sop.results
             ]
         lines += [
             CheckLine(
-                CheckKind.CRITERION, i, c.outcome, c.detail, c.evidence, check=c.check, usage=c.usage, inconclusive=c.inconclusive, split=c.split
+                CheckKind.CRITERION, i, c.outcome, c.detail, c.evidence, check=c.check, usage=c.usage, inconclusive=c.inconclusive, split=c.split,
+                uncalibrated=c.uncalibrated,
             )
             for i, c in enumerate(self.criteria, 1)
         ]
