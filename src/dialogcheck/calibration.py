@@ -110,12 +110,9 @@ def conversation_of(label: Label, labels_path: str) -> Conversation:
     if not path.is_file() and Path(f"{label.source}.events.jsonl").is_file():
         path = Path(f"{label.source}.events.jsonl")
     try:
-        conversation = load_conversation(path)
-    except LoadError:
-        raise
+        return load_conversation(path)
     except OSError as err:
         raise LoadError.one(f"cannot read the conversation {label.source!r}: {err.strerror or err}", labels_path, label.line) from None
-    return conversation
 
 
 async def judge_pairs(judge: Judge, scenario: Scenario, labels: Sequence[Label], conversations: Mapping[str, Conversation]) -> list[Pair]:

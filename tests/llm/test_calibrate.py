@@ -147,3 +147,14 @@ def test_run_with_require_calibration_marks_criteria_uncalibrated(tmp_path, open
     run = json.loads((tmp_path / "r" / "asks" / "run_1.json").read_text())
     assert [(c["outcome"], c.get("uncalibrated")) for c in run["criteria"]] == [("skip", True), ("skip", True)]
     assert run["verdict"] == "pass" and result.exit_code == 0, result.output
+
+
+def test_a_judge_that_breaks_leaves_its_pairs_undecided_and_exits_3(labelled, openai_server):
+    from tests.llm.conftest import error_body
+
+    openai_server.answer(Answer(400, error_body("no such model")))
+    result = calibrate(labelled, "--format", "json")
+    assert result.returncode == 3, result.stderr
+    document = json.loads(result.stdout)
+    assert (document["pairs"], document["decided"], document["kappa"], document["agreement"]) == (7, 0, None, None)
+    assert {p["judge"] for p in document["undecided"]} == {"error"} and "no such model" in document["undecided"][0]["rationale"]

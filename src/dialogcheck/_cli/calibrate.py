@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from ..errors import LoadError
 from ..report.json import dumps
 from ..report.styled import Styled
 from .env_options import env_options
-from .output import FORMAT_OPTION, fail_with_load_error, print_json, print_text
+from .output import EXIT_ERRORED, FORMAT_OPTION, fail_with_load_error, print_json, print_text
 from .replay import REPLAY_OPTION, refuse_replay_without_cache
 
 NO_JUDGE = "calibrate needs a judge: set `evaluation.llm` in the project's eval/conftest.yml (or pass --config)"
@@ -37,9 +38,10 @@ def calibrate(scenario_path, labels_path, config_path, no_cache, cache_dir, repl
     Runs the configured judge on every labelled pair and writes a calibration
     file (eval/calibration/<hash>.json) bound to the judge's provider, model,
     options and prompt template, which `check` and `run` read with
-    --require-calibration MIN_KAPPA.
+    --require-calibration MIN_KAPPA. Exit code 3 when the judge broke on some
+    pair (its figures leave those out), 2 for bad input.
     """
-    from ..calibration import calibration_document, conversation_of, judge_pairs, read_labels, write_calibration
+    from ..calibration import binding_of, calibration_document, conversation_of, judge_pairs, read_labels, write_calibration
     from ..checking import load_subject
     from ..config import find_config, load_config
     from ..judge.setup import judge_from_config
@@ -63,10 +65,8 @@ def calibrate(scenario_path, labels_path, config_path, no_cache, cache_dir, repl
     except LLMError as err:
         fail_with_load_error(LoadError.one(str(err), str(config_path or scenario_path)), output_format)
     pairs = asyncio.run(judge_pairs(judge, scenario, labels, conversations))
-    from ..calibration import binding_of
-
-    document = calibration_document(pairs, binding_of(judge))
     try:
+        document = calibration_document(pairs, binding_of(judge))
         written = write_calibration(config.root, document)
     except LoadError as err:  # scikit-learn missing, or the file cannot be written
         fail_with_load_error(err, output_format)
@@ -76,6 +76,8 @@ def calibrate(scenario_path, labels_path, config_path, no_cache, cache_dir, repl
         print_json(dumps({**document, "calibration_file": str(written)}))
     else:
         print_text(render_calibration(document, str(written)))
+    if any(pair["judge"] == "error" for pair in document["undecided"]):
+        sys.exit(EXIT_ERRORED)  # the judge broke on some pair: its figures leave those out
 
 
 def _figure(value: Any, pattern: str) -> str:

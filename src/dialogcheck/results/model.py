@@ -128,6 +128,13 @@ class CheckLine:
         return self.title
 
 
+def _judge_marks(result: CheckResult) -> dict[str, Any]:
+    """What the judge marked a judged result with (inconclusive, the samples' split, uncalibrated); nothing for others."""
+    if not isinstance(result, JudgedResult):
+        return {}
+    return {"inconclusive": result.inconclusive, "split": result.split, "uncalibrated": result.uncalibrated}
+
+
 #: Every outcome, in declaration order (iterating the enum itself is slow, and counters are made per result).
 OUTCOMES = tuple(Outcome)
 
@@ -218,16 +225,12 @@ class ConversationResult:
             lines += [
                 CheckLine(
                     CheckKind.SOP, None, s.result.outcome, s.result.detail, s.result.evidence, check=s.result.check, step=s.step,
-                    inconclusive=getattr(s.result, "inconclusive", False), split=getattr(s.result, "split", ()),
-                    uncalibrated=getattr(s.result, "uncalibrated", False),
+                    **_judge_marks(s.result),
                 )
                 for s in self.sop.results
             ]
         lines += [
-            CheckLine(
-                CheckKind.CRITERION, i, c.outcome, c.detail, c.evidence, check=c.check, usage=c.usage, inconclusive=c.inconclusive, split=c.split,
-                uncalibrated=c.uncalibrated,
-            )
+            CheckLine(CheckKind.CRITERION, i, c.outcome, c.detail, c.evidence, check=c.check, usage=c.usage, **_judge_marks(c))
             for i, c in enumerate(self.criteria, 1)
         ]
         return tuple(lines)
