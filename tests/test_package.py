@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"results"},
     {"compare"},
     {"judge"},
-    {"judging"},
+    {"judging", "calibration"},
     {"engines"},
     {"report"},
     {"connectors", "simulate"},

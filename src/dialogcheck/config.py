@@ -113,6 +113,8 @@ class RoleSettings:
     review: ReviewSettings | None = None
     #: `simulation.seed`: the simulated user's sampling seed, for providers that take one (simulation only).
     seed: int | None = None
+    #: How many times the judge is asked each question, the majority deciding (evaluation only; odd).
+    samples: int = 1
 
 
 def in_flight_for(role: RoleSettings, parallel: int) -> int:
@@ -272,7 +274,7 @@ def _role(fields: Fields, name: str, root: Path, default_limit: int, default_giv
         return RoleSettings(max_concurrent_llm_calls=default_limit, limit_given=default_given)
     what = f"`{name}`"
     prompt_keys = ROLE_PROMPTS[name]
-    extra = ("metrics",) if name == "evaluation" else ("review", "seed")
+    extra = ("metrics", "samples") if name == "evaluation" else ("review", "seed")
     role = Fields(mapping, fields.problems, what, ("llm", "max_concurrent_llm_calls", *prompt_keys, *extra))
     llm_node = role.get("llm")
     llm = _llm(llm_node, fields.problems, f"`{name}.llm`") if llm_node is not None else None
@@ -280,9 +282,10 @@ def _role(fields: Fields, name: str, root: Path, default_limit: int, default_giv
     limit = role.integer("max_concurrent_llm_calls", minimum=1)
     metrics = _metrics(role) if name == "evaluation" else ()
     seed = role.integer("seed", minimum=0, maximum=SEED_RANGE - 1) if name == "simulation" else None
+    samples = _samples(role) if name == "evaluation" else 1
     given = limit is not None or default_given
     review = _review(role, root) if name == "simulation" else None
-    return RoleSettings(llm, prompts, limit if limit is not None else default_limit, given, metrics, review, seed)
+    return RoleSettings(llm, prompts, limit if limit is not None else default_limit, given, metrics, review, seed, samples)
 
 
 def _review(role: Fields, root: Path) -> ReviewSettings | None:
@@ -297,6 +300,19 @@ def _review(role: Fields, root: Path) -> ReviewSettings | None:
     llm = _llm(llm_node, role.problems, "`simulation.review.llm`")
     prompt = _prompt_path(review, "prompt", root)
     return ReviewSettings(llm, prompt) if llm is not None else None
+
+
+#: The most samples the judge may be asked for one question.
+MAX_SAMPLES = 25
+
+
+def _samples(role: Fields) -> int:
+    """`evaluation.samples`: an odd number of times to ask (so a majority of two verdicts always exists)."""
+    samples = role.integer("samples", minimum=1, maximum=MAX_SAMPLES)
+    if samples is not None and samples % 2 == 0:
+        role.problems.add(f"`samples` in `evaluation` must be odd, so that a majority decides, got {samples}", role.get("samples").pos)
+        return 1
+    return samples or 1
 
 
 def _metrics(role: Fields) -> tuple[str, ...]:

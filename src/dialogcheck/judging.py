@@ -22,7 +22,8 @@ from .checks.judged import Criterion, Judgement, JudgeRequest, unjudged
 from .checks.running import run_check
 from .events.model import Conversation
 from .events.trace import trace_context
-from .judge.base import Judge, judge_one
+from .judge.base import Judge, judge_one, uncalibrated
+from .judge.samples import judge_samples
 from .pairing import ScenarioSet
 from .results.codec import quality_scores
 from .results.model import ConversationResult, Crash
@@ -38,18 +39,25 @@ def judge_requests(subject: Any) -> JudgeItems:
     """Every item a judge must decide for a scenario or an SOP, keyed `criterion:N` and `sop:STEP_ID`."""
     tools = subject.framework_tools
     if isinstance(subject, Scenario):
-        items = [(f"criterion:{i}", JudgeRequest(c, framework_tools=tools)) for i, c in enumerate(subject.goals.criteria)]
+        items = [(f"criterion:{i}", JudgeRequest(c, framework_tools=tools, id=f"criterion:{i}")) for i, c in enumerate(subject.goals.criteria)]
         steps = subject.goals.sop
     else:
         items, steps = [], subject.steps
     if steps is not None:
-        items += [(f"sop:{step_id}", replace(request, framework_tools=tools)) for step_id, request in steps.judge_requests()]
+        items += [(f"sop:{step_id}", replace(request, framework_tools=tools, id=f"sop:{step_id}")) for step_id, request in steps.judge_requests()]
     return items
 
 
 async def run_judge(conversation: Conversation, items: JudgeItems, judge: Judge) -> dict[str, Judgement]:
     """Ask the judge every item at once; every failure comes back as an `error` judgement."""
-    judgements = await asyncio.gather(*(judge_one(judge, conversation, request) for _, request in items))
+    samples = getattr(judge, "samples", 1)
+    if samples > 1:
+        judgements = await asyncio.gather(*(judge_samples(judge, conversation, request, samples) for _, request in items))
+    else:
+        judgements = await asyncio.gather(*(judge_one(judge, conversation, request) for _, request in items))
+    reason = getattr(judge, "uncalibrated", None)  # --require-calibration: a judge below the floor decides nothing
+    if reason is not None:
+        judgements = [uncalibrated(judgement, reason) for judgement in judgements]
     return {key: judgement for (key, _), judgement in zip(items, judgements)}
 
 

@@ -279,7 +279,8 @@ def test_json_several_conversations():
     assert {"source", "verdict", "assertions", "sop", "criteria"} <= first.keys()
     assert first["conversation_id"] == "sim-3f0c9a"
     assert first["criteria"] == [
-        {"criterion": "The agent tells the customer why the transfer failed", "outcome": "skip", "detail": "not judged: --no-judge skips LLM-judged checks"}
+        {"criterion": "The agent tells the customer why the transfer failed", "outcome": "skip", "detail": "not judged: --no-judge skips LLM-judged checks",
+         "evidence": []}
     ]
 
 

@@ -176,9 +176,9 @@ scenario:
 
 @pytest.fixture
 def judge_server():
-    from tests.llm.conftest import _serve, openai_body
+    from tests.llm.conftest import _serve, judge_says
 
-    yield from _serve("/v1/chat/completions", openai_body('{"verdict": "PASS", "rationale": "it asked first"}'))
+    yield from _serve("/v1/chat/completions", judge_says("PASS", "it asked first"))
 
 
 def test_llm_judged_checks_stay_in_this_process_under_one_limit(tmp_path, judge_server):

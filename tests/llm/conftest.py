@@ -9,6 +9,7 @@ flight at once.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -30,7 +31,8 @@ ENV_THAT_REDIRECTS = (
 @dataclass
 class Answer:
     status: int = 200
-    #: A dict is sent as JSON, a str as it is, None as the server's usual success answer.
+    #: A dict is sent as JSON, a str as it is, None as the server's usual success answer; a callable makes
+    #: the body from the request's (a judge that answers the criterion it is asked, say).
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
@@ -61,6 +63,30 @@ def anthropic_body(text: str = "hello", *, model: str = "claude-test", input_tok
         "stop_sequence": None,
         "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens, "cache_read_input_tokens": cache_read},
     }
+
+
+CRITERION_ID = re.compile(r"^## Criterion (\S+)$", re.MULTILINE)
+
+
+def asked_criterion(request: dict) -> str:
+    """The id of the criterion a judge request asks about (the built-in prompt names it)."""
+    found = CRITERION_ID.search(request["messages"][0]["content"])
+    return found.group(1) if found else "criterion"
+
+
+def judge_text(request: dict, verdict: str = "PASS", rationale: str = "fine") -> str:
+    """The text of a judge's answer to the criterion `request` (an OpenAI or Anthropic body) asks about."""
+    return json.dumps({"criterion": asked_criterion(request), "verdict": verdict, "rationale": rationale, "evidence": {}})
+
+
+def judge_says(verdict: str = "PASS", rationale: str = "it asked first", *, turns=(), events=(), **usage: Any):
+    """A body maker: the judge's answer to whichever criterion the request asks, as the prompt wants it."""
+
+    def body(request: dict) -> dict:
+        answer = {"criterion": asked_criterion(request), "verdict": verdict, "rationale": rationale, "evidence": {"turns": list(turns), "events": list(events)}}
+        return openai_body(json.dumps(answer), **usage)
+
+    return body
 
 
 def error_body(message: str = "boom") -> dict:
@@ -117,24 +143,26 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            request = json.loads(raw or b"{}")
             with server.lock:
-                server.bodies.append(json.loads(raw or b"{}"))
+                server.bodies.append(request)
                 server.headers.append({k.lower(): v for k, v in self.headers.items()})
                 server.times.append(time.monotonic())
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
             try:
-                self._reply(server.next_answer() if self.path == server.path else Answer(404, error_body("no such path")))
+                self._reply(server.next_answer() if self.path == server.path else Answer(404, error_body("no such path")), request)
             except OSError:
                 pass  # the client hung up (a timeout test)
             finally:
                 with server.lock:
                     server.in_flight -= 1
 
-        def _reply(self, answer: Answer) -> None:
+        def _reply(self, answer: Answer, request: dict) -> None:
             if answer.delay:
                 server.stopping.wait(answer.delay)
             body = server.default_body if answer.body is None else answer.body
+            body = body(request) if callable(body) else body
             data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
             self.send_response(answer.status)
             self.send_header("Content-Type", "application/json")

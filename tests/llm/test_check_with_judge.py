@@ -5,7 +5,7 @@ import json
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
-from tests.llm.conftest import Answer, error_body, openai_body
+from tests.llm.conftest import Answer, error_body, judge_says, openai_body
 
 SCENARIO = """
 scenario:
@@ -27,7 +27,7 @@ EVENTS = [
     {"event": "tool_executed", "tool_name": "order_replacement", "arguments": {}, "source": "local"},
     {"event": "bot", "text": "Your card is ordered."},
 ]
-PASS = openai_body('{"verdict": "PASS", "rationale": "it asked first"}')
+PASS = judge_says("PASS", "it asked first", turns=[1])
 
 
 def project(tmp_path, server, extra: str = ""):
@@ -59,6 +59,7 @@ def test_criteria_and_llm_judge_steps_are_judged_and_a_rerun_makes_no_call(tmp_p
             "criterion": "The agent confirms before ordering",
             "outcome": "pass",
             "detail": "it asked first",
+            "evidence": [0, 1],
             "usage": {"input_tokens": 11, "output_tokens": 7, "cost": None},
         }
     ]
@@ -77,7 +78,7 @@ def test_criteria_and_llm_judge_steps_are_judged_and_a_rerun_makes_no_call(tmp_p
 
 
 def test_a_failing_verdict_fails_the_run(tmp_path, openai_server):
-    openai_server.answer(Answer(body=openai_body('{"verdict": "FAIL", "rationale": "it never asked"}')))
+    openai_server.answer(Answer(body=judge_says("FAIL", "it never asked")))
     scenario, conversation = project(tmp_path, openai_server)
     result = check("--scenario", scenario, conversation)
     assert result.exit_code == 1
@@ -117,3 +118,39 @@ def test_quality_metrics_are_scored_and_never_decide(tmp_path, openai_server):
     assert document["metrics"]["tone"] == {"score": 2, "reasoning": "curt"}
     assert document["metrics"]["task_completion"]["passed"] is False
     assert document["verdict"] == "pass"
+
+
+def test_cited_events_are_the_criterion_s_evidence_in_json_and_text(tmp_path, openai_server):
+    openai_server.answer(Answer(body=judge_says("PASS", "it asked at turn 1 and ordered after the yes", turns=[1], events=[3])))
+    scenario, conversation = project(tmp_path, openai_server)
+    document = json.loads(check("--scenario", scenario, conversation).stdout)
+    assert document["criteria"][0]["evidence"] == [0, 1, 3]
+    assert document["sop"][0]["evidence"] == [0, 1, 3]
+    text = CliRunner().invoke(cli, ["check", "--scenario", scenario, conversation]).stdout
+    assert "criterion 'The agent confirms before ordering': it asked at turn 1 and ordered after the yes [cited: event 0, 1, 3]" in text
+    assert "bot_uttered /ordered/: matched" in text and "[cited:" not in text.split("bot_uttered")[1].split("\n")[0]
+
+
+def test_inconclusive_is_an_error_shown_with_the_judge_s_reason(tmp_path, openai_server):
+    openai_server.answer(Answer(body=judge_says("INCONCLUSIVE", "the transcript never says which card")))
+    scenario, conversation = project(tmp_path, openai_server)
+    result = check("--scenario", scenario, conversation)
+    assert result.exit_code == 3
+    document = json.loads(result.stdout)
+    criterion = document["criteria"][0]
+    assert (criterion["outcome"], criterion["detail"], criterion["inconclusive"]) == ("error", "inconclusive: the transcript never says which card", True)
+    assert (document["sop"][0]["outcome"], document["sop"][0]["inconclusive"]) == ("error", True)
+    assert document["verdict"] == "error"
+    text = CliRunner().invoke(cli, ["check", "--scenario", scenario, conversation]).stdout
+    assert "ERROR criterion 'The agent confirms before ordering': inconclusive: the transcript never says which card" in text
+
+
+def test_a_criterion_answered_for_another_id_is_asked_again_then_errors(tmp_path, openai_server):
+    wrong = openai_body(json.dumps({"criterion": "criterion:7", "verdict": "PASS", "rationale": "fine", "evidence": {}}))
+    openai_server.answer(Answer(body=wrong))
+    scenario, conversation = project(tmp_path, openai_server, "  max_concurrent_llm_calls: 1\n")
+    result = check("--scenario", scenario, conversation)
+    assert result.exit_code == 3
+    detail = json.loads(result.stdout)["criteria"][0]["detail"]
+    assert detail.startswith("judge error: no valid answer: it answers criterion 'criterion:7', but the question was criterion 'criterion:0'")
+    assert openai_server.count == 4  # each of the two items asked twice

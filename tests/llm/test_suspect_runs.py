@@ -163,12 +163,17 @@ def test_the_report_shows_a_suspect_run_apart_in_a_browser(tmp_path, echo_server
         assert problems == []
 
 
-def test_a_retry_samples_with_another_seed(tmp_path, echo_server):
-    """With a seed, asking again with the same one would ask for the same fault: the retry's seed is far from any repeat's."""
-    from dialogcheck.runner.batch import RETRY_SEED_STEP
-
-    done = run(project(tmp_path, echo_server), tmp_path / "results", "--seed", "5")
+def test_a_retry_is_another_sample_with_its_own_seed_and_cache_entry_so_a_rerun_replays_it(tmp_path, echo_server):
+    """The same seed and cache entry would ask for the same fault: the retry samples with seed + 1 under its own
+    key; a rerun of the unchanged batch with --replay sends nothing and gives the same verdicts."""
+    root = project(tmp_path, echo_server)
+    done = run(root, tmp_path / "results", "--seed", "5")
     assert done.returncode == 3, done.stdout + done.stderr
-    assert [body.get("seed") for body in echo_server.bodies] == [5, 5 + RETRY_SEED_STEP]
+    assert [body.get("seed") for body in echo_server.bodies] == [5, 6]
     document = json.loads((tmp_path / "results" / SCENARIO / "run_1.json").read_text())
-    assert document["simulator"]["seed"] == 5 + RETRY_SEED_STEP  # the kept attempt says what it was sampled with
+    assert (document["simulator"]["seed"], document["suspect_attempts"]) == (6, 2)  # the kept attempt says what it was sampled with
+    replayed = run(root, tmp_path / "again", "--seed", "5", "--replay")
+    assert replayed.returncode == 3, replayed.stdout + replayed.stderr
+    assert echo_server.count == 2  # nothing more was sent
+    again = json.loads((tmp_path / "again" / SCENARIO / "run_1.json").read_text())
+    assert (again["verdict"], again["suspect_attempts"], again["user_review"]) == ("suspect", 2, document["user_review"])

@@ -20,17 +20,17 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import closed_port
-from tests.llm.conftest import anthropic_body, openai_body
+from tests.llm.conftest import anthropic_body, judge_text, openai_body
 from tests.reliability.peers import FaultServer, Seen, clean_env, ok
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
-VERDICT = '{"verdict": "PASS", "rationale": "fine"}'
 AGENT = "def respond(conversation_id, text, initial_slots=None):\n    return {'messages': [{'text': 'Hello'}], 'events': []}\n"
 SCENARIO = "scenario:\n  name: Hello\n  simulation_context: say hi\n  script: [hi]\n  goals:\n    criteria: [The agent greets]\n"
 
 
 def judge_answer(request: Seen):
-    return ok(anthropic_body(VERDICT) if request.path.endswith("/messages") else openai_body(VERDICT))
+    verdict = judge_text(request.body)
+    return ok(anthropic_body(verdict) if request.path.endswith("/messages") else openai_body(verdict))
 
 
 @pytest.fixture

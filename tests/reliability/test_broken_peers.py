@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm.conftest import openai_body
+from tests.llm.conftest import judge_text, openai_body
 from tests.reliability.figures import record
 from tests.reliability.peers import (
     GARBAGE,
@@ -61,7 +61,6 @@ AGENT_FAULTS = {
 }
 
 USER_JSON = '{"message": "balance", "done": true}'
-JUDGE_JSON = '{"verdict": "PASS", "rationale": "The agent looked it up."}'
 
 #: LLM faults, keyed by the `FAULT:name` marker in the prompt, with what the run must say.
 LLM_FAULTS = {
@@ -90,7 +89,7 @@ def llm_answer(request: Seen):
     body = request.body
     prompt = body["messages"][0]["content"]
     schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema", {})
-    healthy = USER_JSON if "message" in schema.get("properties", {}) else JUDGE_JSON
+    healthy = USER_JSON if "message" in schema.get("properties", {}) else judge_text(body, rationale="The agent looked it up.")
     marker = _MARKER.search(prompt)
     if marker is None:
         return ok(openai_body(healthy))

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm.conftest import openai_body
+from tests.llm.conftest import judge_text, openai_body
 from tests.reliability.figures import record
 from tests.reliability.peers import FaultServer, Seen, clean_env, ok, status
 from tests.reliability.test_secrets import every_written_text
@@ -62,8 +62,8 @@ def judge_answer(request: Seen):
     if "ECHO-RAW" in prompt:
         return ok(openai_body(f"Sorry, no JSON today. {echoed}"))
     if "ECHO-RATIONALE" in prompt:
-        return ok(openai_body(json.dumps({"verdict": "PASS", "rationale": echoed})))
-    return ok(openai_body('{"verdict": "PASS", "rationale": "fine"}'))
+        return ok(openai_body(judge_text(request.body, rationale=echoed)))
+    return ok(openai_body(judge_text(request.body)))
 
 
 @pytest.fixture

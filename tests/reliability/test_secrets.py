@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm.conftest import openai_body
+from tests.llm.conftest import judge_text, openai_body
 from tests.reliability.figures import record
 from tests.reliability.peers import HANG, FaultServer, Seen, clean_env, ok, status
 
@@ -50,7 +50,7 @@ def llm_answer(request: Seen):
     if request.path.endswith("/messages"):  # Anthropic: the judge
         return ok({
             "id": "msg_1", "type": "message", "role": "assistant", "model": "judge",
-            "content": [{"type": "text", "text": '{"verdict": "PASS", "rationale": "fine"}'}],
+            "content": [{"type": "text", "text": judge_text(body)}],
             "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 2},
         })
     return ok(openai_body('{"message": "balance please", "done": true}'))

@@ -74,12 +74,6 @@ def test_no_retry_runs_a_suspect_run_once(tmp_path):
     assert simulator.made == 1 and run.verdict is Outcome.SUSPECT and run.suspect_attempts == 1
 
 
-def test_a_retry_takes_its_user_from_retry_user(tmp_path):
-    first, fresh = Simulator([BROKEN]), Simulator([SOUND])
-    run = go(tmp_path, first.make, reviewer=RunReviewer(Prompts.bundled(), retry_user=fresh.make))
-    assert (first.made, fresh.made) == (1, 1) and run.verdict is Outcome.PASS
-
-
 def test_a_scripted_user_is_never_reviewed(tmp_path):
     run = go(tmp_path, lambda s: ScriptedUser([BROKEN, "order please"]))
     assert run.user_review is None and run.verdict is Outcome.PASS

@@ -32,6 +32,8 @@ from .env_options import env_options
 from .html_file import HtmlReportFile
 from .progress import Progress
 from .telemetry_out import TelemetryOut, require_sdk, telemetry_options
+from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
+from .replay import REPLAY_OPTION, refuse_replay_without_cache
 from .output import (
     EXIT_BAD_INPUT,
     EXIT_ERRORED,
@@ -92,12 +94,12 @@ def wants_judge(subject, no_judge: bool, metrics: bool) -> bool:
     return bool(not no_judge and judged_count(subject)) or metrics
 
 
-def _make_judge(config, no_cache: bool, cache_dir: str | None, where: str, output_format: str):
+def _make_judge(config, no_cache: bool, cache_dir: str | None, where: str, output_format: str, replay: bool = False):
     from ..judge.setup import judge_from_config
     from ..llm.base import LLMError
 
     try:
-        return judge_from_config(config, use_cache=not no_cache, cache_dir=Path(cache_dir) if cache_dir else None)
+        return judge_from_config(config, use_cache=not no_cache, cache_dir=Path(cache_dir) if cache_dir else None, replay=replay)
     except LLMError as err:
         fail_with_load_error(LoadError.one(str(err), str(config.path) if config and config.path else where), output_format)
 
@@ -155,6 +157,8 @@ def _output_folder(output_dir: str, output_format: str) -> None:
 @click.option("--metrics", is_flag=True, help="Also score the quality metrics (never part of the verdict).")
 @click.option("--no-cache", is_flag=True, help="Ask the LLM again instead of reusing cached answers.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
+@REPLAY_OPTION
+@REQUIRE_CALIBRATION_OPTION
 @click.option("--input-format", type=click.Choice(list(IMPORTERS)), help="Read CONVERSATIONS in this format (as `dialogcheck import --from` does).")
 @click.option("--stream", is_flag=True, help="Judge conversations as they are read, whatever the input size (memory stays flat).")
 @click.option(
@@ -209,6 +213,7 @@ def check(**given) -> None:
     with --review-user, a conversation's simulated user is suspect.
     """
     o = CheckOptions(**given)
+    refuse_replay_without_cache(o.replay, o.no_cache)
     _refuse_what_cannot_go_together(o)
     config, subject = _config_and_subject(o)
     if o.engine == "ray" and (o.metrics or (wants_judge(subject, o.no_judge, False) and config is not None and config.evaluation.llm is not None)):
@@ -217,7 +222,8 @@ def check(**given) -> None:
         _output_folder(o.output_dir, o.output_format)
     if o.engine == "ray":
         _check_on_ray(o, subject)
-    judge = _make_judge(config, o.no_cache, o.cache_dir, o.where, o.output_format) if wants_judge(subject, o.no_judge, o.metrics) else None
+    judge = _make_judge(config, o.no_cache, o.cache_dir, o.where, o.output_format, o.replay) if wants_judge(subject, o.no_judge, o.metrics) else None
+    require_calibration(judge, config.root if config else None, o.min_kappa)
     html = telemetry = None
     try:
         html = HtmlReportFile(o.html_path) if o.html_path else None
@@ -266,6 +272,8 @@ class CheckOptions:
     metrics: bool
     no_cache: bool
     cache_dir: str | None
+    replay: bool
+    min_kappa: float | None
     input_format: str | None
     junit_path: str | None
     html_path: str | None

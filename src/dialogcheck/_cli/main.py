@@ -19,6 +19,7 @@ EXIT_BAD_INPUT = 2  # output.EXIT_BAD_INPUT, without importing output for a usag
 #: name -> (the command's module under `_cli` and object, the first paragraph of its help).
 #: `dialogcheck --help` shortens the paragraphs as click would; a test keeps them equal to the commands' own.
 COMMANDS = {
+    "calibrate": ("calibrate:calibrate", "The judge's agreement with human labels: Cohen's kappa, the confusion matrix, where they disagree."),
     "check": ("check:check", "Judge recorded CONVERSATIONS (files or folders) against --scenario or --sop."),
     "compare": ("compare:compare", "What changed between two batches BASE and NEW: flips per key and check, a paired test, a verdict."),
     "import": ("import_cmd:import_cmd", "Convert FILE from another tool's format into native events (JSONL, one conversation a line)."),

@@ -28,6 +28,8 @@ from ..runner.scenarios import ScenarioBatch, write_reports
 from .env_options import env_options
 from .progress import Progress
 from .telemetry_out import TelemetryOut, require_sdk, telemetry_options
+from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
+from .replay import REPLAY_OPTION, refuse_replay_without_cache
 from .output import EXIT_ERRORED, FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, exit_code_of, fail_with_load_error, print_json, print_text
 
 EXIT_INTERRUPTED = 130
@@ -94,6 +96,8 @@ class _Interrupt:
 @click.option("--no-judge", is_flag=True, help="Skip LLM-judged checks instead of reporting them as errors.")
 @click.option("--no-cache", is_flag=True, help="Ask the LLMs again instead of reusing cached answers.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
+@REPLAY_OPTION
+@REQUIRE_CALIBRATION_OPTION
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write the JUnit XML here (junit.xml is always in the results folder).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write the HTML report here (report.html is always in the results folder).")
 @telemetry_options
@@ -102,15 +106,17 @@ class _Interrupt:
 @FORMAT_OPTION
 @env_options
 def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, retry_suspect, personas, seed, no_judge, no_cache,
-        cache_dir, junit_path, html_path, show, max_failures, output_format, otlp_out=None, openinference_out=None, otlp_endpoint=None):
+        cache_dir, replay, min_kappa, junit_path, html_path, show, max_failures, output_format, otlp_out=None, openinference_out=None, otlp_endpoint=None):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
     require_sdk(otlp_endpoint)
+    refuse_replay_without_cache(replay, no_cache)
     if resume_dir:
         _refuse_with_resume(paths, results_dir, config_path)
     batch = _plan(
         paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format,
-        retry_suspect, personas, seed,
+        retry_suspect, personas, seed, replay,
     )
+    require_calibration(batch.judge, batch.project.config.root, min_kappa)
     try:
         batch.check_agent()
     except AgentError as err:
@@ -142,14 +148,14 @@ def _telemetry(batch: BatchResult, otlp_out, openinference_out, otlp_endpoint, o
 
 def _plan(
     paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format,
-    retry_suspect=1, personas=(), seed=None,
+    retry_suspect=1, personas=(), seed=None, replay=False,
 ) -> ScenarioBatch:
     """Load and plan the batch; every problem of the files is bad input (exit 2), before anything runs."""
     try:
         return ScenarioBatch(
             paths, agent=_agent(agent_flag), runs=runs, parallel=parallel, time_limit=time_limit,
             results=results_dir, resume=resume_dir, config=config_path, no_judge=no_judge, simulate=simulate_mode,
-            use_cache=not no_cache, cache_dir=cache_dir, retry_suspect=retry_suspect, personas=personas, seed=seed,
+            use_cache=not no_cache, cache_dir=cache_dir, retry_suspect=retry_suspect, personas=personas, seed=seed, replay=replay,
         )
     except LoadError as err:
         fail_with_load_error(err, output_format)

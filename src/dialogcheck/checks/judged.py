@@ -27,6 +27,10 @@ class JudgeRequest:
     model: str | None = None
     #: The tools the ledger leaves out as framework tools: the subject's `framework_tools` setting.
     framework_tools: frozenset[str] = field(default=FRAMEWORK_TOOLS, repr=False)
+    #: The id the judge's answer must name (`criterion:N`, `sop:STEP_ID`): answers are matched by it.
+    id: str = "criterion"
+    #: Which sample of the question this is, when the judge is asked several times (`evaluation.samples`).
+    sample: int = 0
 
 
 @dataclass(frozen=True)
@@ -41,13 +45,29 @@ class Judgement:
     raw: str | None = None
     #: The exception of a judge that crashed (not one that answered badly), kept for its traceback.
     exception: BaseException | None = field(default=None, repr=False, compare=False)
+    #: The event indexes the judge cited for its verdict.
+    evidence: tuple[int, ...] = ()
+    #: The judge answered that the conversation shows it neither way: `error`, never a pass.
+    inconclusive: bool = False
+    #: Samples that disagreed: how many said each verdict (`unstable`); empty when they agreed, or one was asked.
+    split: tuple[tuple[str, int], ...] = ()
+    #: The judge has no calibration good enough (`--require-calibration`): `skip`, never deciding.
+    uncalibrated: bool = False
 
 
 class JudgedResult(CheckResult, frozen=True):
-    """What the judge decided about a criterion or an `llm_judge` step: a check result, with the tokens it took."""
+    """What the judge decided about a criterion or an `llm_judge` step: a check result, with the tokens it took.
+
+    `inconclusive` is a property of the result, not an outcome of its own: it is an `error` for every count
+    and exit code, and the views name it beside the judge's reason.
+    """
 
     usage: Any = None
     raw: str | None = None
+    inconclusive: bool = False
+    #: How the samples split when they disagreed (`unstable`), verdict by verdict.
+    split: tuple[tuple[str, int], ...] = ()
+    uncalibrated: bool = False
 
 
 class JudgedCheck(Check):
@@ -61,7 +81,10 @@ class JudgedCheck(Check):
 
     def judged(self, judgement: Judgement) -> JudgedResult:
         """The result from what the judge decided (or why it could not)."""
-        return JudgedResult(self, judgement.outcome, judgement.detail, (), judgement.exception, judgement.usage, judgement.raw)
+        return JudgedResult(
+            self, judgement.outcome, judgement.detail, judgement.evidence, judgement.exception, judgement.usage, judgement.raw,
+            judgement.inconclusive, judgement.split, judgement.uncalibrated,
+        )
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+#: `criterion` names the id it answers (answers are matched by id, never by position); `evidence` cites the
+#: turns and events it relied on; INCONCLUSIVE says the conversation shows it neither way.
 CRITERION_SCHEMA: Mapping[str, Any] = {
     "type": "object",
     "properties": {
-        "verdict": {"type": "string", "enum": ["PASS", "FAIL"]},
+        "criterion": {"type": "string"},
+        "verdict": {"type": "string", "enum": ["PASS", "FAIL", "INCONCLUSIVE"]},
         "rationale": {"type": "string"},
+        "evidence": {
+            "type": "object",
+            "properties": {
+                "turns": {"type": "array", "items": {"type": "integer"}},
+                "events": {"type": "array", "items": {"type": "integer"}},
+            },
+        },
     },
-    "required": ["verdict", "rationale"],
+    "required": ["criterion", "verdict", "rationale", "evidence"],
 }
 
 

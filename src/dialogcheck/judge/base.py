@@ -22,6 +22,10 @@ from ..events.model import Conversation
 from ..events.values import show
 
 
+#: How an inconclusive verdict's detail begins, before the judge's reason.
+INCONCLUSIVE = "inconclusive"
+
+
 @dataclass(frozen=True)
 class JudgeVerdict:
     passed: bool
@@ -29,6 +33,10 @@ class JudgeVerdict:
     raw: str | None = None
     usage: Any = None
     cached: bool = False
+    #: The event indexes the judge relied on.
+    evidence: tuple[int, ...] = ()
+    #: Neither pass nor fail: the conversation does not show it (`passed` is then False and means nothing).
+    inconclusive: bool = False
 
 
 class JudgeError(Exception):
@@ -57,8 +65,20 @@ async def judge_one(judge: Judge, conversation: Conversation, request: JudgeRequ
     except Exception as err:  # noqa: BLE001 - a broken judge is data, never a crash
         return Judgement(Outcome.ERROR, mask(f"judge crashed: {type(err).__name__}: {err}"), exception=err)
     reasoning = mask(verdict.reasoning.strip()) or "(the judge gave no reasoning)"
+    raw = None if verdict.raw is None else mask(verdict.raw)
+    if verdict.inconclusive:
+        return Judgement(Outcome.ERROR, f"{INCONCLUSIVE}: {reasoning}", verdict.usage, verdict.cached, raw, evidence=verdict.evidence, inconclusive=True)
     outcome = Outcome.PASS if verdict.passed else Outcome.FAIL
-    return Judgement(outcome, reasoning, verdict.usage, verdict.cached, None if verdict.raw is None else mask(verdict.raw))
+    return Judgement(outcome, reasoning, verdict.usage, verdict.cached, raw, evidence=verdict.evidence)
+
+
+def uncalibrated(judgement: Judgement, reason: str) -> Judgement:
+    """A judgement that may not decide (`--require-calibration`): `skip`, saying why and what the judge said."""
+    said = "inconclusive" if judgement.inconclusive else judgement.outcome.value
+    return Judgement(
+        Outcome.SKIP, f"uncalibrated ({reason}); the judge said {said}: {judgement.detail}", judgement.usage, judgement.cached,
+        judgement.raw, evidence=judgement.evidence, uncalibrated=True,
+    )
 
 
 __all__ = [

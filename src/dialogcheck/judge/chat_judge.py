@@ -9,7 +9,7 @@ reproduce the same verdicts with zero calls.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._redact import mask
@@ -21,6 +21,7 @@ from ..llm.structured import DEFAULT_ATTEMPTS, JsonAnswer, NoValidAnswer, ask_js
 from ..llm.templates import Templates
 from .answers import CRITERION_SCHEMA, metrics_schema
 from .base import JudgeError, JudgeVerdict
+from .citations import answer_problem, cited_events
 from .ledger import render_ledger
 from .transcript import TooLong, render_transcript
 
@@ -45,16 +46,30 @@ class ChatJudge:
         settings: LLMSettings,
         templates: Templates | None = None,
         attempts: int = DEFAULT_ATTEMPTS,
+        samples: int = 1,
     ):
         self.client = client
         self.settings = settings
         self.templates = templates or Templates()
         self.attempts = attempts
+        #: How many times each criterion is asked, the majority deciding (`evaluation.samples`).
+        self.samples = samples
+        #: Why this judge may not decide (`--require-calibration`), or None.
+        self.uncalibrated: str | None = None
 
-    async def ask_json(self, prompt: str, schema: Mapping[str, Any], model: str | None = None) -> JsonAnswer:
+    async def ask_json(
+        self,
+        prompt: str,
+        schema: Mapping[str, Any],
+        model: str | None = None,
+        validate: Callable[[dict[str, Any]], str | None] | None = None,
+        sample: int = 0,
+    ) -> JsonAnswer:
         """One prompt, a schema-valid JSON answer; every failure becomes a `JudgeError`."""
         try:
-            return await ask_json(self.client, self.settings, [ChatMessage("user", prompt)], schema, model=model, attempts=self.attempts)
+            return await ask_json(
+                self.client, self.settings, [ChatMessage("user", prompt)], schema, model=model, attempts=self.attempts, validate=validate, sample=sample
+            )
         except NoValidAnswer as err:
             raise JudgeError(str(err), err.raw, err.usage) from None
         except LLMError as err:
@@ -66,12 +81,15 @@ class ChatJudge:
         except LLMError as err:
             raise JudgeError(str(err)) from None
 
-    def _conversation_text(self, conversation: Conversation, framework_tools: frozenset[str]) -> dict[str, str]:
-        """The transcript and the ledger, within `max_prompt_chars` together; rendering stops where the limit is passed."""
+    def _conversation_text(self, conversation: Conversation, framework_tools: frozenset[str], numbered: bool = False) -> dict[str, str]:
+        """The transcript and the ledger, within `max_prompt_chars` together; rendering stops where the limit is passed.
+
+        `numbered` marks each line with its turn and event, for a judge that must cite them.
+        """
         limit = self.settings.max_prompt_chars
         try:
-            transcript = render_transcript(conversation, limit)
-            ledger = render_ledger(conversation, limit - len(transcript) - 1, framework_tools)
+            transcript = render_transcript(conversation, limit, numbered)
+            ledger = render_ledger(conversation, limit - len(transcript) - 1, framework_tools, numbered)
             return {"transcript": transcript, "ledger": ledger}
         except TooLong:
             raise JudgeError(
@@ -82,13 +100,27 @@ class ChatJudge:
     async def judge(self, conversation: Conversation, request: JudgeRequest) -> JudgeVerdict:
         prompt = self._render(
             "criteria_judge_prompt",
-            **self._conversation_text(conversation, request.framework_tools),
+            **self._conversation_text(conversation, request.framework_tools, numbered=True),
             criterion=request.criterion,
+            criterion_id=request.id,
             rubric=request.rubric,
         )
-        answer = await self.ask_json(prompt, CRITERION_SCHEMA, request.model)
+        wording = self.templates.source("criteria_judge_prompt")
+
+        def problem(value: dict[str, Any]) -> str | None:
+            return answer_problem(value, conversation, request.id, wording)
+
+        answer = await self.ask_json(prompt, CRITERION_SCHEMA, request.model, problem, request.sample)
         verdict = answer.value
-        return JudgeVerdict(verdict["verdict"] == "PASS", verdict["rationale"], answer.raw, answer.usage, answer.cached)
+        return JudgeVerdict(
+            verdict["verdict"] == "PASS",
+            verdict["rationale"],
+            answer.raw,
+            answer.usage,
+            answer.cached,
+            cited_events(verdict, conversation),
+            verdict["verdict"] == "INCONCLUSIVE",
+        )
 
     async def score_metrics(
         self,

@@ -98,7 +98,8 @@ def ledger_line(event: Event, framework_tools: frozenset[str] = FRAMEWORK_TOOLS)
     return render(event) if render else None
 
 
-def ledger_lines(conversation: Conversation, framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> Iterator[str]:
+def ledger_lines(conversation: Conversation, framework_tools: frozenset[str] = FRAMEWORK_TOOLS, numbered: bool = False) -> Iterator[str]:
+    """`turn N:` headings over indented lines; `numbered` starts each line with `[event N]`, what the judge cites."""
     current = None
     for event in conversation.events:
         line = ledger_line(event, framework_tools)
@@ -107,9 +108,11 @@ def ledger_lines(conversation: Conversation, framework_tools: frozenset[str] = F
         if event.turn != current:
             current = event.turn
             yield f"turn {current}:"
-        yield f"  {line}"
+        yield f"  [event {event.index}] {line}" if numbered else f"  {line}"
 
 
-def render_ledger(conversation: Conversation, limit: int | None = None, framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> str:
+def render_ledger(
+    conversation: Conversation, limit: int | None = None, framework_tools: frozenset[str] = FRAMEWORK_TOOLS, numbered: bool = False
+) -> str:
     """Every turn that has ledger lines, as `turn N:` followed by indented lines. `TooLong` past `limit` characters."""
-    return join_lines(ledger_lines(conversation, framework_tools), "(no events recorded)", limit)
+    return join_lines(ledger_lines(conversation, framework_tools, numbered), "(no events recorded)", limit)

@@ -11,7 +11,12 @@ from .chat_judge import ChatJudge
 
 
 def judge_from_config(
-    config: ProjectConfig | None, *, use_cache: bool = True, cache_dir: Path | None = None, max_in_flight: int | None = None
+    config: ProjectConfig | None,
+    *,
+    use_cache: bool = True,
+    cache_dir: Path | None = None,
+    max_in_flight: int | None = None,
+    replay: bool = False,
 ) -> ChatJudge | None:
     """The LLM judge of `evaluation.llm`, behind retries, the in-flight limit and the disk cache.
 
@@ -26,5 +31,6 @@ def judge_from_config(
         max_in_flight=max_in_flight or config.evaluation.max_concurrent_llm_calls,
         use_cache=use_cache,
         cache_dir=cache_dir,
+        replay=replay,
     )
-    return ChatJudge(client, settings, Templates(config.evaluation.prompts))
+    return ChatJudge(client, settings, Templates(config.evaluation.prompts), samples=config.evaluation.samples)

@@ -29,19 +29,24 @@ def join_lines(lines: Iterable[str], empty: str, limit: int | None = None) -> st
     return "\n".join(kept) if kept else empty
 
 
-def transcript_lines(conversation: Conversation) -> Iterator[str]:
+def transcript_lines(conversation: Conversation, numbered: bool = False) -> Iterator[str]:
+    """`USER:` and `AGENT:` lines; `numbered` starts each with `[turn T, event N]`, what the judge cites."""
     for event in conversation.events:
         if isinstance(event, UserMessage) and event.opens_turn:
-            yield f"USER: {event.text.strip()}"
+            line = f"USER: {event.text.strip()}"
         elif isinstance(event, BotMessage):
             text = event.text.strip()
             buttons = " | ".join(str(b.title) for b in event.buttons)
             if buttons:
                 text = f"{text} [buttons: {buttons}]".strip()
-            if text:
-                yield f"AGENT: {text}"
+            if not text:
+                continue
+            line = f"AGENT: {text}"
+        else:
+            continue
+        yield f"[turn {event.turn}, event {event.index}] {line}" if numbered else line
 
 
-def render_transcript(conversation: Conversation, limit: int | None = None) -> str:
+def render_transcript(conversation: Conversation, limit: int | None = None, numbered: bool = False) -> str:
     """`USER:` and `AGENT:` lines; `/commands` and blank messages are left out. `TooLong` past `limit` characters."""
-    return join_lines(transcript_lines(conversation), "(no messages)", limit)
+    return join_lines(transcript_lines(conversation, numbered), "(no messages)", limit)

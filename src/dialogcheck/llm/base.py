@@ -37,6 +37,9 @@ class ChatRequest:
     headers: Mapping[str, str] = field(default_factory=dict)
     #: Asks the provider to sample repeatably, where it can (OpenAI-compatible `seed`; Anthropic has none).
     seed: int | None = None
+    #: Which of several samples of the same question this is (0: the first, or the only one); a later sample is
+    #: another request, so the cache keeps an answer for each.
+    sample: int = 0
 
     def describe(self) -> str:
         """How an error names the request: provider, model and, without its password, the endpoint."""
@@ -59,6 +62,8 @@ class ChatRequest:
         }
         if self.seed is not None:  # only then: the key of a request without one stays what it was
             identity["seed"] = self.seed
+        if self.sample:
+            identity["sample"] = self.sample
         if self.headers:
             headers = orjson.dumps(sorted((name.lower(), value) for name, value in self.headers.items()))
             identity["headers_sha256"] = hashlib.sha256(headers).hexdigest()

@@ -7,6 +7,11 @@ An entry holds no credential (held ones are masked, header values are only
 hashed), and an entry that is a symbolic link is refused, never followed: a
 cache folder committed to a repository could otherwise point a read at any
 file, or a write anywhere.
+
+Under strict replay (`replay=True`, `--replay`) every call must be answered
+from the folder: a miss sends nothing and is an `LLMError` that names the
+call and the first message that differs from the nearest cached request, so
+a rerun that would quietly call the model again stops and says why.
 """
 
 from __future__ import annotations
@@ -28,13 +33,18 @@ def cache_key(request: ChatRequest) -> str:
     return hashlib.sha256(request.identity()).hexdigest()
 
 
-class CachedClient:
-    """Answers from `folder` when it can, else from `inner` (and stores the answer)."""
+class ReplayMiss(LLMError):
+    """Strict replay found no cached answer for a request; nothing was sent."""
 
-    def __init__(self, inner: ChatClient, folder: str | Path, enabled: bool = True):
+
+class CachedClient:
+    """Answers from `folder` when it can, else from `inner` (and stores the answer); under `replay`, only from `folder`."""
+
+    def __init__(self, inner: ChatClient, folder: str | Path, enabled: bool = True, replay: bool = False):
         self.inner = inner
         self.folder = Path(folder)
         self.enabled = enabled
+        self.replay = replay
         self.hits = 0
         self.misses = 0
 
@@ -51,9 +61,83 @@ class CachedClient:
             self.hits += 1
             return stored
         self.misses += 1
+        if self.replay:
+            raise ReplayMiss(replay_miss(request, self.folder))
         response = await self.inner.complete(request)
         _write(path, {"request": orjson.loads(request.identity()), "response": _dump(response)})
         return response
+
+
+#: How much of a differing message a replay miss quotes, either side of where it first differs.
+QUOTE = 60
+
+
+def replay_miss(request: ChatRequest, folder: Path) -> str:
+    """What a replay miss says: the call, and how it differs from the nearest request the folder holds."""
+    call = f"--replay: no cached answer for the call to {request.describe()} (key {cache_key(request)[:12]}) in {folder}; nothing was sent"
+    wanted = orjson.loads(request.identity())
+    nearest = _nearest(wanted, _stored_requests(folder))
+    if nearest is None:
+        return f"{call}: the cache holds no answer of this model"
+    return f"{call}: {_first_difference(wanted, nearest)}"
+
+
+def _stored_requests(folder: Path) -> list[dict[str, Any]]:
+    """The requests of every readable entry of the cache folder (links and broken entries are passed over)."""
+    found = []
+    for path in sorted(folder.glob("*/*.json")):
+        try:
+            if path.is_symlink() or path.parent.is_symlink():
+                continue
+            entry = orjson.loads(_read_bytes(path))
+            if isinstance(entry, dict) and isinstance(entry.get("request"), dict):
+                found.append(entry["request"])
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _messages(identity: dict[str, Any]) -> list[list[str]]:
+    return [list(m) for m in identity.get("messages") or ()]
+
+
+def _nearest(wanted: dict[str, Any], stored: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The stored request of the same provider, endpoint and model that shares the most leading messages."""
+    same = [s for s in stored if all(s.get(k) == wanted.get(k) for k in ("provider", "endpoint", "model"))]
+
+    def shared(candidate: dict[str, Any]) -> tuple[int, int]:
+        ours, theirs = _messages(wanted), _messages(candidate)
+        common = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+        prefix = 0
+        if common < min(len(ours), len(theirs)):
+            a, b = ours[common][1], theirs[common][1]
+            prefix = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        return common, prefix
+
+    return max(same, key=shared, default=None)
+
+
+def _first_difference(wanted: dict[str, Any], cached: dict[str, Any]) -> str:
+    """Where the request first differs from the cached one: a message (quoted around the spot), or a setting."""
+    ours, theirs = _messages(wanted), _messages(cached)
+    for number, (a, b) in enumerate(zip(ours, theirs), 1):
+        if a != b:
+            if a[0] != b[0]:
+                return f"message {number} is from the {a[0]}, the nearest cached request's from the {b[0]}"
+            at = next((i for i, (x, y) in enumerate(zip(a[1], b[1])) if x != y), min(len(a[1]), len(b[1])))
+            return (
+                f"message {number} ({a[0]}) differs from the nearest cached request's at character {at + 1}: "
+                f"now {_quote(a[1], at)}, cached {_quote(b[1], at)}"
+            )
+    if len(ours) != len(theirs):
+        return f"it has {len(ours)} messages, the nearest cached request {len(theirs)}"
+    differing = sorted(k for k in set(wanted) | set(cached) if k != "messages" and wanted.get(k) != cached.get(k))
+    return f"its messages match the nearest cached request, but not its {', '.join(differing)}"
+
+
+def _quote(text: str, at: int) -> str:
+    start = max(at - QUOTE, 0)
+    return repr(("…" if start else "") + text[start : at + QUOTE] + ("…" if at + QUOTE < len(text) else ""))
 
 
 def _dump(response: ChatResponse) -> dict[str, Any]:

@@ -33,13 +33,20 @@ def make_client(
     max_in_flight: int,
     use_cache: bool = True,
     cache_dir: Path | None = None,
+    replay: bool = False,
 ) -> ChatClient:
-    """`cache_dir` (a command-line folder) wins over `cache.dir`, and turns the cache on; `use_cache=False` turns it off."""
+    """`cache_dir` (a command-line folder) wins over `cache.dir`, and turns the cache on; `use_cache=False` turns it off.
+
+    `replay` answers every call from the cache folder (`cache_dir`, else `cache.dir` even when the config turns the
+    cache off) and sends none.
+    """
     provider = provider_client(settings)  # first, so a missing SDK is the error the user sees
     from .retry import RetryingClient  # tenacity comes with the SDK extras
 
     client: ChatClient = RetryingClient(provider, max_retries=settings.max_retries, timeout=settings.timeout)
     client = LimitedClient(client, max_in_flight)
+    if replay:
+        return CachedClient(client, cache_dir if cache_dir is not None else (cache or CacheSettings()).dir, replay=True)
     folder = cache_dir if cache_dir is not None else (cache.dir if cache is not None and cache.enabled else None)
     if use_cache and folder is not None:
         client = CachedClient(client, folder)

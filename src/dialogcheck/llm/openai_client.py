@@ -3,14 +3,24 @@
 One attempt per call: the SDK's retries are off because `RetryingClient`
 owns the policy. The SDK is imported when a client is built, so
 `import dialogcheck` works without it.
+
+Servers differ in how a JSON answer may be asked for: llama-cpp-python
+refuses `json_schema` (HTTP 500), some vLLM and Ollama builds refuse
+`response_format` altogether (HTTP 400). A refusal that names the format
+steps down once, json_schema -> json_object -> the prompt alone, and the
+step that worked is remembered for that endpoint and model for the rest of
+the process (the warning on the `dialogcheck` logger says so once).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from typing import Any
 
 from ..config import LLMSettings
 from .base import ChatRequest, ChatResponse, LLMError, Usage
+from .retry import refuses_format
 from .sdk import PLACEHOLDER_KEY, SHAPE_ERRORS, SdkClient, env_key, wrong_shape
 
 MISSING_SDK = "the openai provider needs the openai package: pip install 'dialogcheck[openai]'"
@@ -39,6 +49,40 @@ def response_format(schema: Any, mode: str) -> dict[str, Any] | None:
     return {"type": "json_schema", "json_schema": {"name": "answer", "schema": dict(schema)}}
 
 
+#: The ways of asking for JSON, from the strictest; a refusal steps to the next.
+FORMAT_STEPS = ("json_schema", "json_object", "none")
+#: What worked, by (endpoint, model), for the rest of the process.
+_working_format: dict[tuple[str | None, str], str] = {}
+_format_lock = threading.Lock()
+logger = logging.getLogger("dialogcheck")
+
+
+def working_format(endpoint: str | None, model: str, configured: str) -> str:
+    """The format to ask with: the one a refusal stepped down to, else the configured one."""
+    return _working_format.get((endpoint, model), configured)
+
+
+def step_down(endpoint: str | None, model: str, refused: str) -> str:
+    """Remember the format after `refused` for this endpoint and model (saying so once); returns the one to use now."""
+    following = FORMAT_STEPS[FORMAT_STEPS.index(refused) + 1]
+    key = (endpoint, model)
+    with _format_lock:
+        current = _working_format.get(key)
+        if current is not None and FORMAT_STEPS.index(current) >= FORMAT_STEPS.index(following):
+            return current  # another request stepped down already (and said so)
+        _working_format[key] = following
+    shown = "the prompt alone" if following == "none" else f"response_format {following}"
+    logger.warning(
+        "dialogcheck: %s model %r refused response_format %s; asking with %s from now on (set `structured_output: %s` to skip the refusal)",
+        endpoint or "the server",
+        model,
+        refused,
+        shown,
+        following,
+    )
+    return following
+
+
 def _cost(usage: Any) -> float | None:
     """Some gateways (OpenRouter, LiteLLM) add `usage.cost`; the SDK keeps it as an extra field."""
     value = getattr(usage, "cost", None)
@@ -59,12 +103,26 @@ class OpenAIClient(SdkClient):
         super().__init__(settings, AsyncOpenAI, resolve_api_key(settings))
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        extra: dict[str, Any] = {}
-        if (fmt := response_format(request.json_schema, self.settings.structured_output)) is not None:
-            extra["response_format"] = fmt
+        endpoint = self.settings.endpoint
+        mode = working_format(endpoint, request.model, self.settings.structured_output)
+        while True:
+            try:
+                completion = await self._create(request, response_format(request.json_schema, mode))
+                break
+            except Exception as error:
+                if request.json_schema is None or mode == "none" or not refuses_format(error):
+                    raise
+                mode = step_down(endpoint, request.model, mode)
+        try:
+            return self._response(completion, request)
+        except SHAPE_ERRORS as err:
+            raise wrong_shape(request, "a chat completion", err) from None
+
+    async def _create(self, request: ChatRequest, fmt: dict[str, Any] | None) -> Any:
+        extra: dict[str, Any] = {} if fmt is None else {"response_format": fmt}
         if request.seed is not None:
             extra["seed"] = request.seed
-        completion = await self._client().chat.completions.create(
+        return await self._client().chat.completions.create(
             model=request.model,
             messages=[{"role": m.role, "content": m.content} for m in request.messages],
             # Through the body, so server-specific options (top_k, min_p, ...) pass too.
@@ -72,10 +130,6 @@ class OpenAIClient(SdkClient):
             extra_headers=dict(request.headers) or None,
             **extra,
         )
-        try:
-            return self._response(completion, request)
-        except SHAPE_ERRORS as err:
-            raise wrong_shape(request, "a chat completion", err) from None
 
     def _response(self, completion: Any, request: ChatRequest) -> ChatResponse:
         if not completion.choices:

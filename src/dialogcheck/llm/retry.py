@@ -3,7 +3,10 @@
 Both SDKs' own retries are switched off: one policy here covers OpenAI and
 Anthropic alike. Retried: 408, 429, 5xx, connection errors and timeouts.
 A server's `Retry-After` / `retry-after-ms` wins over our backoff (capped);
-other 4xx fail at once. Whatever fails for good becomes an `LLMError`.
+other 4xx fail at once, and so does any status whose body refuses the request
+itself (it names `response_format` or `json_schema`: llama-cpp-python says so
+with a 500, and asking again would get the same answer). Whatever fails for
+good becomes an `LLMError`.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ DEFAULT_BACKOFF_MAX = 30.0
 #: The longest a server's Retry-After may make us wait.
 MAX_RETRY_AFTER = 60.0
 RETRY_STATUS = frozenset({408, 429})
+#: Words of an error body that refuse how a JSON answer was asked for, not a passing trouble.
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object")
 
 
 class _SDKErrors(NamedTuple):
@@ -63,11 +68,20 @@ def _status(error: BaseException) -> int | None:
     return error.status_code if isinstance(error, _sdk_errors().status) else None  # type: ignore[attr-defined]
 
 
+def refuses_format(error: BaseException) -> bool:
+    """Whether an HTTP error (any 4xx or 5xx) refuses the requested `response_format`: its body names it."""
+    status = _status(error)
+    if status is None or status < 400:
+        return False
+    said = f"{getattr(error, 'message', '')} {getattr(error, 'body', '')}".lower()
+    return any(word in said for word in _FORMAT_WORDS)
+
+
 def is_retryable(error: BaseException) -> bool:
-    """429, 408, 5xx, a refused or dropped connection, or a timeout."""
+    """429, 408, 5xx, a refused or dropped connection, or a timeout; never a refusal of the request's format."""
     status = _status(error)
     if status is not None:
-        return status in RETRY_STATUS or status >= 500
+        return not refuses_format(error) and (status in RETRY_STATUS or status >= 500)
     return isinstance(error, (TimeoutError, *_sdk_errors().connection))
 
 

@@ -8,7 +8,7 @@ asked again. The judge and the simulated user both ask this way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -19,6 +19,8 @@ from ..config import LLMSettings
 from .base import ChatClient, ChatMessage, ChatRequest, LLMError, Usage
 
 DEFAULT_ATTEMPTS = 3
+#: How often an answer that parses but says something invalid (`validate`) is asked again.
+INVALID_RETRIES = 1
 
 
 class MalformedAnswer(ValueError):
@@ -76,6 +78,12 @@ def _first_error(validator: Any, answer: Any) -> Any:
     return jsonschema.exceptions.best_match(validator.iter_errors(answer))
 
 
+def sample_seed(seed: int | None, sample: int) -> int | None:
+    """The seed of a request: the caller's, moved on by the sample's number so the samples of one question may
+    differ (sent only to providers that take a seed)."""
+    return seed if not sample else (seed or 0) + sample
+
+
 async def ask_json(
     client: ChatClient,
     settings: LLMSettings,
@@ -85,10 +93,17 @@ async def ask_json(
     model: str | None = None,
     attempts: int = DEFAULT_ATTEMPTS,
     seed: int | None = None,
+    validate: Callable[[dict[str, Any]], str | None] | None = None,
+    sample: int = 0,
 ) -> JsonAnswer:
-    """Ask until the answer validates. Raises `NoValidAnswer`, or `LLMError` when a call fails."""
+    """Ask until the answer validates. Raises `NoValidAnswer`, or `LLMError` when a call fails.
+
+    `validate` says what is wrong with a well-formed answer (None when nothing is); such an answer is asked
+    again once with the reason, and a second one ends the asking. A `sample` after the first is asked with the
+    seed `sample` where the provider takes one (the OpenAI-compatible ones), so the samples may differ.
+    """
     messages = list(messages)
-    usage, cached, raw, problem = Usage(), True, None, "no answer"
+    usage, cached, raw, problem, invalid = Usage(), True, None, "no answer", 0
     for _ in range(attempts):
         request = ChatRequest(
             provider=settings.provider,
@@ -98,16 +113,24 @@ async def ask_json(
             json_schema=schema,
             endpoint=settings.base_url,
             headers=settings.headers,
-            seed=seed,
+            seed=sample_seed(seed, sample),
+            sample=sample,
         )
         response = await client.complete(request)
         usage, cached, raw = usage + response.usage, cached and response.cached, response.text
         try:
-            return JsonAnswer(parse_json_answer(response.text, schema), response.text, usage, cached)
+            value = parse_json_answer(response.text, schema)
         except MalformedAnswer as err:
             problem = str(err)
-            messages += [
-                ChatMessage("assistant", response.text),
-                ChatMessage("user", f"That answer was not valid ({problem}). Answer again with only the JSON object."),
-            ]
+        else:
+            problem = validate(value) if validate is not None else None
+            if problem is None:
+                return JsonAnswer(value, response.text, usage, cached)
+            invalid += 1
+            if invalid > INVALID_RETRIES:
+                raise NoValidAnswer(f"no valid answer: {problem}", raw, usage)
+        messages += [
+            ChatMessage("assistant", response.text),
+            ChatMessage("user", f"That answer was not valid ({problem}). Answer again with only the JSON object."),
+        ]
     raise NoValidAnswer(f"no valid answer after {attempts} attempts: {problem}", raw, usage)

@@ -13,7 +13,7 @@ from ..checks.base import Outcome
 from ..results.model import BatchResult, RunResult, SimulatorInfo
 from ..results.stats import persona_stats, run_stats
 from .styled import Styled
-from .text import STYLES, WORDS, outcome_line, render_check_table, render_user_review, suspect_text
+from .text import STYLES, WORDS, outcome_line, render_check_table, render_user_review, suspect_text, with_citations
 
 
 def render_run(run: RunResult) -> Styled:
@@ -34,7 +34,7 @@ def render_run(run: RunResult) -> Styled:
     if run.user_review is not None:
         text.extend(render_user_review(run.user_review, run.suspect_attempts))
     for line in run.checks():
-        outcome_line(text, line.outcome, line.title, cut(line.detail), "  ")
+        outcome_line(text, line.outcome, line.title, with_citations(line, cut(line.detail)), "  ")
     if run.transcript:
         text.append("\ntranscript:\n", "bold")
         user_turn = 0
@@ -148,7 +148,7 @@ def _every_check(batch: BatchResult) -> Styled:
         if run.user_review is not None and run.user_review.suspect:
             text.extend(render_user_review(run.user_review, run.suspect_attempts))
         for line in run.checks():
-            outcome_line(text, line.outcome, line.title, cut(line.detail), "  ")
+            outcome_line(text, line.outcome, line.title, with_citations(line, cut(line.detail)), "  ")
     return text
 
 

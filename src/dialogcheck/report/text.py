@@ -13,10 +13,12 @@ from collections.abc import Iterable, Mapping
 from .._shown import shown, visible
 from ..checks.base import Outcome
 from ..errors import LoadError
-from ..results.model import CheckKind, ConversationResult, Counts, QualityScores, UserReview
+from ..results.model import CheckKind, CheckLine, ConversationResult, Counts, QualityScores, UserReview
 from ..results.stats import CheckStats
 from .styled import Styled
 
+#: The keys of checks the judge decides: their evidence is what the judge cited.
+JUDGED_KEYS = ("criterion", "llm_judge")
 STYLES = {Outcome.PASS: "bold green", Outcome.FAIL: "bold red", Outcome.ERROR: "bold yellow", Outcome.SKIP: "dim", Outcome.SUSPECT: "bold magenta"}
 WORDS = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.ERROR: "ERROR", Outcome.SKIP: "SKIP", Outcome.SUSPECT: "SUSPECT"}
 
@@ -67,6 +69,15 @@ def _sop_heading(result: ConversationResult) -> str:
     return f"  SOP steps{score}{threshold}:\n"
 
 
+def with_citations(line: CheckLine, detail: str | None = None) -> str:
+    """A judged check's detail (`detail`, when it is shown cut), then the events the judge cited; a
+    deterministic check's detail names its own events already."""
+    detail = line.detail if detail is None else detail
+    if not line.evidence or line.kind is CheckKind.ASSERTION or line.key not in JUDGED_KEYS:
+        return detail
+    return f"{detail} [cited: event {', '.join(map(str, line.evidence))}]"
+
+
 def render_conversation(result: ConversationResult, *, failing_only: bool = False) -> Styled:
     """One conversation: every check, its quality scores and notes, its verdict. With `failing_only`, only the
     checks that failed or errored (and nothing at all for a conversation that passed): how a batch shows it."""
@@ -81,7 +92,7 @@ def render_conversation(result: ConversationResult, *, failing_only: bool = Fals
             continue
         if line.kind is CheckKind.SOP and previous is not CheckKind.SOP:
             text.append(_sop_heading(result))
-        outcome_line(text, line.outcome, line.label, line.detail, "    " if line.kind is CheckKind.SOP else "  ")
+        outcome_line(text, line.outcome, line.label, with_citations(line), "    " if line.kind is CheckKind.SOP else "  ")
         previous = line.kind
     if result.metrics and not failing_only:
         text.append("  quality (not part of the verdict): ", "dim")

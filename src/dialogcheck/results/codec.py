@@ -21,13 +21,14 @@ import orjson
 from .._redact import redact
 from .._shown import cut
 from ..checks.base import CheckResult, Outcome
-from ..checks.judged import Criterion, Judgement
+from ..checks.judged import Criterion, Judgement, JudgedResult
 from ..errors import LoadError, Problem
 from ..llm.base import Usage
 from ..sop.model import Step, StepResult, StepSetResult
 from .model import (
     BatchResult,
     CheckKind,
+    CheckLine,
     CheckRef,
     Counts,
     Crash,
@@ -88,10 +89,12 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
                     "outcome": line.outcome,  # a str enum: written as its value
                     "detail": cut(line.detail),
                     "evidence": list(line.evidence),
+                    **_judge_marks(line),
                 }
             )
         else:
-            criterion: dict[str, Any] = {"criterion": line.criterion, "outcome": line.outcome, "detail": cut(line.detail)}
+            criterion: dict[str, Any] = {"criterion": line.criterion, "outcome": line.outcome, "detail": cut(line.detail), "evidence": list(line.evidence)}
+            criterion.update(_judge_marks(line))
             if line.usage is not None:
                 criterion["usage"] = line.usage.to_dict()
             criteria.append(criterion)
@@ -212,7 +215,11 @@ class _Reader:
             sop = StepSetResult(results, document.get("sop_score"), None, self.outcome(document.get("sop_outcome", "pass"), "`sop_outcome`"))
         criteria = tuple(
             Criterion(str(c.get("criterion", ""))).judged(
-                Judgement(self.outcome(c.get("outcome"), "a criterion"), str(c.get("detail") or ""), _usage(c.get("usage")))
+                Judgement(
+                    self.outcome(c.get("outcome"), "a criterion"), str(c.get("detail") or ""), _usage(c.get("usage")),
+                    evidence=tuple(c.get("evidence") or ()), inconclusive=c.get("inconclusive") is True, split=_split(c.get("unstable")),
+                    uncalibrated=c.get("uncalibrated") is True,
+                )
             )
             for c in self.items(document, "criteria")
         )
@@ -235,7 +242,27 @@ class _Reader:
         kind = str(s.get("type", ""))
         ref = CheckRef(kind, kind)
         step = Step(str(s.get("id", "")), s.get("label"), bool(s.get("required", True)), float(s.get("weight", 1.0)), ref)  # type: ignore[arg-type]
-        return StepResult(step, CheckResult(ref, self.outcome(s.get("outcome"), "an SOP step"), str(s.get("detail") or ""), tuple(s.get("evidence") or ())))
+        outcome, detail, evidence = self.outcome(s.get("outcome"), "an SOP step"), str(s.get("detail") or ""), tuple(s.get("evidence") or ())
+        if s.get("inconclusive") is True or "unstable" in s:
+            return StepResult(step, JudgedResult(ref, outcome, detail, evidence, inconclusive=s.get("inconclusive") is True, split=_split(s.get("unstable"))))
+        return StepResult(step, CheckResult(ref, outcome, detail, evidence))
+
+
+def _judge_marks(line: CheckLine) -> dict[str, Any]:
+    """What the judge's answer marks a judged check with: `inconclusive`, and the samples' split when `unstable`."""
+    marks: dict[str, Any] = {"inconclusive": True} if line.inconclusive else {}
+    if line.uncalibrated:
+        marks["uncalibrated"] = True
+    if line.split:
+        marks["unstable"] = dict(line.split)
+    return marks
+
+
+def _split(value: Any) -> tuple[tuple[str, int], ...]:
+    """The `unstable` split read back: verdict by verdict, most first."""
+    if not isinstance(value, Mapping):
+        return ()
+    return tuple(sorted(((str(k), int(n)) for k, n in value.items() if isinstance(n, int)), key=lambda item: (-item[1], item[0])))
 
 
 def decode_conversation(document: Any, where: str, line: int | None = None) -> ConversationResult:

@@ -122,6 +122,12 @@ class CheckLine:
     check: Any = None
     step: Step | None = None
     usage: Usage | None = None
+    #: A judged check the judge found inconclusive (its outcome is then `error`).
+    inconclusive: bool = False
+    #: How a judged check's samples split when they disagreed (`unstable`).
+    split: tuple[tuple[str, int], ...] = ()
+    #: A judged check whose judge has no calibration good enough: `skip`, shown as uncalibrated.
+    uncalibrated: bool = False
 
     @property
     def key(self) -> str:
@@ -157,6 +163,13 @@ class CheckLine:
         if self.kind is CheckKind.SOP:
             return f"SOP {self.step.id}"  # type: ignore[union-attr]
         return self.title
+
+
+def _judge_marks(result: CheckResult) -> dict[str, Any]:
+    """What the judge marked a judged result with (inconclusive, the samples' split, uncalibrated); nothing for others."""
+    if not isinstance(result, JudgedResult):
+        return {}
+    return {"inconclusive": result.inconclusive, "split": result.split, "uncalibrated": result.uncalibrated}
 
 
 #: Every outcome, in declaration order (iterating the enum itself is slow, and counters are made per result).
@@ -258,10 +271,16 @@ class ConversationResult:
         lines = [CheckLine(CheckKind.ASSERTION, i, r.outcome, r.detail, r.evidence, check=r.check) for i, r in enumerate(self.assertions, 1)]
         if self.sop is not None:
             lines += [
-                CheckLine(CheckKind.SOP, None, s.result.outcome, s.result.detail, s.result.evidence, check=s.result.check, step=s.step)
+                CheckLine(
+                    CheckKind.SOP, None, s.result.outcome, s.result.detail, s.result.evidence, check=s.result.check, step=s.step,
+                    **_judge_marks(s.result),
+                )
                 for s in self.sop.results
             ]
-        lines += [CheckLine(CheckKind.CRITERION, i, c.outcome, c.detail, check=c.check, usage=c.usage) for i, c in enumerate(self.criteria, 1)]
+        lines += [
+            CheckLine(CheckKind.CRITERION, i, c.outcome, c.detail, c.evidence, check=c.check, usage=c.usage, **_judge_marks(c))
+            for i, c in enumerate(self.criteria, 1)
+        ]
         return tuple(lines)
 
     def check_counts(self) -> Counts:

@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 
 from .._redact import redact
 from ..checks.base import Outcome
-from ..config import SEED_RANGE
 from ..connectors.base import AgentConnector, AgentError, describe, safe_text
 from ..events.parse import EventFieldError
 from ..judge.base import Judge
@@ -44,6 +43,8 @@ class RunSpec:
     persona: str | None = None
     #: The LLM user's sampling seed on this run, if one was given.
     seed: int | None = None
+    #: Which attempt of the run this is: 0, or the retry of a run whose simulated user was suspect.
+    attempt: int = 0
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ async def run_one(
         async with asyncio.timeout(settings.time_limit):
             user = make_user(scenario)
             if isinstance(user, LLMUser):
-                user = user.for_run(spec.persona, spec.seed)
+                user = user.for_run(spec.persona, spec.seed, spec.attempt)
             await simulate(scenario, agent, user, simulated)
             record = simulated.conversation(source)
             if reviewer is not None and not isinstance(user, ScriptedUser):  # a script is the project's own words
@@ -130,17 +131,6 @@ async def run_one(
     )
 
 
-#: How far apart the seeds of a run's retries are: more than any batch has repeats (repeat r samples with seed + r - 1).
-RETRY_SEED_STEP = 1_000_003
-
-
-def retry_of(spec: RunSpec, attempt: int) -> RunSpec:
-    """The spec of a run's `attempt`-th retry: with a seed, another one (the same seed would ask for the same fault)."""
-    if spec.seed is None:
-        return spec
-    return replace(spec, seed=(spec.seed + attempt * RETRY_SEED_STEP) % SEED_RANGE)
-
-
 async def run_until_trusted(
     spec: RunSpec,
     agent: AgentConnector,
@@ -151,8 +141,9 @@ async def run_until_trusted(
 ) -> RunResult:
     """A run, run again while its simulated user is suspect, at most `settings.retry_suspect` more times.
 
-    The last attempt is the result; `suspect_attempts` says how many attempts were suspect. A retry
-    asks the simulator afresh (`reviewer.retry_user`): a cached answer would only repeat the fault.
+    The last attempt is the result; `suspect_attempts` says how many attempts were suspect. A retry is
+    another sample of an LLM user (`RunSpec.attempt`): asked afresh, as a cached answer would only repeat
+    the fault, and cached under its own key, so a rerun and `--replay` reproduce it.
     """
     run = await run_one(spec, agent, make_user, judge, settings, reviewer)
     suspect = 0
@@ -160,7 +151,7 @@ async def run_until_trusted(
         suspect += 1
         if suspect > settings.retry_suspect or reviewer is None:
             break
-        run = await run_one(retry_of(spec, suspect), agent, reviewer.retry_user or make_user, judge, settings, reviewer)
+        run = await run_one(replace(spec, attempt=suspect), agent, make_user, judge, settings, reviewer)
     return replace(run, suspect_attempts=suspect) if suspect else run
 
 

@@ -3,13 +3,11 @@
 The deterministic rules compare the user's messages with the templates the
 simulator was prompted with (the project's overrides, else the bundled
 ones); `simulation.review` in `eval/conftest.yml` adds an LLM that reads the
-brief and the transcript. A retry of a suspect run needs a simulated user
-that asks its model afresh, never from the cache: `retry_user` makes those.
+brief and the transcript.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +17,6 @@ from ..results.model import UserReview
 from ..scenario.model import Scenario
 from ..simulate.review import Prompts, brief_of, review_conversation, transcript_of
 from ..simulate.review.llm import LLMReviewer
-from ..simulate.user import SimulatedUser
 
 
 @dataclass(frozen=True)
@@ -28,8 +25,6 @@ class RunReviewer:
 
     prompts: Prompts
     llm: LLMReviewer | None = None
-    #: Makes the simulated user of a retry (no cache); None: the batch's own users.
-    retry_user: Callable[[Scenario], SimulatedUser] | None = None
 
     async def review(self, scenario: Scenario, record: Conversation, trait: str | None = None) -> UserReview:
         brief = brief_of(scenario, trait)
@@ -48,7 +43,7 @@ def simulator_prompts(config: ProjectConfig) -> Prompts:
 
 
 def run_reviewer(
-    config: ProjectConfig, retry_user: Callable[[Scenario], SimulatedUser] | None, *, use_cache: bool = True, cache_dir: Path | None = None, parallel: int = 1
+    config: ProjectConfig, *, use_cache: bool = True, cache_dir: Path | None = None, parallel: int = 1, replay: bool = False
 ) -> RunReviewer:
     """The reviewer of a batch's runs, with the LLM reviewer of `simulation.review` when it is configured."""
     review = config.simulation.review
@@ -58,6 +53,6 @@ def run_reviewer(
         from ..llm.templates import Templates
 
         limit = in_flight_for(config.simulation, parallel)
-        client = make_client(review.llm, cache=config.cache, max_in_flight=limit, use_cache=use_cache, cache_dir=cache_dir)
+        client = make_client(review.llm, cache=config.cache, max_in_flight=limit, use_cache=use_cache, cache_dir=cache_dir, replay=replay)
         llm = LLMReviewer(client, review.llm, Templates({"user_review_prompt": review.prompt} if review.prompt else {}))
-    return RunReviewer(simulator_prompts(config), llm, retry_user)
+    return RunReviewer(simulator_prompts(config), llm)

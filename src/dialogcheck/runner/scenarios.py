@@ -41,7 +41,7 @@ JUNIT, HTML = "junit.xml", "report.html"
 
 def make_users(
     project: Project, *, use_cache: bool = True, cache_dir: Path | None = None, mode: str = "auto", parallel: int = 1,
-    matrix: Mapping[str, Sequence[str]] | None = None,
+    matrix: Mapping[str, Sequence[str]] | None = None, replay: bool = False,
 ):
     """One simulated user per run: the script when there is one (unless `mode` is llm), else the configured LLM.
 
@@ -68,7 +68,7 @@ def make_users(
 
         role = project.config.simulation
         limit = in_flight_for(role, parallel)
-        client = make_client(settings, cache=project.config.cache, max_in_flight=limit, use_cache=use_cache, cache_dir=cache_dir)  # type: ignore[arg-type]
+        client = make_client(settings, cache=project.config.cache, max_in_flight=limit, use_cache=use_cache, cache_dir=cache_dir, replay=replay)  # type: ignore[arg-type]
         templates = Templates(role.prompts)
 
     if templates is not None:
@@ -140,6 +140,7 @@ class ScenarioBatch:
         retry_suspect: int = 1,
         personas: Sequence[str] = (),
         seed: int | None = None,
+        replay: bool = False,
     ):
         self.started = datetime.now(timezone.utc)
         self.resume, self.results = resume, results
@@ -159,11 +160,8 @@ class ScenarioBatch:
             self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned)
         self._planned = {item.slug: item for item in self.plan.scenarios}
         matrix = {slug: item.personas for slug, item in self._planned.items()}
-        self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel, matrix=matrix)
-        retry_user = (
-            make_users(self.project, use_cache=False, cache_dir=cache, mode=simulate, parallel=parallel, matrix=matrix) if use_cache else self.make_user
-        )
-        self.reviewer = run_reviewer(self.project.config, retry_user, use_cache=use_cache, cache_dir=cache, parallel=parallel)
+        self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel, matrix=matrix, replay=replay)
+        self.reviewer = run_reviewer(self.project.config, use_cache=use_cache, cache_dir=cache, parallel=parallel, replay=replay)
         self.agent = agent if _is_connector(agent) else _connector(self.project, agent)  # type: ignore[arg-type]
         evaluation = self.project.config.evaluation
         self.settings = BatchSettings(parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=evaluation.metrics, retry_suspect=retry_suspect)
@@ -171,7 +169,9 @@ class ScenarioBatch:
         if not no_judge:
             from ..judge.setup import judge_from_config
 
-            self.judge = judge_from_config(self.project.config, use_cache=use_cache, cache_dir=cache, max_in_flight=in_flight_for(evaluation, parallel))
+            self.judge = judge_from_config(
+                self.project.config, use_cache=use_cache, cache_dir=cache, max_in_flight=in_flight_for(evaluation, parallel), replay=replay
+            )
 
     def check_agent(self) -> None:
         """Raise `AgentError` when the agent cannot be reached at all (before any run or file of the batch)."""
@@ -312,6 +312,7 @@ def run_scenarios(
     retry_suspect: int = 1,
     personas: Sequence[str] = (),
     seed: int | None = None,
+    replay: bool = False,
 ) -> BatchResult:
     """Run scenarios against an agent and judge each run; the batch's typed result.
 
@@ -321,14 +322,16 @@ def run_scenarios(
     (a new or empty folder), else `eval/results/<timestamp>`; `resume` finishes the batch of a results
     folder instead. `personas` (built-in trait names) run each LLM-simulated scenario once per trait and
     repeat, in place of its own `personas`; `seed` is the simulated user's sampling seed (else
-    `simulation.seed`). `passed`, `failed`, `errored` and `suspect` of the result count runs; a run whose
-    simulated user is suspect (its `user_review`) is run again up to `retry_suspect` times. Bad input raises
+    `simulation.seed`). `replay` answers every LLM call from the answer cache and sends none. `passed`,
+    `failed`, `errored` and `suspect` of the result count runs; a run whose simulated user is suspect (its
+    `user_review`) is run again up to `retry_suspect` times. Bad input raises
     `dialogcheck.LoadError`; an agent that cannot be set up, `AgentSetupError`; one that is down, `AgentError`.
     """
     batch = ScenarioBatch(
         [paths] if isinstance(paths, (str, Path)) else paths, agent=agent, runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume,
         config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir, retry_suspect=retry_suspect,
         personas=personas, seed=seed,
+        replay=replay,
     )
     batch.check_agent()
     return batch.run()

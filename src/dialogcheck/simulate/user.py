@@ -115,6 +115,7 @@ class LLMUser:
         *,
         trait: str | None = None,
         seed: int | None = None,
+        attempt: int = 0,
     ):
         self.client = client
         self.settings = settings
@@ -124,6 +125,8 @@ class LLMUser:
         self.templates = templates or Templates()
         self.trait = trait
         self.seed = seed if settings.provider in OPENAI_COMPATIBLE else None
+        #: Which attempt of its run this user plays (0: the first; a retry of a suspect run is another sample).
+        self.attempt = attempt
         self.variables = {
             "simulation_context": self.simulation_context,
             **{name: value or "" for name, value in vars(profile).items()},
@@ -133,10 +136,12 @@ class LLMUser:
         self.usage = Usage()
         self._prompt_sha256: str | None = None
 
-    def for_run(self, trait: str | None, seed: int | None) -> LLMUser:
-        """This user for one run of a batch: playing `trait` (else its own), sampled with `seed` (else its own)."""
+    def for_run(self, trait: str | None, seed: int | None, attempt: int = 0) -> LLMUser:
+        """This user for one attempt of one run of a batch: playing `trait` (else its own), sampled with `seed` (else
+        its own). An `attempt` after the first is another sample of the same questions: its own cache entries (a
+        cached answer would repeat the fault, and `--replay` reproduces the retry), with the seed moved on."""
         seed = self.seed if seed is None else seed
-        return LLMUser(self.client, self.settings, self.brief, self.templates, trait=trait or self.trait, seed=seed)
+        return LLMUser(self.client, self.settings, self.brief, self.templates, trait=trait or self.trait, seed=seed, attempt=attempt)
 
     @property
     def chat(self) -> bool:
@@ -159,7 +164,7 @@ class LLMUser:
 
     async def next_turn(self, transcript: Sequence[Said]) -> UserTurn:
         try:
-            answer = await ask_json(self.client, self.settings, self.messages(transcript), USER_SCHEMA, seed=self.seed)
+            answer = await ask_json(self.client, self.settings, self.messages(transcript), USER_SCHEMA, seed=self.seed, sample=self.attempt)
         except NoValidAnswer as err:
             self.usage += err.usage
             raise
@@ -172,7 +177,7 @@ class LLMUser:
         return SimulatorInfo(
             model=self.settings.model,
             temperature=temperature if isinstance(temperature, (int, float)) and not isinstance(temperature, bool) else None,
-            seed=self.seed,
+            seed=sample_seed(self.seed, self.attempt),
             prompt_sha256=self._prompt_sha256,
             usage=self.usage,
         )
