@@ -192,11 +192,29 @@ def test_a_malformed_agent_option_is_a_usage_error(pytester, project):
     assert "--dialogcheck-agent:" in result.stderr.str()
 
 
-def test_replay_is_mapped_to_runs_option_in_one_place(pytester, project):
-    """Until `run` has a replay mode, --replay errors every item with a message that says so (never runs live)."""
-    result = pytester.runpytest(str(project), "--no-judge", "--replay", "-k", "run_cancel", "-rA")
-    result.assert_outcomes(errors=1)
-    assert "--replay: this dialogcheck's `run` has no replay mode to map it to" in result.stdout.str()
+def test_replay_answers_every_simulator_call_from_the_cache_and_sends_none(pytester, project, monkeypatch):
+    """--replay maps to `run --replay`: a second session of the same items sends nothing and gives the same outcomes."""
+    from tests.llm.test_suspect_runs import EchoServer
+
+    server = EchoServer()
+    server.thread.start()
+    try:
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        with (project / "eval" / "conftest.yml").open("a") as conftest:
+            conftest.write(f"simulation:\n  llm: {{provider: openai_compatible, base_url: '{server.root}/v1', model: echo}}\n")
+        scenario = project / "eval" / "scenarios" / "card_replace_damaged.yml"
+        text = scenario.read_text()
+        scenario.write_text(text.replace(text[text.index("  script:"):text.index("  goals:")], ""))
+        first = pytester.runpytest(str(scenario), "--no-judge", "-p", "no:randomly", "-rA")
+        asked = server.count
+        replayed = pytester.runpytest(str(scenario), "--no-judge", "--replay", "-p", "no:randomly", "-rA")
+    finally:
+        server.stop()
+    assert asked == 2  # the first attempt and its retry (the echoing user is suspect)
+    assert server.count == asked  # the replay sent nothing
+    assert outcomes(first) == outcomes(replayed) == {"card_replace_damaged": "ERROR"}
+    assert "simulated user: suspect (2 suspect attempts)" in replayed.stdout.str()
 
 
 def test_a_broken_scenario_is_a_collection_error_naming_file_line_and_column(pytester, project):

@@ -23,7 +23,7 @@ import orjson
 
 from ..config import OPENAI_COMPATIBLE, LLMSettings
 from ..llm.base import ChatClient, ChatMessage, Usage
-from ..llm.structured import NoValidAnswer, ask_json
+from ..llm.structured import NoValidAnswer, ask_json, sample_seed
 from ..llm.templates import Templates
 from ..results.model import SimulatorInfo
 from ..scenario.model import Scenario, UserProfile
