@@ -21,7 +21,7 @@ import orjson
 from .._redact import redact
 from .._shown import cut
 from ..checks.base import CheckResult, Outcome
-from ..checks.judged import Criterion, Judgement
+from ..checks.judged import Criterion, Judgement, JudgedResult
 from ..errors import LoadError, Problem
 from ..llm.base import Usage
 from ..sop.model import Step, StepResult, StepSetResult
@@ -57,39 +57,34 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
         data["scenario"] = result.scenario
     if result.conversation_id is not None:
         data["conversation_id"] = result.conversation_id
-    assertions, steps, criteria = [], [], []
-    for line in result.checks():
-        if line.kind is CheckKind.ASSERTION:
-            assertions.append(
-                {
-                    "index": line.index,
-                    "key": line.check.key,  # type: ignore[union-attr]
-                    "label": line.check.label,  # type: ignore[union-attr]
-                    "passed": line.outcome is Outcome.PASS,
-                    "outcome": line.outcome,  # a str enum: written as its value
-                    "detail": cut(line.detail),
-                    "evidence": list(line.evidence),
-                }
-            )
-        elif line.kind is CheckKind.SOP:
-            step = line.step
-            steps.append(
-                {
-                    "id": step.id,  # type: ignore[union-attr]
-                    "type": line.check.key,  # type: ignore[union-attr]
-                    "label": step.label,  # type: ignore[union-attr]
-                    "required": step.required,  # type: ignore[union-attr]
-                    "weight": step.weight,  # type: ignore[union-attr]
-                    "outcome": line.outcome,  # a str enum: written as its value
-                    "detail": cut(line.detail),
-                    "evidence": list(line.evidence),
-                }
-            )
-        else:
-            criterion: dict[str, Any] = {"criterion": line.criterion, "outcome": line.outcome, "detail": cut(line.detail)}
-            if line.usage is not None:
-                criterion["usage"] = line.usage.to_dict()
-            criteria.append(criterion)
+    # Read from the results themselves, not through `ConversationResult.checks()`: its lines exist for the
+    # views that mix the kinds, and the document keeps each kind in its own list.
+    assertions = [
+        {
+            "index": index,
+            "key": r.check.key,
+            "label": r.check.label,
+            "passed": r.outcome is Outcome.PASS,
+            "outcome": r.outcome,  # a str enum: written as its value
+            "detail": cut(r.detail),
+            "evidence": list(r.evidence),
+        }
+        for index, r in enumerate(result.assertions, 1)
+    ]
+    steps = [
+        {
+            "id": s.step.id,
+            "type": s.result.check.key,
+            "label": s.step.label,
+            "required": s.step.required,
+            "weight": s.step.weight,
+            "outcome": s.result.outcome,  # a str enum: written as its value
+            "detail": cut(s.result.detail),
+            "evidence": list(s.result.evidence),
+        }
+        for s in (result.sop.results if result.sop is not None else ())
+    ]
+    criteria = [_criterion_document(c) for c in result.criteria]
     data["assertions"] = assertions
     data["sop"] = steps
     if result.sop is not None:
@@ -103,6 +98,13 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
     if result.notes:
         data["notes"] = list(result.notes)
     return data
+
+
+def _criterion_document(criterion: JudgedResult) -> dict[str, Any]:
+    document: dict[str, Any] = {"criterion": criterion.check.text, "outcome": criterion.outcome, "detail": cut(criterion.detail)}
+    if criterion.usage is not None:
+        document["usage"] = criterion.usage.to_dict()
+    return document
 
 
 def conversation_line(result: ConversationResult) -> bytes:

@@ -218,11 +218,11 @@ class ConversationResult:
 
     def check_counts(self) -> Counts:
         """The outcome of every single check, optional SOP steps included."""
-        return Counts(self._outcomes)
+        return Counts(self.outcomes)
 
     @cached_property
-    def _outcomes(self) -> tuple[Outcome, ...]:
-        """Every check's outcome, in report order: what the counts need, without making the lines."""
+    def outcomes(self) -> tuple[Outcome, ...]:
+        """Every check's outcome, in the order of `checks()`: what counting needs, without making the lines."""
         steps = [s.result.outcome for s in self.sop.results] if self.sop is not None else []
         return (*(r.outcome for r in self.assertions), *steps, *(c.outcome for c in self.criteria))
 
@@ -237,7 +237,7 @@ class ConversationResult:
     @cached_property
     def any_error(self) -> bool:
         """Whether some single check came out `error` (an optional step too), whatever the verdict."""
-        return Outcome.ERROR in self._outcomes
+        return Outcome.ERROR in self.outcomes
 
 
 @dataclass(frozen=True)

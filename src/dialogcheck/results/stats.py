@@ -103,13 +103,13 @@ class CheckStats:
         """Count every check of one result; `example` is how a failure names it (its source, or `slug run N`);
         `scenario` (else the result's own) tells apart the checks of different scenarios."""
         scenario = scenario or result.scenario
-        lines = tuple(result.checks())
+        outcomes = result.outcomes
         rows = self._in_order.get(scenario)
-        if rows is None or len(rows) != len(lines):
-            rows = self._in_order[scenario] = [self._row(line, scenario) for line in lines]
-        for row, line in zip(rows, lines):
-            row.counts.add(line.outcome)
-            if line.outcome is Outcome.FAIL and len(row.examples) < EXAMPLES:
+        if rows is None or len(rows) != len(outcomes):
+            rows = self._in_order[scenario] = [self._row(line, scenario) for line in result.checks()]
+        for row, outcome in zip(rows, outcomes):
+            row.counts.add(outcome)
+            if outcome is Outcome.FAIL and len(row.examples) < EXAMPLES:
                 row.examples.append(example)
         sop = result.sop
         if sop is not None and sop.score is not None:
