@@ -9,7 +9,7 @@ it names is then a `CheckRef` (its key and label), not the check object.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -126,6 +126,13 @@ class CheckLine:
 OUTCOMES = tuple(Outcome)
 
 
+def worst(outcomes: Collection[Outcome]) -> Outcome:
+    """FAIL if anything failed; else ERROR if anything errored; else PASS (skips decide nothing)."""
+    if Outcome.FAIL in outcomes:
+        return Outcome.FAIL
+    return Outcome.ERROR if Outcome.ERROR in outcomes else Outcome.PASS
+
+
 class Counts:
     """How many of something passed, failed, errored and were skipped: the one counter of outcomes."""
 
@@ -165,10 +172,8 @@ class Counts:
 
     @property
     def worst(self) -> Outcome:
-        """FAIL if anything failed; else ERROR if anything errored; else PASS (skips decide nothing)."""
-        if self.failed:
-            return Outcome.FAIL
-        return Outcome.ERROR if self.errored else Outcome.PASS
+        """The `worst` of the outcomes counted."""
+        return worst([outcome for outcome, n in self.by_outcome.items() if n])
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Counts) and other.by_outcome == self.by_outcome
@@ -223,16 +228,19 @@ class ConversationResult:
     @cached_property
     def outcomes(self) -> tuple[Outcome, ...]:
         """Every check's outcome, in the order of `checks()`: what counting needs, without making the lines."""
-        steps = [s.result.outcome for s in self.sop.results] if self.sop is not None else []
-        return (*(r.outcome for r in self.assertions), *steps, *(c.outcome for c in self.criteria))
+        outcomes = [r.outcome for r in self.assertions]
+        if self.sop is not None:
+            outcomes += [s.result.outcome for s in self.sop.results]
+        outcomes += [c.outcome for c in self.criteria]
+        return tuple(outcomes)
 
     @cached_property
     def verdict(self) -> Outcome:
         """FAIL if a check failed; else ERROR if one errored; else PASS. SOP steps count as their set's verdict."""
-        outcomes = [r.outcome for r in self.assertions] + [c.outcome for c in self.criteria]
+        decisive = [r.outcome for r in self.assertions] + [c.outcome for c in self.criteria]
         if self.sop is not None:
-            outcomes.append(self.sop.outcome)
-        return Counts(outcomes).worst
+            decisive.append(self.sop.outcome)
+        return worst(decisive)
 
     @cached_property
     def any_error(self) -> bool:

@@ -108,7 +108,7 @@ class CheckStats:
         if rows is None or len(rows) != len(outcomes):
             rows = self._in_order[scenario] = [self._row(line, scenario) for line in result.checks()]
         for row, outcome in zip(rows, outcomes):
-            row.counts.add(outcome)
+            row.counts.by_outcome[outcome] += 1
             if outcome is Outcome.FAIL and len(row.examples) < EXAMPLES:
                 row.examples.append(example)
         sop = result.sop
