@@ -8,7 +8,6 @@ synchronous, with those judgements handed in. A check that crashes becomes an
 
 from __future__ import annotations
 
-import asyncio
 import traceback
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -48,6 +47,8 @@ def judge_requests(subject: Any) -> JudgeItems:
 
 async def run_judge(conversation: Conversation, items: JudgeItems, judge: Judge) -> dict[str, Judgement]:
     """Ask the judge every item at once; every failure comes back as an `error` judgement."""
+    import asyncio  # here, not at the top: checking without a judge never pays for importing it
+
     judgements = await asyncio.gather(*(judge_one(judge, conversation, request) for _, request in items))
     return {key: judgement for (key, _), judgement in zip(items, judgements)}
 
@@ -75,6 +76,8 @@ def _judged_for(subject: Any, conversation: Conversation, judge: Judge | None, n
     items = judge_requests(subject)
     if judge is None or no_judge or not items:
         return {}
+    import asyncio
+
     return asyncio.run(run_judge(conversation, items, judge))
 
 
@@ -173,6 +176,8 @@ async def evaluate_pairs(
     The judge's client bounds the LLM calls in flight; `in_flight` bounds how
     many conversations wait on it, so memory stays flat on big batches.
     """
+    import asyncio
+
     gate = asyncio.Semaphore(in_flight)
 
     async def one(subject: Any, conversation: Conversation) -> ConversationResult:
@@ -210,6 +215,8 @@ def iter_results(
         for scenario, conversation in pairs:
             yield _paired(several, scenario, _judge_checks(scenario, conversation, {}, no_judge))
         return
+    import asyncio
+
     loop = asyncio.new_event_loop()
     try:
         while window_pairs := list(islice(pairs, window)):
