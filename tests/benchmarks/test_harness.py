@@ -112,12 +112,33 @@ def test_check_e2e_compares_the_bytes_each_side_prints(out: Path, monkeypatch, t
     sides = json.loads((out / "check_e2e.json").read_text())["sides"]
     assert set(sides["checkout"]["same_output_as_base"].values()) == {True}
     assert set(sides["odd"]["same_output_as_base"].values()) == {False}
+    assert sides["odd"]["same_results_as_base"] == {"scenario, json": True, "scenario, text": None, "sop, json": True, "sop, text": None}
     assert set(sides["odd"]["time"]) == {"scenario, json", "scenario, text", "sop, json", "sop, text"}
     assert all(0 < figures["cpu_ratio"]["median"] < 10 for figures in sides["odd"]["time"].values())
     with pytest.raises(SystemExit, match="expected NAME=WHERE"):
         check_e2e.resolve("no-equals-sign")
     with pytest.raises(SystemExit, match="no python executable, folder or commit"):
         check_e2e.resolve("x=no-such-commit-or-folder")
+
+
+def test_check_e2e_tells_a_summary_that_only_adds_from_other_results(out: Path, monkeypatch):
+    check_e2e = _script("check_e2e")
+    monkeypatch.setattr(check_e2e, "WORK", out / "check_e2e")
+    (out / "check_e2e").mkdir(parents=True, exist_ok=True)
+    base, new = (check_e2e.Side(name, "", [], {}, "") for name in ("base", "new"))
+    conversation = {"source": "a.jsonl#1", "verdict": "fail", "assertions": []}
+    summary = {"conversations": 1, "passed": 0, "failed": 1, "errored": 0}
+
+    def printed(side, conversations, **more):
+        document = {"conversations": conversations, "summary": summary | more}
+        check_e2e.kept_output(side, "sop, json").write_text(json.dumps(document))
+
+    printed(base, [conversation])
+    printed(new, [conversation], checks=[{"kind": "sop"}])
+    assert check_e2e.same_results(new, base, "sop, json") is True
+    printed(new, [conversation | {"verdict": "pass"}], checks=[])
+    assert check_e2e.same_results(new, base, "sop, json") is False
+    assert check_e2e.same_results(new, base, "sop, text") is None
 
 
 def test_every_generated_conversation_of_the_check_data_loads(out: Path):
