@@ -245,3 +245,25 @@ def test_decoding_a_file_counts_more_instructions_than_importing_the_decoder(out
     assert scale.instructions([sys.executable, "-c", scale.DECODE, "orjson", "-"], env) == pytest.approx(imports, rel=0.01)
     with pytest.raises(SystemExit, match="valgrind"):
         scale.instructions([sys.executable, "-c", "raise SystemExit(3)"], env)
+
+
+def test_check_phases_runs_each_phase_of_this_checkout_and_counts_each_as_a_difference(out: Path, conversations: Path, monkeypatch):
+    check_phases = _script("check_phases")
+    monkeypatch.setattr(check_phases.check_e2e, "WORK", out / "check_e2e")
+    (out / "check_e2e").mkdir()
+    side = check_phases.check_e2e.resolve(f"checkout={REPO}")
+    for upto in range(len(check_phases.PHASES)):  # the program each count runs, for real
+        done = subprocess.run([*side.command[:1], "-c", check_phases.PROGRAM, str(conversations), str(check_phases.SOP), str(upto)],
+                              env=side.env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    counted = []
+
+    def fake_instructions(argv, env):  # each program stopping one phase later costs 100 more; the command 1000
+        counted.append(argv)
+        return 1000 if "check" in argv else 100 * (int(argv[-1]) + 1)
+
+    monkeypatch.setattr(check_phases, "instructions", fake_instructions)
+    found = check_phases.phases(side, conversations, check_phases.SOP)
+    assert found == {"start-up": 100, "decoding": 100, "judging": 100, "encoding": 100, "statistics": 100,
+                     "the rest": 500, "the whole command": 1000}
+    assert counted[-1][-3:] == ["--sop", str(check_phases.SOP), str(conversations)]

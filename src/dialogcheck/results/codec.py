@@ -21,7 +21,7 @@ import orjson
 from .._redact import redact
 from .._shown import cut
 from ..checks.base import CheckResult, Outcome
-from ..checks.judged import Criterion, Judgement, JudgedResult
+from ..checks.judged import Criterion, JudgedResult, Judgement
 from ..errors import LoadError, Problem
 from ..llm.base import Usage
 from ..sop.model import Step, StepResult, StepSetResult
