@@ -260,10 +260,17 @@ def test_check_phases_runs_each_phase_of_this_checkout_and_counts_each_as_a_diff
 
     def fake_instructions(argv, env):  # each program stopping one phase later costs 100 more; the command 1000
         counted.append(argv)
-        return 1000 if "check" in argv else 100 * (int(argv[-1]) + 1)
+        if "check" in argv:
+            return 1000
+        if argv[-1].isdigit():
+            return 100 * (int(argv[-1]) + 1)
+        return 20 if argv[-1] == "-" else 70  # a decoder imported only, and decoding the file
 
     monkeypatch.setattr(check_phases, "instructions", fake_instructions)
     found = check_phases.phases(side, conversations, check_phases.SOP)
     assert found == {"start-up": 100, "decoding": 100, "judging": 100, "encoding": 100, "statistics": 100,
                      "the rest": 500, "the whole command": 1000}
     assert counted[-1][-3:] == ["--sop", str(check_phases.SOP), str(conversations)]
+    assert check_phases.main(["--side", f"checkout={REPO}", "--conversations", "5", "--subject", "sop"]) == 0
+    saved = json.loads((out / "check_phases.json").read_text())
+    assert saved["sides"]["checkout"]["instructions"] == found and saved["decoders"] == {"msgspec": 50, "orjson": 50}
