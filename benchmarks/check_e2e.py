@@ -23,8 +23,10 @@ a round is the side's time over the baseline's in the same round. Reported per
 command and side: the median ratio, its quartiles and its range over the
 rounds, for CPU time (user + system of the process: what contention on a
 shared machine disturbs least) and wall time, and whether stdout held the same
-bytes as the baseline's. The last line is the geometric mean of the four
-median CPU ratios.
+bytes as the baseline's, and for the JSON commands whether it held the same
+results: the same conversations and the same four counts of the summary (a
+version may add to the summary, as issue 16 added each check's statistics).
+The last line is the geometric mean of the four median CPU ratios.
 
 Run: .venv/bin/python benchmarks/check_e2e.py                                # base=feb73f5 against this checkout
      .venv/bin/python benchmarks/check_e2e.py --side base=feb73f5 --side new=/path/to/checkout --rounds 15
@@ -39,6 +41,7 @@ import math
 import os
 import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,6 +49,8 @@ import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import OUT, ROOT, SCENARIO, SOP, dataset, environ, git_revision, log, save, table  # noqa: E402
@@ -160,10 +165,28 @@ def instructions(side: Side, label: str, data: Path) -> int:
     return int(found[1].replace(b",", b""))
 
 
+def kept_output(side: Side, label: str) -> Path:
+    """Where the stdout of the side's untimed run of a command is kept, for `same_results`."""
+    return WORK / f"kept.{side.name}.{label.replace(', ', '.')}"
+
+
+def same_results(side: Side, base: Side, label: str) -> bool | None:
+    """For a JSON command: whether both printed the same conversations and the same four counts of the summary
+    (a version may add to the summary: issue 16 added each check's statistics); None for the text commands."""
+    if not label.endswith("json"):
+        return None
+    mine, theirs = (orjson.loads(kept_output(s, label).read_bytes()) for s in (side, base))
+    if "conversations" not in theirs:  # one conversation: its document
+        return mine == theirs
+    counts = ("conversations", "passed", "failed", "errored")
+    return mine["conversations"] == theirs["conversations"] and all(mine["summary"][k] == theirs["summary"][k] for k in counts)
+
+
 def measure(sides: list[Side], data: Path, rounds: int) -> None:
     for side in sides:  # untimed: fills the OS file cache and writes each tree's bytecode
         for label in COMMANDS:
             side.output[label] = run_once(side, label, data)[2]
+            shutil.copyfile(WORK / f"stdout.{side.name}", kept_output(side, label))
     for round_no in range(rounds):
         for label in COMMANDS:
             shift = round_no % len(sides)
@@ -219,7 +242,8 @@ def report(sides: list[Side], stats: dict[str, int], rounds: int) -> dict:
     time_table, count_table = [], []
     for side in sides:
         entry: dict = {"where": side.where, "commit": side.commit,
-                       "same_output_as_base": {label: side.output[label] == base.output[label] for label in COMMANDS}}
+                       "same_output_as_base": {label: side.output[label] == base.output[label] for label in COMMANDS},
+                       "same_results_as_base": {label: same_results(side, base, label) for label in COMMANDS}}
         if rounds:
             entry["time"] = time_figures(side, base)
             time_table += time_rows(side, entry["time"])
@@ -233,7 +257,8 @@ def report(sides: list[Side], stats: dict[str, int], rounds: int) -> dict:
                 entry["instruction_ratio_geomean"] = geomean(list(ratios.values()))
             count_table += [[f"{side.name}: {label}", f"{side.instructions[label]:,}",
                              "-" if side is base else f"{side.instructions[label] / base.instructions[label]:.4f}",
-                             "yes" if side.output[label] == base.output[label] else "NO"] for label in COMMANDS]
+                             "yes" if side.output[label] == base.output[label] else "NO",
+                             {None: "-", True: "yes", False: "NO"}[entry["same_results_as_base"][label]]] for label in COMMANDS]
         figures[side.name] = entry
     print(f"\n## check end to end: {stats['conversations']:,} conversations, {stats['events']:,} events, "
           f"{stats['bytes'] / 1e6:.0f} MB; baseline {base.name} ({base.commit})\n")
@@ -243,15 +268,16 @@ def report(sides: list[Side], stats: dict[str, int], rounds: int) -> dict:
                      f"wall / {base.name} (quartiles)"], time_table))
         print()
     if count_table:
-        print(table(["side: command", "instructions", f"/ {base.name}", "same stdout"], count_table))
+        print(table(["side: command", "instructions", f"/ {base.name}", "same stdout", "same results (JSON)"], count_table))
         print()
     for side in sides[1:]:
         entry = figures[side.name]
         parts = [f"CPU time {entry['cpu_ratio_geomean']:.3f}" if "cpu_ratio_geomean" in entry else "",
                  f"instructions {entry['instruction_ratio_geomean']:.4f}" if "instruction_ratio_geomean" in entry else ""]
         same = all(entry["same_output_as_base"].values())
+        results = "" if same else "; JSON results " + ("the same" if all(v is not False for v in entry["same_results_as_base"].values()) else "DIFFER")
         print(f"{side.name} ({side.commit}) / {base.name} ({base.commit}), geometric mean over the four commands: "
-              + ", ".join(p for p in parts if p) + ("" if same else "; OUTPUT DIFFERS"))
+              + ", ".join(p for p in parts if p) + ("" if same else "; OUTPUT DIFFERS") + results)
     return figures
 
 

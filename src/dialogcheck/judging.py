@@ -8,7 +8,6 @@ synchronous, with those judgements handed in. A check that crashes becomes an
 
 from __future__ import annotations
 
-import asyncio
 import traceback
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -50,6 +49,8 @@ def judge_requests(subject: Any) -> JudgeItems:
 
 async def run_judge(conversation: Conversation, items: JudgeItems, judge: Judge) -> dict[str, Judgement]:
     """Ask the judge every item at once; every failure comes back as an `error` judgement."""
+    import asyncio  # here, not at the top: checking without a judge never pays for importing it
+
     samples = getattr(judge, "samples", 1)
     if samples > 1:
         judgements = await asyncio.gather(*(judge_samples(judge, conversation, request, samples) for _, request in items))
@@ -61,19 +62,16 @@ async def run_judge(conversation: Conversation, items: JudgeItems, judge: Judge)
     return {key: judgement for (key, _), judgement in zip(items, judgements)}
 
 
-def _crashes(results: Iterable[CheckResult]) -> tuple[Crash, ...]:
-    """The exception of each check that crashed, as plain data (type, message, traceback), with the check that raised it."""
-    return tuple(
-        Crash(type(r.exception).__name__, str(r.exception), "".join(traceback.format_exception(r.exception)), where=r.check.label)
-        for r in results
-        if r.exception is not None
-    )
+def _crash(result: CheckResult) -> Crash:
+    """The exception of a check that crashed, as plain data (type, message, traceback), with the check that raised it."""
+    error = result.exception
+    return Crash(type(error).__name__, str(error), "".join(traceback.format_exception(error)), where=result.check.label)
 
 
-def _without_exceptions(results: Sequence[CheckResult]) -> tuple[CheckResult, ...]:
-    """The results with their exceptions left out, once `_crashes` has kept them: a result stays plain data (it
-    travels between processes, and an exception may not)."""
-    return tuple(msgspec.structs.replace(r, exception=None) if r.exception is not None else r for r in results)
+def _without_exception(result: CheckResult) -> CheckResult:
+    """The result with its exception left out, once `_crash` has kept it: a result stays plain data (it travels
+    between processes, and an exception may not)."""
+    return msgspec.structs.replace(result, exception=None)
 
 
 def _usage(judged: Mapping[str, Judgement]) -> Any:
@@ -87,6 +85,8 @@ def _judged_for(subject: Any, conversation: Conversation, judge: Judge | None, n
     items = judge_requests(subject)
     if judge is None or no_judge or not items:
         return {}
+    import asyncio
+
     return asyncio.run(run_judge(conversation, items, judge))
 
 
@@ -104,20 +104,24 @@ def _judge_checks(subject: Any, conversation: Conversation, judged: Mapping[str,
     if steps is not None:
         from_sop = {key.removeprefix("sop:"): j for key, j in judged.items() if key.startswith("sop:")}
         sop = steps.evaluate(conversation, from_sop, no_judge)
-    crashes = _crashes([*assertions, *(s.result for s in (sop.results if sop else ())), *criteria])
-    if crashes and sop is not None:
-        sop = replace(sop, results=tuple(replace(s, result=_without_exceptions([s.result])[0]) for s in sop.results))
+    step_results = [s.result for s in sop.results] if sop is not None else []
+    crashed = [r for r in (*assertions, *step_results, *criteria) if r.exception is not None]
+    if crashed:  # rare: the exceptions kept as crashes, and left out of the results
+        assertions = [_without_exception(r) if r.exception is not None else r for r in assertions]
+        criteria = [_without_exception(r) if r.exception is not None else r for r in criteria]
+        if sop is not None:
+            sop = replace(sop, results=tuple(replace(s, result=_without_exception(s.result)) if s.result.exception is not None else s for s in sop.results))
     return ConversationResult(
         source=conversation.source,
         subject=subject.name,
-        assertions=_without_exceptions(assertions),
+        assertions=tuple(assertions),
         sop=sop,
-        criteria=_without_exceptions(criteria),
+        criteria=tuple(criteria),
         conversation_id=conversation.conversation_id,
         notes=notes,
         usage=_usage(judged),
         warnings=conversation.warnings,
-        crashes=crashes,
+        crashes=tuple(_crash(r) for r in crashed),
         trace=trace_context(conversation),
     )
 
@@ -182,6 +186,8 @@ async def evaluate_pairs(
     The judge's client bounds the LLM calls in flight; `in_flight` bounds how
     many conversations wait on it, so memory stays flat on big batches.
     """
+    import asyncio
+
     gate = asyncio.Semaphore(in_flight)
 
     async def one(subject: Any, conversation: Conversation) -> ConversationResult:
@@ -219,6 +225,8 @@ def iter_results(
         for scenario, conversation in pairs:
             yield _paired(several, scenario, _judge_checks(scenario, conversation, {}, no_judge))
         return
+    import asyncio
+
     loop = asyncio.new_event_loop()
     try:
         while window_pairs := list(islice(pairs, window)):

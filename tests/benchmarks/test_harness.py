@@ -112,12 +112,33 @@ def test_check_e2e_compares_the_bytes_each_side_prints(out: Path, monkeypatch, t
     sides = json.loads((out / "check_e2e.json").read_text())["sides"]
     assert set(sides["checkout"]["same_output_as_base"].values()) == {True}
     assert set(sides["odd"]["same_output_as_base"].values()) == {False}
+    assert sides["odd"]["same_results_as_base"] == {"scenario, json": True, "scenario, text": None, "sop, json": True, "sop, text": None}
     assert set(sides["odd"]["time"]) == {"scenario, json", "scenario, text", "sop, json", "sop, text"}
     assert all(0 < figures["cpu_ratio"]["median"] < 10 for figures in sides["odd"]["time"].values())
     with pytest.raises(SystemExit, match="expected NAME=WHERE"):
         check_e2e.resolve("no-equals-sign")
     with pytest.raises(SystemExit, match="no python executable, folder or commit"):
         check_e2e.resolve("x=no-such-commit-or-folder")
+
+
+def test_check_e2e_tells_a_summary_that_only_adds_from_other_results(out: Path, monkeypatch):
+    check_e2e = _script("check_e2e")
+    monkeypatch.setattr(check_e2e, "WORK", out / "check_e2e")
+    (out / "check_e2e").mkdir(parents=True, exist_ok=True)
+    base, new = (check_e2e.Side(name, "", [], {}, "") for name in ("base", "new"))
+    conversation = {"source": "a.jsonl#1", "verdict": "fail", "assertions": []}
+    summary = {"conversations": 1, "passed": 0, "failed": 1, "errored": 0}
+
+    def printed(side, conversations, **more):
+        document = {"conversations": conversations, "summary": summary | more}
+        check_e2e.kept_output(side, "sop, json").write_text(json.dumps(document))
+
+    printed(base, [conversation])
+    printed(new, [conversation], checks=[{"kind": "sop"}])
+    assert check_e2e.same_results(new, base, "sop, json") is True
+    printed(new, [conversation | {"verdict": "pass"}], checks=[])
+    assert check_e2e.same_results(new, base, "sop, json") is False
+    assert check_e2e.same_results(new, base, "sop, text") is None
 
 
 def test_every_generated_conversation_of_the_check_data_loads(out: Path):
@@ -224,3 +245,32 @@ def test_decoding_a_file_counts_more_instructions_than_importing_the_decoder(out
     assert scale.instructions([sys.executable, "-c", scale.DECODE, "orjson", "-"], env) == pytest.approx(imports, rel=0.01)
     with pytest.raises(SystemExit, match="valgrind"):
         scale.instructions([sys.executable, "-c", "raise SystemExit(3)"], env)
+
+
+def test_check_phases_runs_each_phase_of_this_checkout_and_counts_each_as_a_difference(out: Path, conversations: Path, monkeypatch):
+    check_phases = _script("check_phases")
+    monkeypatch.setattr(check_phases.check_e2e, "WORK", out / "check_e2e")
+    (out / "check_e2e").mkdir()
+    side = check_phases.check_e2e.resolve(f"checkout={REPO}")
+    for upto in range(len(check_phases.PHASES)):  # the program each count runs, for real
+        done = subprocess.run([*side.command[:1], "-c", check_phases.PROGRAM, str(conversations), str(check_phases.SOP), str(upto)],
+                              env=side.env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    counted = []
+
+    def fake_instructions(argv, env):  # each program stopping one phase later costs 100 more; the command 1000
+        counted.append(argv)
+        if "check" in argv:
+            return 1000
+        if argv[-1].isdigit():
+            return 100 * (int(argv[-1]) + 1)
+        return 20 if argv[-1] == "-" else 70  # a decoder imported only, and decoding the file
+
+    monkeypatch.setattr(check_phases, "instructions", fake_instructions)
+    found = check_phases.phases(side, conversations, check_phases.SOP)
+    assert found == {"start-up": 100, "decoding": 100, "judging": 100, "encoding": 100, "statistics": 100,
+                     "the rest": 500, "the whole command": 1000}
+    assert counted[-1][-3:] == ["--sop", str(check_phases.SOP), str(conversations)]
+    assert check_phases.main(["--side", f"checkout={REPO}", "--conversations", "5", "--subject", "sop"]) == 0
+    saved = json.loads((out / "check_phases.json").read_text())
+    assert saved["sides"]["checkout"]["instructions"] == found and saved["decoders"] == {"msgspec": 50, "orjson": 50}

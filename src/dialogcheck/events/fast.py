@@ -1,9 +1,9 @@
 """Decoding a recorded conversation straight into event records: the path a production log takes.
 
 msgspec decodes a tracker line in C into the event classes of `model.py`, the
-classes the general reader (`parse.py`) converts objects into, and each event
-is then settled by the general reader's own `settle` (its index, turn and
-the tracker form's other spellings). Whatever it does not accept (a
+classes the general reader (`parse.py`) converts objects into, and the line's
+events are then settled by the general reader's own `settle` (their index,
+turn and the tracker form's other spellings). Whatever it does not accept (a
 field of the wrong type, a null where a class wants a value, an event type or
 a field it has not met yet) makes it return None, and the general reader reads
 the line again. So errors and warnings are worded in one place, and the two
@@ -152,17 +152,17 @@ class TrackerDecoder:
     def _finish(self, events: list[Event], warnings: list[NameWarning]) -> tuple[Event, ...] | None:
         """The events settled as the general reader settles them (`parse.settle`); None when it would read them otherwise."""
         canonical, learned = self._canonical, self._learned_classes
-        turn = 0
-        try:
+        if canonical or learned:
             for i, event in enumerate(events):
                 cls = type(event)
                 if cls in canonical:  # read with a learned field: the record is the known type's own
-                    event = events[i] = canonical[cls](event)
+                    events[i] = canonical[cls](event)
                 elif cls in learned:  # any other type is a plain `Event`, as the general reader makes it
                     if cls in self._suspects:
                         warnings.append(NameWarning(i, event.type, self._suspects[cls]))
-                    event = events[i] = Event(type=event.type, timestamp=event.timestamp, metadata=event.metadata)
-                turn = settle(event, i, turn)
+                    events[i] = Event(type=event.type, timestamp=event.timestamp, metadata=event.metadata)
+        try:
+            settle(events)
         except EventFieldError:
             return None
         return tuple(events)

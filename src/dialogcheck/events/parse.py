@@ -180,23 +180,27 @@ def _settle_bot(event: BotMessage) -> None:
         force_setattr(event, "data", None)  # read: nothing else of it is kept on the event
 
 
-def settle(event: Event, index: int, turn: int) -> int:
-    """Finish a decoded event in place as the one at `index` after an event of turn `turn`: its other spellings
-    read, its index set, and its turn, the next one when it is a user message that opens a turn. Returns its turn."""
-    cls = type(event)
-    if cls is UserMessage:
-        if event.text is None:
-            force_setattr(event, "text", "")
-        elif opens_turn(event.text):
-            turn += 1
-    elif cls is BotMessage:
-        _settle_bot(event)
-    elif cls is ToolRun:
-        skill_id = _spelled(event.metadata, "skill_id")
-        if skill_id is not None:
-            force_setattr(event, "skill_id", skill_id)
-    force_setattr(event, "index", index)
-    force_setattr(event, "turn", turn)
+def settle(events: list[Event], start: int = 0, turn: int = 0) -> int:
+    """Finish decoded events in place, each as the event at its index in `events`, from `start` on, after an
+    event of turn `turn`: its other spellings read, its index set, and its turn, the next one when it is a user
+    message that opens a turn. Returns the turn of the last. One loop over a whole conversation, as the fast
+    decoder settles a line's events at once."""
+    for index in range(start, len(events)):
+        event = events[index]
+        cls = type(event)
+        if cls is UserMessage:
+            if event.text is None:
+                force_setattr(event, "text", "")
+            elif opens_turn(event.text):
+                turn += 1
+        elif cls is BotMessage:
+            _settle_bot(event)
+        elif cls is ToolRun and event.metadata:
+            skill_id = _spelled(event.metadata, "skill_id")
+            if skill_id is not None:
+                force_setattr(event, "skill_id", skill_id)
+        force_setattr(event, "index", index)
+        force_setattr(event, "turn", turn)
     return turn
 
 
@@ -307,9 +311,13 @@ class EventReader:
 
     def add(self, obj: Any) -> Event:
         """Read one recorded object as the next event."""
-        event = decode(obj)
-        self.turn = settle(event, len(self.events), self.turn)
-        self.events.append(event)
+        self.events.append(decode(obj))
+        try:
+            self.turn = settle(self.events, len(self.events) - 1, self.turn)
+        except EventFieldError:
+            self.events.pop()  # not read: the next object takes its place
+            raise
+        event = self.events[-1]
         fields = KNOWN_FIELDS.get(event.type)
         if fields is None or not obj.keys() <= fields:
             self.warnings.extend(name_warnings(event.index, obj))

@@ -63,41 +63,35 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
         data["scenario"] = result.scenario
     if result.conversation_id is not None:
         data["conversation_id"] = result.conversation_id
-    assertions, steps, criteria = [], [], []
-    for line in result.checks():
-        if line.kind is CheckKind.ASSERTION:
-            assertions.append(
-                {
-                    "index": line.index,
-                    "key": line.check.key,  # type: ignore[union-attr]
-                    "label": line.check.label,  # type: ignore[union-attr]
-                    "passed": line.outcome is Outcome.PASS,
-                    "outcome": line.outcome,  # a str enum: written as its value
-                    "detail": cut(line.detail),
-                    "evidence": list(line.evidence),
-                }
-            )
-        elif line.kind is CheckKind.SOP:
-            step = line.step
-            steps.append(
-                {
-                    "id": step.id,  # type: ignore[union-attr]
-                    "type": line.check.key,  # type: ignore[union-attr]
-                    "label": step.label,  # type: ignore[union-attr]
-                    "required": step.required,  # type: ignore[union-attr]
-                    "weight": step.weight,  # type: ignore[union-attr]
-                    "outcome": line.outcome,  # a str enum: written as its value
-                    "detail": cut(line.detail),
-                    "evidence": list(line.evidence),
-                    **_judge_marks(line),
-                }
-            )
-        else:
-            criterion: dict[str, Any] = {"criterion": line.criterion, "outcome": line.outcome, "detail": cut(line.detail), "evidence": list(line.evidence)}
-            criterion.update(_judge_marks(line))
-            if line.usage is not None:
-                criterion["usage"] = line.usage.to_dict()
-            criteria.append(criterion)
+    # Read from the results themselves, not through `ConversationResult.checks()`: its lines exist for the
+    # views that mix the kinds, and the document keeps each kind in its own list.
+    assertions = [
+        {
+            "index": index,
+            "key": r.check.key,
+            "label": r.check.label,
+            "passed": r.outcome is Outcome.PASS,
+            "outcome": r.outcome,  # a str enum: written as its value
+            "detail": cut(r.detail),
+            "evidence": list(r.evidence),
+        }
+        for index, r in enumerate(result.assertions, 1)
+    ]
+    steps = [
+        {
+            "id": s.step.id,
+            "type": s.result.check.key,
+            "label": s.step.label,
+            "required": s.step.required,
+            "weight": s.step.weight,
+            "outcome": s.result.outcome,  # a str enum: written as its value
+            "detail": cut(s.result.detail),
+            "evidence": list(s.result.evidence),
+            **_judge_marks(s.result),
+        }
+        for s in (result.sop.results if result.sop is not None else ())
+    ]
+    criteria = [_criterion_document(c) for c in result.criteria]
     data["assertions"] = assertions
     data["sop"] = steps
     if result.sop is not None:
@@ -118,6 +112,14 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
 def user_review_document(review: UserReview) -> dict[str, Any]:
     """`{verdict: ok|suspect, reasons: [{turn, rule, text}]}`: the review of a simulated user, in every file that has one."""
     return {"verdict": review.verdict, "reasons": [{"turn": r.turn, "rule": r.rule, "text": cut(r.text)} for r in review.reasons]}
+
+
+def _criterion_document(criterion: JudgedResult) -> dict[str, Any]:
+    document: dict[str, Any] = {"criterion": criterion.check.text, "outcome": criterion.outcome, "detail": cut(criterion.detail), "evidence": list(criterion.evidence)}
+    document.update(_judge_marks(criterion))
+    if criterion.usage is not None:
+        document["usage"] = criterion.usage.to_dict()
+    return document
 
 
 def conversation_line(result: ConversationResult) -> bytes:
@@ -248,13 +250,16 @@ class _Reader:
         return StepResult(step, CheckResult(ref, outcome, detail, evidence))
 
 
-def _judge_marks(line: CheckLine) -> dict[str, Any]:
-    """What the judge's answer marks a judged check with: `inconclusive`, and the samples' split when `unstable`."""
-    marks: dict[str, Any] = {"inconclusive": True} if line.inconclusive else {}
-    if line.uncalibrated:
+def _judge_marks(result: CheckResult) -> dict[str, Any]:
+    """What the judge's answer marks a judged check with: `inconclusive`, `uncalibrated`, and the samples' split
+    when `unstable`; nothing for a deterministic check."""
+    if not isinstance(result, JudgedResult):
+        return {}
+    marks: dict[str, Any] = {"inconclusive": True} if result.inconclusive else {}
+    if result.uncalibrated:
         marks["uncalibrated"] = True
-    if line.split:
-        marks["unstable"] = dict(line.split)
+    if result.split:
+        marks["unstable"] = dict(result.split)
     return marks
 
 

@@ -9,7 +9,7 @@ it names is then a `CheckRef` (its key and label), not the check object.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -176,6 +176,16 @@ def _judge_marks(result: CheckResult) -> dict[str, Any]:
 OUTCOMES = tuple(Outcome)
 
 
+def worst(outcomes: Collection[Outcome]) -> Outcome:
+    """FAIL if anything failed; else ERROR if anything errored; else SUSPECT if any was (a run whose simulated
+    user failed its review); else PASS (skips decide nothing)."""
+    if Outcome.FAIL in outcomes:
+        return Outcome.FAIL
+    if Outcome.ERROR in outcomes:
+        return Outcome.ERROR
+    return Outcome.SUSPECT if Outcome.SUSPECT in outcomes else Outcome.PASS
+
+
 class Counts:
     """How many of something passed, failed, errored and were skipped: the one counter of outcomes."""
 
@@ -219,12 +229,8 @@ class Counts:
 
     @property
     def worst(self) -> Outcome:
-        """FAIL if anything failed; else ERROR if anything errored; else SUSPECT if any was; else PASS (skips decide nothing)."""
-        if self.failed:
-            return Outcome.FAIL
-        if self.errored:
-            return Outcome.ERROR
-        return Outcome.SUSPECT if self.suspect else Outcome.PASS
+        """The `worst` of the outcomes counted."""
+        return worst([outcome for outcome, n in self.by_outcome.items() if n])
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Counts) and other.by_outcome == self.by_outcome
@@ -285,29 +291,31 @@ class ConversationResult:
 
     def check_counts(self) -> Counts:
         """The outcome of every single check, optional SOP steps included."""
-        return Counts(self._outcomes)
+        return Counts(self.outcomes)
 
     @cached_property
-    def _outcomes(self) -> tuple[Outcome, ...]:
-        """Every check's outcome, in report order: what the counts need, without making the lines."""
-        steps = [s.result.outcome for s in self.sop.results] if self.sop is not None else []
-        return (*(r.outcome for r in self.assertions), *steps, *(c.outcome for c in self.criteria))
+    def outcomes(self) -> tuple[Outcome, ...]:
+        """Every check's outcome, in the order of `checks()`: what counting needs, without making the lines."""
+        outcomes = [r.outcome for r in self.assertions]
+        if self.sop is not None:
+            outcomes += [s.result.outcome for s in self.sop.results]
+        outcomes += [c.outcome for c in self.criteria]
+        return tuple(outcomes)
 
     @cached_property
     def verdict(self) -> Outcome:
-        """SUSPECT if its user is; else FAIL if a check failed; else ERROR if one errored; else PASS. SOP steps count
-        as their set's verdict."""
+        """SUSPECT if its user is; else the `worst` of its checks, SOP steps counting as their set's verdict."""
         if self.user_review is not None and self.user_review.suspect:
             return Outcome.SUSPECT
-        outcomes = [r.outcome for r in self.assertions] + [c.outcome for c in self.criteria]
+        decisive = [r.outcome for r in self.assertions] + [c.outcome for c in self.criteria]
         if self.sop is not None:
-            outcomes.append(self.sop.outcome)
-        return Counts(outcomes).worst
+            decisive.append(self.sop.outcome)
+        return worst(decisive)
 
     @cached_property
     def any_error(self) -> bool:
         """Whether some single check came out `error` (an optional step too), whatever the verdict."""
-        return Outcome.ERROR in self._outcomes
+        return Outcome.ERROR in self.outcomes
 
 
 @dataclass(frozen=True)

@@ -109,13 +109,13 @@ class CheckStats:
         if result.verdict is Outcome.SUSPECT:
             return
         scenario = scenario or result.scenario
-        lines = tuple(result.checks())
+        outcomes = result.outcomes
         rows = self._in_order.get(scenario)
-        if rows is None or len(rows) != len(lines):
-            rows = self._in_order[scenario] = [self._row(line, scenario) for line in lines]
-        for row, line in zip(rows, lines):
-            row.counts.add(line.outcome)
-            if line.outcome is Outcome.FAIL and len(row.examples) < EXAMPLES:
+        if rows is None or len(rows) != len(outcomes):
+            rows = self._in_order[scenario] = [self._row(line, scenario) for line in result.checks()]
+        for row, outcome in zip(rows, outcomes):
+            row.counts.by_outcome[outcome] += 1
+            if outcome is Outcome.FAIL and len(row.examples) < EXAMPLES:
                 row.examples.append(example)
         sop = result.sop
         if sop is not None and sop.score is not None:
