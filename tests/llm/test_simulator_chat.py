@@ -128,6 +128,23 @@ def test_a_seed_reaches_the_server_one_per_repeat_and_is_recorded(tmp_path, serv
     assert json.loads((tmp_path / "r2" / "plan.json").read_text())["scenarios"][0]["seed"] == 7
 
 
+def test_repeats_are_asked_apart_without_a_seed_and_a_rerun_replays_each(tmp_path, server):
+    """The same request twice would be answered from the cache: repeat 2 would be repeat 1 again, and pass^k
+    would measure nothing. Each repeat is its own cache entry; a rerun with --replay sends nothing."""
+    root = make_project(tmp_path / "p", server)
+    cache = tmp_path / "cache"
+    done = dialogcheck("run", root, "--no-judge", "--parallel", "1", "--runs", "3", "--cache-dir", cache, "--results", tmp_path / "r")
+    assert done.returncode == 0, done.stderr
+    assert len(server.bodies) == 6  # two turns a run, every repeat asked
+    assert all("seed" not in body and "repeat" not in body for body in server.bodies)  # nothing new on the wire
+    replayed = dialogcheck("run", root, "--no-judge", "--parallel", "1", "--runs", "3", "--cache-dir", cache, "--replay", "--results", tmp_path / "again")
+    assert replayed.returncode == 0, replayed.stderr
+    assert len(server.bodies) == 6
+    for n in (1, 2, 3):
+        first, again = (json.loads((tmp_path / folder / "lookup" / f"run_{n}.json").read_text()) for folder in ("r", "again"))
+        assert again["transcript"] == first["transcript"]
+
+
 def test_three_traits_run_as_a_matrix_labelled_with_statistics_per_trait(tmp_path, server):
     root = make_project(tmp_path / "p", server)
     results = tmp_path / "r"

@@ -40,6 +40,10 @@ class ChatRequest:
     #: Which of several samples of the same question this is (0: the first, or the only one); a later sample is
     #: another request, so the cache keeps an answer for each.
     sample: int = 0
+    #: Which repeat of a run asks (1: the first, or the only one). Never sent: repeats of a run are asked apart
+    #: even without a seed (the cache would otherwise answer repeat 2 as it answered repeat 1), and each is
+    #: cached, so a rerun reproduces every repeat.
+    repeat: int = 1
 
     def describe(self) -> str:
         """How an error names the request: provider, model and, without its password, the endpoint."""
@@ -64,6 +68,8 @@ class ChatRequest:
             identity["seed"] = self.seed
         if self.sample:
             identity["sample"] = self.sample
+        if self.repeat > 1:
+            identity["repeat"] = self.repeat
         if self.headers:
             headers = orjson.dumps(sorted((name.lower(), value) for name, value in self.headers.items()))
             identity["headers_sha256"] = hashlib.sha256(headers).hexdigest()

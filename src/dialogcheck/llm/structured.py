@@ -95,6 +95,7 @@ async def ask_json(
     seed: int | None = None,
     validate: Callable[[dict[str, Any]], str | None] | None = None,
     sample: int = 0,
+    repeat: int = 1,
 ) -> JsonAnswer:
     """Ask until the answer validates. Raises `NoValidAnswer`, or `LLMError` when a call fails.
 
@@ -115,6 +116,7 @@ async def ask_json(
             headers=settings.headers,
             seed=sample_seed(seed, sample),
             sample=sample,
+            repeat=repeat,
         )
         response = await client.complete(request)
         usage, cached, raw = usage + response.usage, cached and response.cached, response.text

@@ -45,6 +45,8 @@ class RunSpec:
     seed: int | None = None
     #: Which attempt of the run this is: 0, or the retry of a run whose simulated user was suspect.
     attempt: int = 0
+    #: Which repeat of the scenario the run is (`--runs`): an LLM user asks each repeat apart.
+    repeat: int = 1
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ async def run_one(
         async with asyncio.timeout(settings.time_limit):
             user = make_user(scenario)
             if isinstance(user, LLMUser):
-                user = user.for_run(spec.persona, spec.seed, spec.attempt)
+                user = user.for_run(spec.persona, spec.seed, spec.attempt, spec.repeat)
             await simulate(scenario, agent, user, simulated)
             record = simulated.conversation(source)
             if reviewer is not None and not isinstance(user, ScriptedUser):  # a script is the project's own words

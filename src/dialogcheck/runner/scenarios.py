@@ -224,9 +224,10 @@ class ScenarioBatch:
         return [self.spec(by_slug[slug], number) for slug, number in self.plan.run_keys() if (slug, number) not in done], finished
 
     def spec(self, scenario: Scenario, number: int) -> RunSpec:
-        """Run `number` of a scenario as its plan has it: which persona trait it plays, which seed it samples with."""
+        """Run `number` of a scenario as its plan has it: which persona trait it plays, which seed it samples with,
+        which repeat it is."""
         planned = self._planned[scenario.slug]
-        return RunSpec(scenario, number, planned.persona_of(number), planned.seed_of(number))
+        return RunSpec(scenario, number, planned.persona_of(number), planned.seed_of(number), repeat=planned.repeat_of(number))
 
     def _go(self, specs, writer: BatchWriter, on_finished, on_start) -> bool:
         """Run `specs`, each run handed to `writer` as it finishes; whether the batch was cut short."""

@@ -116,6 +116,7 @@ class LLMUser:
         trait: str | None = None,
         seed: int | None = None,
         attempt: int = 0,
+        repeat: int = 1,
     ):
         self.client = client
         self.settings = settings
@@ -127,6 +128,8 @@ class LLMUser:
         self.seed = seed if settings.provider in OPENAI_COMPATIBLE else None
         #: Which attempt of its run this user plays (0: the first; a retry of a suspect run is another sample).
         self.attempt = attempt
+        #: Which repeat of its run this user plays: repeats are asked (and cached) apart, seed or no seed.
+        self.repeat = repeat
         self.variables = {
             "simulation_context": self.simulation_context,
             **{name: value or "" for name, value in vars(profile).items()},
@@ -136,12 +139,12 @@ class LLMUser:
         self.usage = Usage()
         self._prompt_sha256: str | None = None
 
-    def for_run(self, trait: str | None, seed: int | None, attempt: int = 0) -> LLMUser:
+    def for_run(self, trait: str | None, seed: int | None, attempt: int = 0, repeat: int = 1) -> LLMUser:
         """This user for one attempt of one run of a batch: playing `trait` (else its own), sampled with `seed` (else
         its own). An `attempt` after the first is another sample of the same questions: its own cache entries (a
         cached answer would repeat the fault, and `--replay` reproduces the retry), with the seed moved on."""
         seed = self.seed if seed is None else seed
-        return LLMUser(self.client, self.settings, self.brief, self.templates, trait=trait or self.trait, seed=seed, attempt=attempt)
+        return LLMUser(self.client, self.settings, self.brief, self.templates, trait=trait or self.trait, seed=seed, attempt=attempt, repeat=repeat)
 
     @property
     def chat(self) -> bool:
@@ -164,7 +167,7 @@ class LLMUser:
 
     async def next_turn(self, transcript: Sequence[Said]) -> UserTurn:
         try:
-            answer = await ask_json(self.client, self.settings, self.messages(transcript), USER_SCHEMA, seed=self.seed, sample=self.attempt)
+            answer = await ask_json(self.client, self.settings, self.messages(transcript), USER_SCHEMA, seed=self.seed, sample=self.attempt, repeat=self.repeat)
         except NoValidAnswer as err:
             self.usage += err.usage
             raise
