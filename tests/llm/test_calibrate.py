@@ -143,10 +143,19 @@ def test_run_with_require_calibration_marks_criteria_uncalibrated(tmp_path, open
     )
     (tmp_path / "agent.py").write_text(AGENT)
     (tmp_path / "eval" / "scenarios" / "asks.yml").write_text(SCENARIO.replace("  goals:", "  script: [hello]\n  goals:"))
-    result = CliRunner().invoke(cli, ["run", str(tmp_path), "--require-calibration", "0.5", "--results", str(tmp_path / "r")])
+    result = CliRunner().invoke(cli, ["run", str(tmp_path), "--require-calibration", "0.5", "--runs", "2", "--results", str(tmp_path / "r")])
     run = json.loads((tmp_path / "r" / "asks" / "run_1.json").read_text())
     assert [(c["outcome"], c.get("uncalibrated")) for c in run["criteria"]] == [("skip", True), ("skip", True)]
     assert run["verdict"] == "pass" and result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    rows = [(row["kind"], row["skip"], row.get("uncalibrated")) for row in summary["checks"]]
+    assert rows == [("criterion", 2, 2), ("criterion", 2, 2)]  # counted apart from other skips
+    text = (tmp_path / "r" / "summary.txt").read_text()
+    assert text.count("uncalibrated: asks: criterion ") == 2 and "left undecided 2 times\n" in text
+    plain = CliRunner().invoke(cli, ["run", str(tmp_path), "--no-judge", "--runs", "2", "--results", str(tmp_path / "r2")])
+    assert plain.exit_code == 0, plain.output
+    skipped = json.loads((tmp_path / "r2" / "summary.json").read_text())["checks"]
+    assert [(row["skip"], "uncalibrated" in row) for row in skipped] == [(2, False), (2, False)]  # --no-judge's skips are not
 
 
 def test_a_judge_that_breaks_leaves_its_pairs_undecided_and_exits_3(labelled, openai_server):

@@ -289,6 +289,16 @@ class ConversationResult:
         ]
         return tuple(lines)
 
+    def uncalibrated_at(self, position: int) -> bool:
+        """Whether the check at `position` of `checks()` was left to a judge without a good enough calibration;
+        found without making the lines (judged checks are SOP steps and criteria, which come last)."""
+        position -= len(self.assertions)
+        steps = self.sop.results if self.sop is not None else ()
+        if position < 0:
+            return False
+        result = steps[position].result if position < len(steps) else self.criteria[position - len(steps)]
+        return isinstance(result, JudgedResult) and result.uncalibrated
+
     def check_counts(self) -> Counts:
         """The outcome of every single check, optional SOP steps included."""
         return Counts(self.outcomes)

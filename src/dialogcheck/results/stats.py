@@ -42,6 +42,8 @@ class CheckStat:
     scenario: str | None = None
     counts: Counts = field(default_factory=Counts)
     examples: list[str] = field(default_factory=list)
+    #: Of its skips, those of a judge without a good enough calibration (`--require-calibration`): counted apart.
+    uncalibrated: int = 0
 
     @property
     def failure_rate(self) -> float | None:
@@ -51,6 +53,7 @@ class CheckStat:
 
     def merge(self, other: CheckStat) -> None:
         self.counts.update(other.counts)
+        self.uncalibrated += other.uncalibrated
         self.examples.extend(other.examples[: EXAMPLES - len(self.examples)])
 
 
@@ -113,10 +116,12 @@ class CheckStats:
         rows = self._in_order.get(scenario)
         if rows is None or len(rows) != len(outcomes):
             rows = self._in_order[scenario] = [self._row(line, scenario) for line in result.checks()]
-        for row, outcome in zip(rows, outcomes):
+        for position, (row, outcome) in enumerate(zip(rows, outcomes)):
             row.counts.by_outcome[outcome] += 1
             if outcome is Outcome.FAIL and len(row.examples) < EXAMPLES:
                 row.examples.append(example)
+            elif outcome is Outcome.SKIP and result.uncalibrated_at(position):
+                row.uncalibrated += 1
         sop = result.sop
         if sop is not None and sop.score is not None:
             self.sop_scores.add(sop.score, sop.threshold)
