@@ -33,6 +33,32 @@ def project(pytester: pytest.Pytester) -> Path:
     return target
 
 
+@pytest.fixture
+def echoing(project, monkeypatch):
+    """The example's card_replace_damaged played by an LLM user (its script taken out) whose loopback model
+    echoes its system prompt, so every run's user is suspect; `echoing(conftest_extra, scenario_extra)` sets it up
+    and gives (the scenario file, the server)."""
+    from tests.llm.test_suspect_runs import EchoServer
+
+    server = EchoServer()
+    server.thread.start()
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+    def set_up(conftest_extra: str = "", scenario_extra: str = "") -> tuple[Path, object]:
+        with (project / "eval" / "conftest.yml").open("a") as conftest:
+            conftest.write(f"simulation:\n{conftest_extra}  llm: {{provider: openai_compatible, base_url: '{server.root}/v1', model: echo}}\n")
+        scenario = project / "eval" / "scenarios" / "card_replace_damaged.yml"
+        text = scenario.read_text()
+        scenario.write_text(text.replace(text[text.index("  script:"):text.index("  goals:")], scenario_extra))
+        return scenario, server
+
+    try:
+        yield set_up
+    finally:
+        server.stop()
+
+
 def outcomes(result: pytest.RunResult) -> dict[str, str]:
     """Each test's outcome by its name, from `-rA`'s short summary (`PASSED path::name`)."""
     found = {}
@@ -192,25 +218,12 @@ def test_a_malformed_agent_option_is_a_usage_error(pytester, project):
     assert "--dialogcheck-agent:" in result.stderr.str()
 
 
-def test_replay_answers_every_simulator_call_from_the_cache_and_sends_none(pytester, project, monkeypatch):
+def test_replay_answers_every_simulator_call_from_the_cache_and_sends_none(pytester, echoing):
     """--replay maps to `run --replay`: a second session of the same items sends nothing and gives the same outcomes."""
-    from tests.llm.test_suspect_runs import EchoServer
-
-    server = EchoServer()
-    server.thread.start()
-    try:
-        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        with (project / "eval" / "conftest.yml").open("a") as conftest:
-            conftest.write(f"simulation:\n  llm: {{provider: openai_compatible, base_url: '{server.root}/v1', model: echo}}\n")
-        scenario = project / "eval" / "scenarios" / "card_replace_damaged.yml"
-        text = scenario.read_text()
-        scenario.write_text(text.replace(text[text.index("  script:"):text.index("  goals:")], ""))
-        first = pytester.runpytest(str(scenario), "--no-judge", "-p", "no:randomly", "-rA")
-        asked = server.count
-        replayed = pytester.runpytest(str(scenario), "--no-judge", "--replay", "-p", "no:randomly", "-rA")
-    finally:
-        server.stop()
+    scenario, server = echoing()
+    first = pytester.runpytest(str(scenario), "--no-judge", "-p", "no:randomly", "-rA")
+    asked = server.count
+    replayed = pytester.runpytest(str(scenario), "--no-judge", "--replay", "-p", "no:randomly", "-rA")
     assert asked == 2  # the first attempt and its retry (the echoing user is suspect)
     assert server.count == asked  # the replay sent nothing
     assert outcomes(first) == outcomes(replayed) == {"card_replace_damaged": "ERROR"}
@@ -259,31 +272,16 @@ def test_importing_the_plugin_imports_no_part_of_the_library():
     assert out.strip() == "[]"
 
 
-def test_a_scenario_naming_personas_is_an_item_per_trait_and_run_and_a_suspect_user_is_an_error(pytester, project, monkeypatch):
-    """The simulated user is a loopback model that echoes its system prompt: every run's user is suspect, a pytest
-    error explained by the review (not the agent's failure); the items are the persona matrix `run` plans."""
-    from tests.llm.test_suspect_runs import EchoServer
-
-    server = EchoServer()
-    server.thread.start()
-    try:
-        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        with (project / "eval" / "conftest.yml").open("a") as conftest:
-            # a seed makes each repeat ask anew (without one, repeat 2 is answered from the cache as repeat 1 was)
-            conftest.write(f"simulation:\n  seed: 11\n  llm: {{provider: openai_compatible, base_url: '{server.root}/v1', model: echo}}\n")
-        scenario = project / "eval" / "scenarios" / "card_replace_damaged.yml"
-        text = scenario.read_text()
-        script = text[text.index("  script:"):text.index("  goals:")]
-        scenario.write_text(text.replace(script, "  personas: [terse, impatient]\n"))
-        result = pytester.runpytest(str(scenario), "--no-judge", "--dialogcheck-runs", "2", "-p", "no:randomly", "-rA")
-    finally:
-        server.stop()
+def test_a_scenario_naming_personas_is_an_item_per_trait_and_run_and_a_suspect_user_is_an_error(pytester, echoing):
+    """Every run's user is suspect: a pytest error explained by the review (not the agent's failure); the items are
+    the persona matrix `run` plans."""
+    scenario, server = echoing("  seed: 11\n", "  personas: [terse, impatient]\n")
+    result = pytester.runpytest(str(scenario), "--no-judge", "--dialogcheck-runs", "2", "-p", "no:randomly", "-rA")
     assert sorted(outcomes(result)) == sorted(f"card_replace_damaged[{trait}-run-{n}]" for trait in ("terse", "impatient") for n in (1, 2))
     assert set(outcomes(result).values()) == {"ERROR"}
     text = result.stdout.str()
     assert "simulated user: suspect" in text and "prompt_wording" in text
-    assert server.count == 8  # four runs, each retried once (--retry-suspect's default) with a fresh simulator
+    assert server.count == 8  # four runs, each retried once (--retry-suspect's default), each its own request
     assert sorted(body["seed"] for body in server.bodies) == [11, 11, 12, 12, 12, 12, 13, 13]  # a retry samples with seed + 1
 
 
