@@ -152,6 +152,8 @@ def test_run_with_require_calibration_marks_criteria_uncalibrated(tmp_path, open
     assert rows == [("criterion", 2, 2), ("criterion", 2, 2)]  # counted apart from other skips
     text = (tmp_path / "r" / "summary.txt").read_text()
     assert text.count("uncalibrated: asks: criterion ") == 2 and "left undecided 2 times\n" in text
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert page.count('<td class="num" data-v="2">2 <span class="uncal"') == 2 and "(2 uncalibrated)" in page
     plain = CliRunner().invoke(cli, ["run", str(tmp_path), "--no-judge", "--runs", "2", "--results", str(tmp_path / "r2")])
     assert plain.exit_code == 0, plain.output
     skipped = json.loads((tmp_path / "r2" / "summary.json").read_text())["checks"]

@@ -175,6 +175,7 @@ class HtmlReport:
             tokens.append(self._token(row, _OUTCOME_CODE[line.outcome] + cut(line.detail)))
             if counted:
                 row.stat.counts.add(line.outcome)
+                row.stat.uncalibrated += line.uncalibrated
                 self.check_counts.add(line.outcome)
         if sop is not None and sop.score is not None:
             more["score"] = f"{sop.score:.2f}"
