@@ -120,7 +120,8 @@ class _Conversation:
         self.id = f"conv-{number:07d}"
         self.one_trace_per_turn = number % 3 == 0
         self.named = self.one_trace_per_turn or number % 10 != 9
-        self.events = 0
+        self.key = self.id  # its id once imported: its trace id when it names none
+        self.expected: list[tuple[str, str, bool]] = []  # (event, text or tool name, is_error): what an importer must find
         self.history: list[dict[str, Any]] = []
         self.number = number
 
@@ -132,6 +133,7 @@ class _Conversation:
         for turn, city in enumerate(cities):
             if turn == 0 or self.one_trace_per_turn:
                 trace, root, start = self.rng.randbytes(16).hex(), self.rng.randbytes(8).hex(), self.clock.tick()
+                self.key = self.key if self.named else trace
             yield from self.turn(trace, root, turn, city)
             if turn == turns - 1 or self.one_trace_per_turn:
                 attributes = [_attr("gen_ai.operation.name", "invoke_agent"), _attr("gen_ai.agent.name", "weather")]
@@ -143,9 +145,9 @@ class _Conversation:
 
     def turn(self, trace: str, root: str, turn: int, city: str) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
         """A user question, 0 to 2 tool calls each a model call and a tool run, then the answer."""
-        self.history.append({"role": "user", "parts": [{"content": f"What's the weather in {city}? (question {turn + 1})",
-                                                        "type": "text"}]})
-        self.events += 1
+        question = f"What's the weather in {city}? (question {turn + 1})"
+        self.history.append({"role": "user", "parts": [{"content": question, "type": "text"}]})
+        self.expected.append(("user", question, False))
         calls = self.rng.choice((0, 1, 1, 1, 2))
         tools = ["get_weather", "book_table", "cancel_booking"] if self.number % 50 == 7 else ["get_weather", "book_table"]
         failed = False
@@ -159,13 +161,13 @@ class _Conversation:
             result = "upstream timeout" if fails else f"{self.rng.choice(SKIES)}, {self.rng.randrange(-5, 35)}C"
             yield GENAI_SCOPE, self.tool(trace, root, name, call_id, arguments, None if fails else result)
             self.history += [call, {"role": "tool", "parts": [{"response": result, "id": call_id, "type": "tool_call_response"}]}]
-            self.events += 1
+            self.expected.append(("tool_executed", name, fails))
         answer = (f"Sorry, I could not look {city} up just now." if failed
                   else f"It is {self.rng.choice(SKIES)} in {city} today (answer {turn + 1}).")
         reply = {"role": "assistant", "parts": [{"content": answer, "type": "text"}]}
         yield GENAI_SCOPE, self.chat(trace, root, reply, "stop")
         self.history.append(reply)
-        self.events += 1
+        self.expected.append(("bot", answer, False))
 
     def chat(self, trace: str, root: str, output: dict[str, Any], finish: str) -> dict[str, Any]:
         start = self.clock.tick()
@@ -204,8 +206,9 @@ def _document(batch: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
         {"scope": scope, "spans": spans, "schemaUrl": SCHEMA} for scope, spans in scopes.values()]}]}
 
 
-def write_traces(path: Path, spans: int, seed: int) -> dict[str, int]:
-    """About `spans` spans (the conversations under way when the count is reached are finished) to `path`."""
+def write_traces(path: Path, spans: int, seed: int, expected: dict[str, list[tuple[str, str, bool]]] | None = None) -> dict[str, int]:
+    """About `spans` spans (the conversations under way when the count is reached are finished) to `path`;
+    with `expected`, what each conversation must import as, by its id."""
     rng = random.Random(seed)
     counts = {"spans": 0, "conversations": 0, "events": 0, "lines": 0}
     started = 0
@@ -231,7 +234,9 @@ def write_traces(path: Path, spans: int, seed: int) -> dict[str, int]:
                 if span is None:
                     active.pop(k)
                     counts["conversations"] += 1
-                    counts["events"] += conversation.events
+                    counts["events"] += len(conversation.expected)
+                    if expected is not None:
+                        expected[conversation.key] = conversation.expected
                     if counts["spans"] < spans:
                         start()
                     continue
@@ -243,9 +248,13 @@ def write_traces(path: Path, spans: int, seed: int) -> dict[str, int]:
     return counts | {"bytes": path.stat().st_size}
 
 
+def trace_path(spans: int, seed: int) -> Path:
+    return OUT / "data" / f"otlp_{spans}_{seed}.jsonl"
+
+
 def traces(spans: int, seed: int = 1) -> tuple[Path, dict[str, int]]:
     """The generated trace file of about `spans` spans, remade only when this script changed."""
-    path = OUT / "data" / f"otlp_{spans}_{seed}.jsonl"
+    path = trace_path(spans, seed)
     meta = path.with_suffix(".meta.json")
     key = {"spans": spans, "seed": seed, "generator": hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]}
     if path.exists() and meta.exists() and orjson.loads(meta.read_bytes()).get("key") == key:
@@ -319,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = sorted(args.spans or (QUICK_SIZES if args.quick else SIZES))
     found = {n: run_size(n, args.seed) for n in sizes}
     if not args.keep_data and len(sizes) > 1:
-        largest, _ = traces(sizes[-1], args.seed)
+        largest = trace_path(sizes[-1], args.seed)
         largest.unlink()
         largest.with_suffix(".meta.json").unlink()
     rows = []
