@@ -7,7 +7,7 @@ breaks, or leaves no fresh JSON, is "error" with the last lines of its stderr.
 The table also goes to `benchmarks/out/run_all.md`, each script's output to
 `benchmarks/out/run_all_logs/`.
 
-Run: .venv/bin/python benchmarks/run_all.py            # default sizes (about an hour)
+Run: .venv/bin/python benchmarks/run_all.py            # default sizes (over an hour)
      .venv/bin/python benchmarks/run_all.py --quick    # small sizes (minutes)
      .venv/bin/python benchmarks/run_all.py --only scale cold_start
 """
@@ -26,6 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import HERE, OUT, ROOT, table  # noqa: E402
+
+from dialogcheck.checking import STREAM_ABOVE_BYTES  # noqa: E402
 
 
 @dataclass
@@ -111,6 +113,48 @@ def read_tau_bench(done: subprocess.CompletedProcess, since: float) -> list[Row]
     return [Row("tau_bench: verdicts agreeing with tau-bench's rewards", f"{agree}/{total}", ">= 195/200", agree >= 195)]
 
 
+def read_compare(done: subprocess.CompletedProcess, since: float) -> list[Row]:
+    data = fresh_json("compare", since)
+    large = data["results"][str(data["sizes"][1])]
+    return [
+        Row(f"compare: CPU time over decoding both documents, {data['sizes'][1]:,} conversations a side, pairs / --match",
+            f"{large['compare']['ratio']:.2f}x / {large['compare_match']['ratio']:.2f}x"),
+        Row(f"compare: peak RSS, {data['sizes'][1]:,} / {data['sizes'][0]:,} conversations a side",
+            f"{data['rss_growth']['compare']:.2f}x"),
+    ]
+
+
+def read_html_report(done: subprocess.CompletedProcess, since: float) -> list[Row]:
+    data = fresh_json("html_report", since)
+    targets = data["targets"]
+    conversations = data["data"]["conversations"]
+    memory_row = Row(f"html_report: peak RSS with --html, {conversations:,} / {conversations // 10:,} conversations",
+                     f"{data['memory_ratio']:.3f}x", f"<= {targets['memory_ratio']:g}x", data["memory_ratio"] <= targets["memory_ratio"])
+    if data["data"]["bytes"] <= STREAM_ABOVE_BYTES:  # read whole before judging (README): memory grows with it, as it should
+        memory_row.target, memory_row.met = f"none: input under {STREAM_ABOVE_BYTES >> 20} MiB is read whole", None
+    return [
+        Row(f"html_report: check --html / without, wall time, {conversations:,} conversations", f"{data['wall_ratio']:.2f}x",
+            f"<= {targets['time_ratio']:g}x", data["wall_ratio"] <= targets["time_ratio"]),
+        Row("html_report: the page's size", f"{data['page_bytes'] / 2**20:.1f} MiB", f"< {targets['page_mb']} MB",
+            data["page_bytes"] < targets["page_mb"] * 2**20),
+        memory_row,
+    ]
+
+
+def read_otlp_import(done: subprocess.CompletedProcess, since: float) -> list[Row]:
+    data = fresh_json("otlp_import", since)
+    small, large = (data["results"][str(n)] for n in (data["sizes"][0], data["sizes"][-1]))
+    spans = f"{large['data']['spans']:,} / {small['data']['spans']:,} spans"
+    return [
+        Row(f"otlp_import: peak RSS of import --from otlp, {spans}", f"{data['rss_growth']['import']:.3f}x",
+            f"<= {data['target']:g}x", data["rss_growth"]["import"] <= data["target"]),
+        Row(f"otlp_import: peak RSS of check --input-format otlp --stream, {spans}", f"{data['rss_growth']['check']:.3f}x",
+            f"<= {data['target']:g}x", data["rss_growth"]["check"] <= data["target"]),
+        Row(f"otlp_import: CPU time over decoding the file, import / check, {large['data']['spans']:,} spans",
+            f"{large['import']['cpu_over_decode']:.2f}x / {large['check']['cpu_over_decode']:.2f}x"),
+    ]
+
+
 def read_user_review(done: subprocess.CompletedProcess, since: float) -> list[Row]:
     data = fresh_json("user_review", since)
     planted = sum(kind["planted"] for kind in data["planted"].values())
@@ -136,6 +180,9 @@ SCRIPTS = [
     Script("cold_start", ["cold_start.py"], ["--repeats", "5"], read_cold_start),
     Script("tau_bench", ["tau_bench.py"], [], read_tau_bench),
     Script("user_review", ["user_review.py"], [], read_user_review),
+    Script("compare", ["compare.py"], ["--conversations", "2000", "--rounds", "1"], read_compare),
+    Script("html_report", ["html_report.py"], ["--conversations", "2000", "--short", "--rounds", "1"], read_html_report),
+    Script("otlp_import", ["otlp_import.py"], ["--quick"], read_otlp_import),
 ]
 
 

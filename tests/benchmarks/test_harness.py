@@ -274,3 +274,102 @@ def test_check_phases_runs_each_phase_of_this_checkout_and_counts_each_as_a_diff
     assert check_phases.main(["--side", f"checkout={REPO}", "--conversations", "5", "--subject", "sop"]) == 0
     saved = json.loads((out / "check_phases.json").read_text())
     assert saved["sides"]["checkout"]["instructions"] == found and saved["decoders"] == {"msgspec": 50, "orjson": 50}
+
+
+def _span_keys(path: Path) -> dict[str, set[str]]:
+    """The attribute keys of each kind of span (by `gen_ai.operation.name`) in an OTLP/JSON file."""
+    keys: dict[str, set[str]] = {}
+    for line in path.read_bytes().splitlines():
+        for resource in orjson.loads(line)["resourceSpans"]:
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    attributes = {a["key"]: a["value"] for a in span["attributes"]}
+                    keys.setdefault(attributes["gen_ai.operation.name"]["stringValue"], set()).update(attributes)
+    return keys
+
+
+def test_otlp_traces_are_shaped_as_the_real_instrumentation_writes_them_and_import_as_generated(out: Path):
+    """Every attribute key of the real trace's spans is in the generated ones (plus the failing tools' `error.type`);
+    a conversation spans several traces or one, several run at once; each imports with every event it was made with."""
+    from dialogcheck.importers import otlp
+
+    bench = _script("otlp_import")
+    path, expected = out / "traces.jsonl", {}
+    stats = bench.write_traces(path, 600, 4, expected)
+    real = _span_keys(REPO / "tests" / "importers" / "data" / "otlp_weather.jsonl")
+    made = _span_keys(path)
+    assert made["chat"] == real["chat"]
+    assert made["execute_tool"] == real["execute_tool"] | {"error.type"}
+    assert real["invoke_agent"] <= made["invoke_agent"]
+    documents = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    assert len(documents) == stats["lines"] > stats["conversations"] > 50 and stats["spans"] >= 600
+    traces_of: dict[str, set[str]] = {}
+    trace_order = []
+    for document in documents:
+        for scope in document["resourceSpans"][0]["scopeSpans"]:
+            for span in scope["spans"]:
+                trace_order.append(span["traceId"])
+                names = {a["key"]: a["value"]["stringValue"] for a in span["attributes"] if a["key"] == "gen_ai.conversation.id"}
+                if names:
+                    traces_of.setdefault(names["gen_ai.conversation.id"], set()).add(span["traceId"])
+    assert sum(len(t) > 1 for t in traces_of.values()) > 10 and sum(len(t) == 1 for t in traces_of.values()) > 10
+    assert len(expected) - len(traces_of) > 3  # conversations named by no id: grouped by their trace
+    switches = sum(a != b for a, b in zip(trace_order, trace_order[1:]))
+    assert switches > len(set(trace_order)) * 2  # the traces' spans interleave
+    imported = {c.conversation_id: [(e["event"], e.get("text") or e.get("tool_name"), e.get("is_error", False)) for e in c.events]
+                for c in otlp.read(path)}
+    assert imported == {key: [tuple(e) for e in events] for key, events in expected.items()}
+    assert sum(e[2] for events in expected.values() for e in events) > 5  # some tools failed
+    assert sum(len(events) for events in expected.values()) == stats["events"]
+
+
+def test_otlp_import_quick_measures_import_and_check_against_decoding_and_run_all_reads_it(out: Path, monkeypatch):
+    bench = _script("otlp_import")
+    run_all = _script("run_all")
+    assert bench.main(["--quick"]) == 0
+    saved = json.loads((out / "otlp_import.json").read_text())
+    small, large = saved["results"]["2000"], saved["results"]["20000"]
+    assert large["data"]["spans"] >= 20_000 and large["verdicts"]["conversations"] == large["data"]["conversations"]
+    assert large["verdicts"]["passed"] and large["verdicts"]["failed"]
+    for name in ("import", "check"):
+        assert large[name]["cpu_over_decode"] == pytest.approx(large[name]["cpu_s"] / large["decode"]["cpu_s"], rel=0.02)
+        assert saved["rss_growth"][name] == pytest.approx(large[name]["peak_rss_mib"] / small[name]["peak_rss_mib"], rel=0.01)
+    assert saved["met"] is (max(saved["rss_growth"]["import"], saved["rss_growth"]["check"]) <= 1.5)
+    assert not bench.trace_path(20_000, 1).exists() and bench.trace_path(2000, 1).exists()  # the largest file is not kept
+    rows = run_all.read_otlp_import(None, 0)
+    assert [r.figure for r in rows[:2]] == [f"{saved['rss_growth']['import']:.3f}x", f"{saved['rss_growth']['check']:.3f}x"]
+    assert [r.met for r in rows] == [saved["rss_growth"]["import"] <= 1.5, saved["rss_growth"]["check"] <= 1.5, None]
+
+    traces = bench.traces
+
+    def short_by_one(spans, seed):  # a generator that claims one event more than it wrote
+        path, stats = traces(spans, seed)
+        return path, {**stats, "events": stats["events"] + 1}
+
+    monkeypatch.setattr(bench, "traces", short_by_one)
+    with pytest.raises(SystemExit, match="the generator made"):
+        bench.run_size(2000, 1)
+
+
+def test_run_all_reads_the_compare_and_html_report_figures(out: Path):
+    """Both scripts run small, for real; run_all's rows are their saved figures and targets."""
+    run_all = _script("run_all")
+    assert {s.name for s in run_all.SCRIPTS} >= {"compare", "html_report", "otlp_import"}
+    _script("compare").main(["--conversations", "200", "--rounds", "1"])
+    saved = json.loads((out / "compare.json").read_text())
+    rows = run_all.read_compare(None, 0)
+    assert rows[0].figure == f"{saved['results']['200']['compare']['ratio']:.2f}x / {saved['results']['200']['compare_match']['ratio']:.2f}x"
+    assert rows[1].figure == f"{saved['rss_growth']['compare']:.2f}x"
+    html_report = _script("html_report")
+    html_report.main(["--conversations", "200", "--short", "--rounds", "1"])
+    saved = json.loads((out / "html_report.json").read_text())
+    rows = run_all.read_html_report(None, 0)
+    assert [r.figure for r in rows] == [f"{saved['wall_ratio']:.2f}x", f"{saved['page_bytes'] / 2**20:.1f} MiB", f"{saved['memory_ratio']:.3f}x"]
+    assert [r.met for r in rows] == [saved["wall_ratio"] <= 2.0, saved["page_bytes"] < 25 * 2**20, None]  # read whole: no target
+    big = {**saved, "data": {**saved["data"], "bytes": 65 * 2**20}, "memory_ratio": 1.3}
+    (out / "html_report.json").write_text(json.dumps(big))
+    assert run_all.read_html_report(None, 0)[2].met is False
+    (out / "html_report.json").write_text(json.dumps({**big, "memory_ratio": 1.1}))
+    assert run_all.read_html_report(None, 0)[2].met is True
+    with pytest.raises(RuntimeError, match="was not written"):
+        run_all.read_html_report(None, 2**40)
