@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from ..config import SEED_RANGE
 from ..connectors.base import AgentError, AgentSetupError
 from ..errors import LoadError
 from ..llm.base import LLMError
@@ -22,15 +23,14 @@ from ..report.json import dumps
 from ..report.styled import Styled
 from ..results.codec import summary_document
 from ..results.model import BatchResult
-from ..config import SEED_RANGE
 from ..results.plan import MAX_RUNS
 from ..runner.scenarios import ScenarioBatch, write_reports
-from .env_options import env_options
-from .progress import Progress
-from .telemetry_out import TelemetryOut, require_sdk, telemetry_options
 from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
-from .replay import REPLAY_OPTION, refuse_replay_without_cache
+from .env_options import env_options
 from .output import EXIT_ERRORED, FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, exit_code_of, fail_with_load_error, print_json, print_text
+from .progress import Progress
+from .replay import REPLAY_OPTION, refuse_replay_without_cache
+from .telemetry_out import TelemetryOut, require_sdk, telemetry_options
 
 EXIT_INTERRUPTED = 130
 
@@ -173,13 +173,10 @@ def _plan(
 
 def _traits(names: tuple[str, ...]) -> tuple[str, ...]:
     """`--persona` as given, once each is a built-in trait (a usage error naming the nearest one when not)."""
-    from ..scenario.traits import unknown_trait
+    from ..scenario.traits import trait_list_problems
 
-    for name in names:
-        if (why := unknown_trait(name)) is not None:
-            raise click.BadParameter(why, param_hint="'--persona'")
-    if len(set(names)) != len(names):
-        raise click.BadParameter("a trait is named twice", param_hint="'--persona'")
+    if problems := trait_list_problems(names):
+        raise click.BadParameter(problems[0], param_hint="'--persona'")
     return names
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from ..config import LLMSettings
+from ..config import SEED_RANGE, LLMSettings
 from .base import ChatClient, ChatMessage, ChatRequest, LLMError, Usage
 
 DEFAULT_ATTEMPTS = 3
@@ -81,7 +81,7 @@ def _first_error(validator: Any, answer: Any) -> Any:
 def sample_seed(seed: int | None, sample: int) -> int | None:
     """The seed of a request: the caller's, moved on by the sample's number so the samples of one question may
     differ (sent only to providers that take a seed)."""
-    return seed if not sample else (seed or 0) + sample
+    return seed if not sample else ((seed or 0) + sample) % SEED_RANGE
 
 
 async def ask_json(
@@ -100,8 +100,9 @@ async def ask_json(
     """Ask until the answer validates. Raises `NoValidAnswer`, or `LLMError` when a call fails.
 
     `validate` says what is wrong with a well-formed answer (None when nothing is); such an answer is asked
-    again once with the reason, and a second one ends the asking. A `sample` after the first is asked with the
-    seed `sample` where the provider takes one (the OpenAI-compatible ones), so the samples may differ.
+    again once with the reason, and a second one ends the asking. A `sample` after the first is another cache
+    entry, asked with the seed moved on (`sample_seed`) where the provider takes one, so the samples may differ;
+    `repeat` tells the repeats of a run apart in the cache only (it is never sent).
     """
     messages = list(messages)
     usage, cached, raw, problem, invalid = Usage(), True, None, "no answer", 0

@@ -97,16 +97,16 @@ async def run_one(
     simulated = SimulatedConversation(f"sim-{uuid.uuid4()}")
     source = f"{scenario.slug}/run_{spec.number}"
     started = time.perf_counter()
-    result = record = error = crash = user = review = None
+    result = record = error = crash = review = played = None
     try:
         async with asyncio.timeout(settings.time_limit):
             user = make_user(scenario)
             if isinstance(user, LLMUser):
-                user = user.for_run(spec.persona, spec.seed, spec.attempt, spec.repeat)
+                user = played = user.for_run(spec.persona, spec.seed, spec.attempt, spec.repeat)
             await simulate(scenario, agent, user, simulated)
             record = simulated.conversation(source)
             if reviewer is not None and not isinstance(user, ScriptedUser):  # a script is the project's own words
-                review = await reviewer.review(scenario, record, user.trait if isinstance(user, LLMUser) else None)
+                review = await reviewer.review(scenario, record, played.trait if played is not None else None)
             result = await evaluate_async(scenario, record, judge=judge, no_judge=settings.no_judge, metrics=settings.metrics)
     except Exception as err:  # noqa: BLE001 - every harness failure becomes an errored run
         error = redact(safe_text(_harness_error(err, settings.time_limit)))
@@ -128,8 +128,8 @@ async def run_one(
         events=record.raw_events,
         record=record,
         user_review=review,
-        persona=user.trait if isinstance(user, LLMUser) else None,
-        simulator=user.info() if isinstance(user, LLMUser) else None,
+        persona=played.trait if played is not None else None,
+        simulator=played.info() if played is not None else None,
     )
 
 
@@ -151,7 +151,7 @@ async def run_until_trusted(
     suspect = 0
     while run.verdict is Outcome.SUSPECT:
         suspect += 1
-        if suspect > settings.retry_suspect or reviewer is None:
+        if suspect > settings.retry_suspect:
             break
         run = await run_one(replace(spec, attempt=suspect), agent, make_user, judge, settings, reviewer)
     return replace(run, suspect_attempts=suspect) if suspect else run

@@ -31,8 +31,8 @@ from ..results.lock import BatchLock
 from ..results.model import BatchResult, RunResult
 from ..results.plan import new_plan, read_plan
 from ..results.writer import BatchWriter
-from .batch import BatchSettings, RunSpec, run_batch
 from ..scenario.model import Scenario
+from .batch import BatchSettings, RunSpec, run_batch
 from .project import Project, load_planned, load_project
 from .review import run_reviewer
 
@@ -254,11 +254,9 @@ class ScenarioBatch:
 def _refuse_bad_matrix(personas: Sequence[str], seed: int | None) -> None:
     """`LoadError` (bad input) naming each `--persona` that is not a built-in trait, and a seed out of range."""
     from ..config import SEED_RANGE
-    from ..scenario.traits import unknown_trait
+    from ..scenario.traits import trait_list_problems
 
-    problems = [Problem(why, "--persona") for name in personas if (why := unknown_trait(name)) is not None]
-    if len(set(personas)) != len(personas):
-        problems.append(Problem("a trait is named twice", "--persona"))
+    problems = [Problem(why, "--persona") for why in trait_list_problems(personas)]
     if seed is not None and not 0 <= seed < SEED_RANGE:
         problems.append(Problem(f"the seed must be an integer from 0 to {SEED_RANGE - 1}, got {seed}", "--seed"))
     if problems:
@@ -331,8 +329,7 @@ def run_scenarios(
     batch = ScenarioBatch(
         [paths] if isinstance(paths, (str, Path)) else paths, agent=agent, runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume,
         config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir, retry_suspect=retry_suspect,
-        personas=personas, seed=seed,
-        replay=replay,
+        personas=personas, seed=seed, replay=replay,
     )
     batch.check_agent()
     return batch.run()

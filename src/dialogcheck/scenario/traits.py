@@ -9,6 +9,8 @@ loader checks a name, the simulated user's prompt shows the text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..errors import did_you_mean
 
 #: Each trait's instruction to the simulated user, by the name scenarios and `--persona` use.
@@ -57,3 +59,12 @@ def unknown_trait(name: str) -> str | None:
     if name in TRAITS:
         return None
     return f"unknown persona trait {name!r}{did_you_mean(name, TRAITS)}; known: {', '.join(TRAITS)}"
+
+
+def trait_list_problems(names: Sequence[str]) -> list[str]:
+    """What is wrong with trait names given at once (`--persona`, the library's `personas`): each unknown one,
+    and one named twice."""
+    problems = [why for name in names if (why := unknown_trait(name)) is not None]
+    if len(set(names)) != len(names):
+        problems.append("a trait is named twice")
+    return problems
