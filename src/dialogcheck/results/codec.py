@@ -245,8 +245,10 @@ class _Reader:
         ref = CheckRef(kind, kind)
         step = Step(str(s.get("id", "")), s.get("label"), bool(s.get("required", True)), float(s.get("weight", 1.0)), ref)  # type: ignore[arg-type]
         outcome, detail, evidence = self.outcome(s.get("outcome"), "an SOP step"), str(s.get("detail") or ""), tuple(s.get("evidence") or ())
-        if s.get("inconclusive") is True or "unstable" in s:
-            return StepResult(step, JudgedResult(ref, outcome, detail, evidence, inconclusive=s.get("inconclusive") is True, split=_split(s.get("unstable"))))
+        inconclusive, uncalibrated = s.get("inconclusive") is True, s.get("uncalibrated") is True
+        if inconclusive or uncalibrated or "unstable" in s:  # an llm_judge step the judge marked
+            judged = JudgedResult(ref, outcome, detail, evidence, inconclusive=inconclusive, split=_split(s.get("unstable")), uncalibrated=uncalibrated)
+            return StepResult(step, judged)
         return StepResult(step, CheckResult(ref, outcome, detail, evidence))
 
 
@@ -292,7 +294,7 @@ def run_document(run: RunResult) -> dict[str, Any]:
     document = {
         "scenario": {"slug": scenario.slug, "name": scenario.name, "path": scenario.path, "type": scenario.type, "tags": list(scenario.tags)},
         "run": run.number,
-        **({"persona": run.persona} if run.persona is not None else {}),
+        **_persona_of(run),
         "verdict": run.verdict.value,
         # Harness errors quote what peers sent back (an agent's 500 page, its address): never a credential, never megabytes.
         "error": cut(redact(run.error)) if run.error else run.error,
