@@ -82,8 +82,6 @@ class ProcessRuns:
         """The project's batch, its agent found reachable; else why not, in the words of `dialogcheck run`."""
         try:
             batch = ScenarioBatch(files, **batch_options(self.config))
-        except Unrunnable as err:
-            return err
         except LoadError as err:
             return Unrunnable(render_load_error(err).plain.rstrip("\n"))
         except (AgentSetupError, LLMError) as err:
