@@ -6,7 +6,7 @@ import pytest
 
 from tests.compare.builders import document, simple, write_batch
 from tests.compare.test_cli import compare
-from tests.report.conftest import CHROMIUM, chromium
+from tests.report.conftest import CHROMIUM, chromium, watched_tab
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)")
 
@@ -36,10 +36,7 @@ def browser(page_path):
 
 @pytest.fixture
 def opened(browser, page_path):
-    page = browser.new_page(viewport={"width": 1366, "height": 768})
-    problems = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page, problems = watched_tab(browser)
     page.on("request", lambda r: problems.append(f"request: {r.url}") if r.url.split("#")[0] != page_path.as_uri() else None)
     page.goto(page_path.as_uri())
     yield page, problems

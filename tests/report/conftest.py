@@ -33,6 +33,15 @@ def chromium():
         browser.close()
 
 
+def watched_tab(browser, height: int = 768):
+    """A new tab, and the list its console errors and warnings and its page errors are written to."""
+    tab = browser.new_page(viewport={"width": 1366, "height": height})
+    problems: list[str] = []
+    tab.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
+    tab.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    return tab, problems
+
+
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
 
 AGENT = '''

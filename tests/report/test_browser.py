@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.conftest import CHROMIUM, HOSTILE, chromium, load, run_documents
+from tests.report.conftest import CHROMIUM, HOSTILE, chromium, load, run_documents, watched_tab
 from tests.report.page_data import entries
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)")
@@ -25,10 +25,7 @@ def open_report(browser):
     pages = []
 
     def go(path: Path, fragment: str = ""):
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        problems = []
-        page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
-        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        page, problems = watched_tab(browser)
         page.on("request", lambda r: problems.append(f"request: {r.url}") if r.url.split("#")[0] != path.as_uri() else None)
         page.goto(path.as_uri() + fragment)
         pages.append(page)

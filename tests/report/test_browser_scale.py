@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.conftest import CHROMIUM, HOSTILE, chromium
+from tests.report.conftest import CHROMIUM, HOSTILE, chromium, watched_tab
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)")
 
@@ -69,10 +69,7 @@ def browser(checked):
 @pytest.fixture
 def page(browser, checked):
     """The report opened in a new tab, its list drawn; (tab, problems: console errors and page errors)."""
-    tab = browser.new_page(viewport={"width": 1366, "height": 900})
-    problems: list[str] = []
-    tab.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
-    tab.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    tab, problems = watched_tab(browser, height=900)
     tab.goto((checked / "report.html").as_uri())
     _wait_for_shown(tab, f"showing {N} of {N} conversations", timeout=60_000)
     yield tab, problems
