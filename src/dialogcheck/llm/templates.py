@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Mapping
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -148,10 +149,15 @@ class Templates:
     """Renders prompts by conftest key, from the project's override or the built-in file, in the sandbox."""
 
     def __init__(self, overrides: Mapping[str, Path] | None = None):
-        self._environment = _sandbox()
         self._overrides = dict(overrides or {})
         self._compiled: dict[str, Any] = {}
         self._variables: dict[str, frozenset[str]] = {}
+
+    @cached_property
+    def _environment(self) -> Any:
+        """The sandbox, made when a template is first parsed: reading a template's source needs no jinja2 (the
+        review of a scripted batch reads the prompts' words, and the core install has no jinja2)."""
+        return _sandbox()
 
     def source(self, key: str) -> str:
         if key in self._overrides:
@@ -188,16 +194,14 @@ class Templates:
             try:
                 template = self._compiled[key] = self._environment.from_string(self.source(key))
             except jinja2.TemplateSyntaxError as err:
-                where = self._overrides.get(key, BUILT_IN[key][1])
-                raise LLMError(f"{where}:{err.lineno}: invalid template: {err.message}") from None
+                raise LLMError(f"{self.where(key)}:{err.lineno}: invalid template: {err.message}") from None
         try:
             rendered = template.render(**variables)
         except Exception as err:  # jinja2.UndefinedError, the sandbox's SecurityError and friends: a broken custom template
             import jinja2
 
-            where = self._overrides.get(key, BUILT_IN[key][1])
             refused = " (refused by the template sandbox)" if isinstance(err, jinja2.exceptions.SecurityError) else ""
-            raise LLMError(f"{where}: the template could not be rendered{refused}: {err}") from None
+            raise LLMError(f"{self.where(key)}: the template could not be rendered{refused}: {err}") from None
         return _one_final_newline(rendered)
 
 
