@@ -41,10 +41,13 @@ _NOT_RECORDED_KEYS = frozenset(NOT_RECORDED.values())
 MAX_LEARNED_TYPES = 256
 #: At most this many harmless fields of known types (`parse_data`, `input_channel`, ...) are learned.
 MAX_LEARNED_FIELDS = 256
-#: Digits as "0", anything else as "x": a run of `_LONG_RUN` in a line's translation is a run of as many digits.
-_DIGITS = bytes(48 if 48 <= byte <= 57 else 120 for byte in range(256))
+#: A line's shape: digits as "0", "e" and "E" as "e", "+" as itself, anything else as "x"; a run of `_LONG_RUN` in it
+#: is a run of as many digits, and a `_BIG_EXPONENTS` an exponent of three digits or more.
+_SHAPES = bytes(48 if 48 <= byte <= 57 else 101 if byte in (69, 101) else 43 if byte == 43 else 120 for byte in range(256))
 #: orjson reads an integer of this many digits or more as a float when it is past 64 bits; msgspec keeps it exact.
 _LONG_RUN = b"0" * 19
+#: orjson refuses a number past a double's range (`1e400`, bad input); msgspec may skip it unread in a key it ignores.
+_BIG_EXPONENTS = (b"e000", b"e+000")
 #: What may stand before a JSON number (with white space between): a number, not digits inside a string.
 _BEFORE_NUMBER = frozenset(b":,[")
 _WHITE = frozenset(b" \t\r\n")
@@ -129,7 +132,7 @@ class TrackerDecoder:
 
     def decode(self, data: bytes) -> Decoded | None:
         """One tracker line, or None to let the general loader read it."""
-        if _may_hold_a_long_integer(data):
+        if _may_hold_a_number_read_apart(data):
             return None
         try:
             tracker = self._decoder.decode(data)
@@ -168,21 +171,35 @@ class TrackerDecoder:
         return tuple(events)
 
 
-def _may_hold_a_long_integer(data: bytes) -> bool:
-    """Whether `data` may hold an integer of 19 digits or more (a run of digits after `:`, `,` or `[`)."""
-    digits = data.translate(_DIGITS)
-    at = digits.find(_LONG_RUN)
+def _may_hold_a_number_read_apart(data: bytes) -> bool:
+    """Whether `data` may hold a number the two readers read apart: an integer of 19 digits or more, or one with a
+    positive exponent of three digits or more (a number starts after `:`, `,` or `[`, never inside a string)."""
+    shape = data.translate(_SHAPES)
+    at = shape.find(_LONG_RUN)
     while at >= 0:
-        before = at - 1
-        if before >= 0 and data[before] == 45:  # a minus sign
-            before -= 1
-        while before >= 0 and data[before] in _WHITE:
-            before -= 1
-        if before >= 0 and data[before] in _BEFORE_NUMBER:
+        if _starts_a_number(data, at):
             return True
-        end = digits.find(b"x", at)
-        at = -1 if end < 0 else digits.find(_LONG_RUN, end)
+        at = shape.find(_LONG_RUN, at + len(_LONG_RUN))  # within the same run, digits stand before: no start
+    for exponent in _BIG_EXPONENTS:
+        at = shape.find(exponent)
+        while at >= 0:
+            start = at
+            while start > 0 and (shape[start - 1] == 48 or data[start - 1] == 46):  # the mantissa's digits and point
+                start -= 1
+            if start < at and _starts_a_number(data, start):
+                return True
+            at = shape.find(exponent, at + 1)
     return False
+
+
+def _starts_a_number(data: bytes, start: int) -> bool:
+    """Whether the digits at `start` begin a JSON number: after a delimiter, an optional minus sign and white space."""
+    before = start - 1
+    if before >= 0 and data[before] == 45:  # a minus sign
+        before -= 1
+    while before >= 0 and data[before] in _WHITE:
+        before -= 1
+    return before >= 0 and data[before] in _BEFORE_NUMBER
 
 
 def _copier(cls: type[Event]) -> Any:
