@@ -49,6 +49,27 @@ def test_each_check_counts_what_the_conversations_say(results):
     assert len(cleared.examples) == EXAMPLES and cleared.examples[0].endswith("damaged_card_digression.jsonl")
 
 
+@pytest.mark.parametrize("held", [1, 2, 1024])
+def test_patterns_counted_into_the_rows_early_or_late_give_the_same_rows(results, held, monkeypatch):
+    """However few outcome patterns are held before they are spread over the rows, the rows come out the same,
+    and a batch read halfway through and added to again counts everything once."""
+    monkeypatch.setattr(CheckStats, "PATTERNS_HELD", held)
+    documents = [conversation_document(r, with_source=True) for r in results]
+    stats = stats_of(results[:4])
+    assert stats_document(stats)["checks"] == per_check_stats(documents[:4])
+    for result in results[4:]:
+        stats.add(result, result.source)
+    assert stats_document(stats)["checks"] == per_check_stats(documents)
+    assert len(stats._patterns) < max(held, 2) and len(stats._marks) <= held
+
+
+def test_the_same_pattern_is_counted_once_per_conversation(results):
+    stats = stats_of([results[0]] * 5)
+    assert all(row.counts.total == 5 for row in stats)
+    failing = [row for row in stats if row.counts.failed]
+    assert failing and all(row.counts.failed == 5 and row.examples == [results[0].source] * EXAMPLES for row in failing)
+
+
 def test_a_check_that_decided_nothing_has_no_failure_rate(results):
     criterion = next(row for row in stats_of(results) if row.kind is CheckKind.CRITERION)
     assert (criterion.counts.skipped, criterion.failure_rate, criterion.examples) == (8, None, [])

@@ -97,14 +97,34 @@ class SopScores:
 
 
 class CheckStats:
-    """The per-check rows of a batch, counted as results go by; small and picklable, so chunks merge."""
+    """The per-check rows of a batch, counted as results go by; small and picklable, so chunks merge.
+
+    The conversations of a batch end in few patterns of outcomes (most pass everything, many fail the
+    same checks), so a result is counted as its pattern, one tally a conversation, and the patterns are
+    spread over the rows' counts when the rows are read (or every `PATTERNS_HELD` patterns, which keeps
+    memory flat). Examples and uncalibrated skips are noted as they come, at the positions of the pattern
+    that hold them.
+    """
+
+    #: How many distinct patterns are held before they are counted into the rows.
+    PATTERNS_HELD = 1024
 
     def __init__(self) -> None:
-        self.rows: dict[tuple, CheckStat] = {}
+        self._rows: dict[tuple, CheckStat] = {}
         self.sop_scores = SopScores()
-        #: Per scenario, its rows in the order its results list their checks (which every result of one
-        #: scenario shares), so a result is counted without looking each check up.
-        self._in_order: dict[str | None, list[CheckStat]] = {}
+        #: Per scenario and number of checks, the rows in the order its results list their checks (which
+        #: every such result shares), so a result is counted without looking each check up.
+        self._in_order: dict[tuple[str | None, int], list[CheckStat]] = {}
+        #: How many conversations ended in each pattern of outcomes (per scenario), not yet in the rows.
+        self._patterns: dict[tuple[str | None, tuple[Outcome, ...]], int] = {}
+        #: Per pattern, the positions of its failures and of its skips.
+        self._marks: dict[tuple[Outcome, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+
+    @property
+    def rows(self) -> dict[tuple, CheckStat]:
+        """Each check's row by `(scenario, kind, index, step id)`, in the order the checks were first met."""
+        self._count_patterns()
+        return self._rows
 
     def add(self, result: ConversationResult, example: str, scenario: str | None = None) -> None:
         """Count every check of one result; `example` is how a failure names it (its source, or `slug run N`);
@@ -113,33 +133,55 @@ class CheckStats:
             return
         scenario = scenario or result.scenario
         outcomes = result.outcomes
-        rows = self._in_order.get(scenario)
-        if rows is None or len(rows) != len(outcomes):
-            rows = self._in_order[scenario] = [self._row(line, scenario) for line in result.checks()]
-        for position, (row, outcome) in enumerate(zip(rows, outcomes)):
-            row.counts.by_outcome[outcome] += 1
-            if outcome is Outcome.FAIL and len(row.examples) < EXAMPLES:
-                row.examples.append(example)
-            elif outcome is Outcome.SKIP and result.uncalibrated_at(position):
-                row.uncalibrated += 1
+        rows = self._in_order.get((scenario, len(outcomes)))
+        if rows is None:
+            rows = self._in_order[scenario, len(outcomes)] = [self._row(line, scenario) for line in result.checks()]
+        pattern = (scenario, outcomes)
+        self._patterns[pattern] = self._patterns.get(pattern, 0) + 1
+        failures, skips = self._marks_of(outcomes)
+        for position in failures:
+            examples = rows[position].examples
+            if len(examples) < EXAMPLES:
+                examples.append(example)
+        for position in skips:
+            if result.uncalibrated_at(position):
+                rows[position].uncalibrated += 1
+        if len(self._patterns) >= self.PATTERNS_HELD:
+            self._count_patterns()
         sop = result.sop
         if sop is not None and sop.score is not None:
             self.sop_scores.add(sop.score, sop.threshold)
 
+    def _marks_of(self, outcomes: tuple[Outcome, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        marks = self._marks.get(outcomes)
+        if marks is None:
+            if len(self._marks) >= self.PATTERNS_HELD:
+                self._marks.clear()
+            failures = tuple(i for i, outcome in enumerate(outcomes) if outcome is Outcome.FAIL)
+            skips = tuple(i for i, outcome in enumerate(outcomes) if outcome is Outcome.SKIP)
+            marks = self._marks[outcomes] = (failures, skips)
+        return marks
+
+    def _count_patterns(self) -> None:
+        """Spread the patterns held over the rows' counts."""
+        for (scenario, outcomes), n in self._patterns.items():
+            for row, outcome in zip(self._in_order[scenario, len(outcomes)], outcomes):
+                row.counts.add(outcome, n)
+        self._patterns.clear()
+
     def _row(self, line: CheckLine, scenario: str | None) -> CheckStat:
         step_id = line.step.id if line.step is not None else None
         key = (scenario, line.kind, line.index, step_id)
-        row = self.rows.get(key)
+        row = self._rows.get(key)
         if row is None:
-            row = self.rows[key] = CheckStat(line.kind, line.label, line.index, step_id, scenario)
+            row = self._rows[key] = CheckStat(line.kind, line.label, line.index, step_id, scenario)
         return row
 
     def merge(self, other: CheckStats) -> None:
         for key, row in other.rows.items():
             mine = self.rows.get(key)
             if mine is None:
-                mine = self.rows[key] = CheckStat(row.kind, row.label, row.index, row.id, row.scenario)
-                self._in_order.pop(row.scenario, None)  # rebuilt, with the new row, when its scenario comes again
+                mine = self._rows[key] = CheckStat(row.kind, row.label, row.index, row.id, row.scenario)
             mine.merge(row)
         self.sop_scores.merge(other.sop_scores)
 
@@ -147,7 +189,8 @@ class CheckStats:
         return {"rows": self.rows, "sop_scores": self.sop_scores}  # the order index is rebuilt where it is needed
 
     def __setstate__(self, state: dict) -> None:
-        self.rows, self.sop_scores, self._in_order = state["rows"], state["sop_scores"], {}
+        self._rows, self.sop_scores = state["rows"], state["sop_scores"]
+        self._in_order, self._patterns, self._marks = {}, {}, {}
 
     def __iter__(self):
         return iter(self.rows.values())
