@@ -118,3 +118,30 @@ def test_the_library_reviews_when_asked(tau2):
         from dialogcheck import load_sop
 
         list(check_conversations(load_sop(SOP), events, review_user=True))
+
+
+def test_the_html_page_shows_why_a_conversation_is_suspect(tau2):
+    """The page of `check --review-user` shows the review of the suspect conversation in its detail, each reason
+    with its turn and rule, in a real browser; a conversation whose user was fine says so."""
+    from tests.report.conftest import chromium, watched_tab
+
+    done = check("--review-user", "--scenario", "scenarios", "runs.jsonl", "--html", "out.html", cwd=tau2)
+    assert done.returncode == 3
+    with chromium() as browser:
+        page, problems = watched_tab(browser)
+        page.goto((tau2 / "out.html").as_uri())
+        page.fill("#f-text", "planted")
+        page.wait_for_timeout(400)
+        section = page.locator("#entries section")
+        assert section.count() == 1
+        review = section.locator(".user-review.suspect")  # a suspect entry is drawn open
+        assert review.count() == 1
+        text = review.inner_text()
+        assert "Simulated user: suspect" in text and "prompt_wording" in text and "turn " in text
+        assert section.locator(".run-checks li.check").count() >= 1  # the checks are still drawn
+        page.fill("#f-text", "")
+        page.wait_for_timeout(400)
+        ok = page.locator("#entries section").filter(has_not_text="planted").first
+        ok.locator("summary").first.click()
+        assert ok.locator(".user-review.ok").inner_text().startswith("Simulated user: ok")
+        assert problems == []

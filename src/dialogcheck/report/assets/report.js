@@ -83,10 +83,14 @@
       values: checks.map(function (c) { return c.values.map(function (v) { return v.toLowerCase().indexOf(q, 1) >= 0; }); }),
     };
   }
+  function hasTemplate(e) {
+    /* A run, or a conversation whose simulated user was reviewed, has its body in a template of its own. */
+    return e.more.n !== undefined || e.more.t !== undefined;
+  }
   function templateText(e) {
     /* A run's transcript, events and errors, as text (its template is parsed, never shown, until the run is drawn). */
     if (e.text === undefined) {
-      var template = e.more.n !== undefined && document.getElementById("dc-t-" + e.i);
+      var template = hasTemplate(e) && document.getElementById("dc-t-" + e.i);
       e.text = template ? template.content.textContent.toLowerCase() : "";
     }
     return e.text;
@@ -175,7 +179,7 @@
     link.setAttribute("aria-label", "link to " + e.title);
     summary.append(badge(e.verdict), el("h3", null, e.title), link);
     var body = details.appendChild(el("div", "run-body"));
-    var template = e.more.n !== undefined && document.getElementById("dc-t-" + e.i);
+    var template = hasTemplate(e) && document.getElementById("dc-t-" + e.i);
     if (template) {
       body.appendChild(template.content.cloneNode(true));
     } else {
