@@ -41,13 +41,14 @@ _NOT_RECORDED_KEYS = frozenset(NOT_RECORDED.values())
 MAX_LEARNED_TYPES = 256
 #: At most this many harmless fields of known types (`parse_data`, `input_channel`, ...) are learned.
 MAX_LEARNED_FIELDS = 256
-#: A line's shape: digits as "0", "e" and "E" as "e", "+" as itself, anything else as "x"; a run of `_LONG_RUN` in it
-#: is a run of as many digits, and a `_BIG_EXPONENTS` an exponent of three digits or more.
-_SHAPES = bytes(48 if 48 <= byte <= 57 else 101 if byte in (69, 101) else 43 if byte == 43 else 120 for byte in range(256))
+#: A line's shape: digits as "0", an exponent's marks "e", "E" and "+" as "e", anything else as "x"; a run of
+#: `_LONG_RUN` in it is a run of as many digits, and a `_BIG_EXPONENT` an exponent of three digits or more.
+_SHAPES = bytes(48 if 48 <= byte <= 57 else 101 if byte in b"eE+" else 120 for byte in range(256))
 #: orjson reads an integer of this many digits or more as a float when it is past 64 bits; msgspec keeps it exact.
 _LONG_RUN = b"0" * 19
 #: orjson refuses a number past a double's range (`1e400`, bad input); msgspec may skip it unread in a key it ignores.
-_BIG_EXPONENTS = (b"e000", b"e+000")
+#: With or without its sign (`1e+400` is shaped "0ee000"), one search finds it.
+_BIG_EXPONENT = b"e000"
 #: What may stand before a JSON number (with white space between): a number, not digits inside a string.
 _BEFORE_NUMBER = frozenset(b":,[")
 _WHITE = frozenset(b" \t\r\n")
@@ -180,15 +181,14 @@ def _may_hold_a_number_read_apart(data: bytes) -> bool:
         if _starts_a_number(data, at):
             return True
         at = shape.find(_LONG_RUN, at + len(_LONG_RUN))  # within the same run, digits stand before: no start
-    for exponent in _BIG_EXPONENTS:
-        at = shape.find(exponent)
-        while at >= 0:
-            start = at
-            while start > 0 and (shape[start - 1] == 48 or data[start - 1] == 46):  # the mantissa's digits and point
-                start -= 1
-            if start < at and _starts_a_number(data, start):
-                return True
-            at = shape.find(exponent, at + 1)
+    at = shape.find(_BIG_EXPONENT)
+    while at >= 0:
+        start = at
+        while start > 0 and (shape[start - 1] in b"0e" or data[start - 1] == 46):  # the mantissa, its point and the "e"
+            start -= 1
+        if shape[start] == 48 and _starts_a_number(data, start):  # a mantissa's first digit
+            return True
+        at = shape.find(_BIG_EXPONENT, at + 1)
     return False
 
 
