@@ -26,7 +26,7 @@ it is reported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, Union
 
 import msgspec
@@ -68,20 +68,21 @@ class TrackerDecoder:
 
     def __init__(self) -> None:
         self._learned: dict[str, type[Event]] = {}
-        self._learned_classes: frozenset[type[Event]] = frozenset()
         self._suspects: dict[type[Event], str] = {}  # learned types one edit from a known one -> that one
         self._extras: dict[str, list[str]] = {}  # known type -> harmless fields learned for it
-        self._canonical: dict[type[Event], Any] = {}  # a subclass taking extras -> a copier into its known class
+        #: A class only this decoder reads into (a learned type's, a known type's taking extras) -> a copier of
+        #: its events into the record of their type: a plain `Event`, as the general reader makes it, or the known class.
+        self._records: dict[type[Event], Callable[[Any], Event]] = {}
         self._build()
 
     def _build(self) -> None:
         known = []
-        self._canonical = {}
+        self._records = dict.fromkeys(self._learned.values(), _copier(Event))
         for kind, cls in EVENT_CLASSES.items():
             extras = self._extras.get(kind)
             if extras:
                 wider = _taking(cls, extras)
-                self._canonical[wider] = _copier(cls)
+                self._records[wider] = _copier(cls)
                 cls = wider
             known.append(cls)
         classes = (*known, *self._learned.values())
@@ -97,7 +98,6 @@ class TrackerDecoder:
             gc=False,
         )
         self._decoder = msgspec.json.Decoder(tracker)
-        self._learned_classes = frozenset(self._learned.values())
 
     def learn(self, events: Sequence[Event], recorded: Sequence[Any]) -> None:
         """Take what the general loader read from a line (its events and their objects as recorded): plain
@@ -154,19 +154,13 @@ class TrackerDecoder:
         return Decoded(events, cid, scenario, warnings or None)
 
     def _finish(self, events: list[Event], warnings: list[NameWarning]) -> tuple[Event, ...] | None:
-        """The events settled as the general reader settles them (`parse.settle`); None when it would read them otherwise."""
-        canonical, learned = self._canonical, self._learned_classes
-        if canonical or learned:
-            for i, event in enumerate(events):
-                cls = type(event)
-                if cls in canonical:  # read with a learned field: the record is the known type's own
-                    events[i] = canonical[cls](event)
-                elif cls in learned:  # any other type is a plain `Event`, as the general reader makes it
-                    if cls in self._suspects:
-                        warnings.append(NameWarning(i, event.type, self._suspects[cls]))
-                    events[i] = Event(type=event.type, timestamp=event.timestamp, metadata=event.metadata)
+        """The events settled as the general reader settles them (`parse.settle`), each the record of its type;
+        None when it would read them otherwise."""
+        suspects = self._suspects
+        if suspects:
+            warnings.extend(NameWarning(i, event.type, suspects[type(event)]) for i, event in enumerate(events) if type(event) in suspects)
         try:
-            settle(events)
+            settle(events, records=self._records)
         except EventFieldError:
             return None
         return tuple(events)
