@@ -20,6 +20,7 @@ the position. No file is read here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
@@ -180,7 +181,9 @@ def _settle_bot(event: BotMessage) -> None:
         force_setattr(event, "data", None)  # read: nothing else of it is kept on the event
 
 
-def settle(events: list[Event], start: int = 0, turn: int = 0, records: Mapping[type, Callable[[Any], Event]] = {}) -> int:
+def settle(
+    events: list[Event], start: int = 0, turn: int = 0, *, records: Mapping[type, Callable[[Any], Event]] = MappingProxyType({})
+) -> int:
     """Finish decoded events in place, each as the event at its index in `events`, from `start` on, after an
     event of turn `turn`: its other spellings read, its index set, and its turn, the next one when it is a user
     message that opens a turn. Returns the turn of the last. One loop over a whole conversation, as the fast
