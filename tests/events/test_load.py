@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from dialogcheck.errors import LoadError
+from dialogcheck.events import bounds
 from dialogcheck.events import (
     FRAMEWORK_TOOLS,
     BlockEvent,
@@ -119,6 +120,17 @@ def test_jsonl_of_tracker_objects_is_one_conversation_a_line(tmp_path):
         (f"{path}#3", None, 1),  # no name: the line number tells them apart
     ]
     assert types(conversations[0]) == EXPECTED_TYPES
+
+
+def test_lines_longer_than_the_read_buffer_are_read_whole(tmp_path):
+    """A line past the buffer the file is read through is gathered whole, fast path or general."""
+    long_text = "x" * (bounds.READ_BUFFER + 10)
+    lines = [{"sender_id": "b", "events": [{"event": "user", "text": long_text}]}, {"sender_id": "c", "events": EVENTS}]
+    path = write(tmp_path, "long.jsonl", jsonl(lines + lines))  # the first line goes the general way, the third the fast one
+    conversations = list(iter_conversation_file(path))
+    assert [(c.conversation_id, c.place[1]) for c in conversations] == [("b", 1), ("c", 2), ("b", 3), ("c", 4)]
+    assert isinstance(conversations[2].recorded, bytes)  # decoded fast
+    assert conversations[0].events[0].text == conversations[2].events[0].text == long_text
 
 
 def test_load_conversation_refuses_a_batch_file(tmp_path):

@@ -17,6 +17,9 @@ MAX_RECORD_BYTES = 256 * 2**20
 #: The deepest nesting native events may hold once written: orjson, which writes every results and
 #: events file, refuses deeper values (a file may be read up to its reading limit, 1,024).
 MAX_WRITTEN_DEPTH = 254
+#: The buffer a conversation file is read through: past a production log's usual line, which `readline` then
+#: finds with one search of the buffer (a line longer than the buffer is gathered piece by piece, byte by byte).
+READ_BUFFER = 2**20
 
 
 def too_long(file: str, line: int) -> LoadError:

@@ -26,7 +26,7 @@ it is reported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, Union
 
 import msgspec
@@ -41,13 +41,14 @@ _NOT_RECORDED_KEYS = frozenset(NOT_RECORDED.values())
 MAX_LEARNED_TYPES = 256
 #: At most this many harmless fields of known types (`parse_data`, `input_channel`, ...) are learned.
 MAX_LEARNED_FIELDS = 256
-#: A line's shape: digits as "0", "e" and "E" as "e", "+" as itself, anything else as "x"; a run of `_LONG_RUN` in it
-#: is a run of as many digits, and a `_BIG_EXPONENTS` an exponent of three digits or more.
-_SHAPES = bytes(48 if 48 <= byte <= 57 else 101 if byte in (69, 101) else 43 if byte == 43 else 120 for byte in range(256))
+#: A line's shape: digits as "0", an exponent's marks "e", "E" and "+" as "e", anything else as "x"; a run of
+#: `_LONG_RUN` in it is a run of as many digits, and a `_BIG_EXPONENT` an exponent of three digits or more.
+_SHAPES = bytes(48 if 48 <= byte <= 57 else 101 if byte in b"eE+" else 120 for byte in range(256))
 #: orjson reads an integer of this many digits or more as a float when it is past 64 bits; msgspec keeps it exact.
 _LONG_RUN = b"0" * 19
 #: orjson refuses a number past a double's range (`1e400`, bad input); msgspec may skip it unread in a key it ignores.
-_BIG_EXPONENTS = (b"e000", b"e+000")
+#: With or without its sign (`1e+400` is shaped "0ee000"), one search finds it.
+_BIG_EXPONENT = b"e000"
 #: What may stand before a JSON number (with white space between): a number, not digits inside a string.
 _BEFORE_NUMBER = frozenset(b":,[")
 _WHITE = frozenset(b" \t\r\n")
@@ -67,20 +68,21 @@ class TrackerDecoder:
 
     def __init__(self) -> None:
         self._learned: dict[str, type[Event]] = {}
-        self._learned_classes: frozenset[type[Event]] = frozenset()
         self._suspects: dict[type[Event], str] = {}  # learned types one edit from a known one -> that one
         self._extras: dict[str, list[str]] = {}  # known type -> harmless fields learned for it
-        self._canonical: dict[type[Event], Any] = {}  # a subclass taking extras -> a copier into its known class
+        #: A class only this decoder reads into (a learned type's, a known type's taking extras) -> a copier of
+        #: its events into the record of their type: a plain `Event`, as the general reader makes it, or the known class.
+        self._records: dict[type[Event], Callable[[Any], Event]] = {}
         self._build()
 
     def _build(self) -> None:
         known = []
-        self._canonical = {}
+        self._records = dict.fromkeys(self._learned.values(), _copier(Event))
         for kind, cls in EVENT_CLASSES.items():
             extras = self._extras.get(kind)
             if extras:
                 wider = _taking(cls, extras)
-                self._canonical[wider] = _copier(cls)
+                self._records[wider] = _copier(cls)
                 cls = wider
             known.append(cls)
         classes = (*known, *self._learned.values())
@@ -96,7 +98,6 @@ class TrackerDecoder:
             gc=False,
         )
         self._decoder = msgspec.json.Decoder(tracker)
-        self._learned_classes = frozenset(self._learned.values())
 
     def learn(self, events: Sequence[Event], recorded: Sequence[Any]) -> None:
         """Take what the general loader read from a line (its events and their objects as recorded): plain
@@ -153,19 +154,13 @@ class TrackerDecoder:
         return Decoded(events, cid, scenario, warnings or None)
 
     def _finish(self, events: list[Event], warnings: list[NameWarning]) -> tuple[Event, ...] | None:
-        """The events settled as the general reader settles them (`parse.settle`); None when it would read them otherwise."""
-        canonical, learned = self._canonical, self._learned_classes
-        if canonical or learned:
-            for i, event in enumerate(events):
-                cls = type(event)
-                if cls in canonical:  # read with a learned field: the record is the known type's own
-                    events[i] = canonical[cls](event)
-                elif cls in learned:  # any other type is a plain `Event`, as the general reader makes it
-                    if cls in self._suspects:
-                        warnings.append(NameWarning(i, event.type, self._suspects[cls]))
-                    events[i] = Event(type=event.type, timestamp=event.timestamp, metadata=event.metadata)
+        """The events settled as the general reader settles them (`parse.settle`), each the record of its type;
+        None when it would read them otherwise."""
+        suspects = self._suspects
+        if suspects:
+            warnings.extend(NameWarning(i, event.type, suspects[type(event)]) for i, event in enumerate(events) if type(event) in suspects)
         try:
-            settle(events)
+            settle(events, records=self._records)
         except EventFieldError:
             return None
         return tuple(events)
@@ -180,15 +175,14 @@ def _may_hold_a_number_read_apart(data: bytes) -> bool:
         if _starts_a_number(data, at):
             return True
         at = shape.find(_LONG_RUN, at + len(_LONG_RUN))  # within the same run, digits stand before: no start
-    for exponent in _BIG_EXPONENTS:
-        at = shape.find(exponent)
-        while at >= 0:
-            start = at
-            while start > 0 and (shape[start - 1] == 48 or data[start - 1] == 46):  # the mantissa's digits and point
-                start -= 1
-            if start < at and _starts_a_number(data, start):
-                return True
-            at = shape.find(exponent, at + 1)
+    at = shape.find(_BIG_EXPONENT)
+    while at >= 0:
+        start = at
+        while start > 0 and (shape[start - 1] in b"0e" or data[start - 1] == 46):  # the mantissa, its point and the "e"
+            start -= 1
+        if shape[start] == 48 and _starts_a_number(data, start):  # a mantissa's first digit
+            return True
+        at = shape.find(_BIG_EXPONENT, at + 1)
     return False
 
 

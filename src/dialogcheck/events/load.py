@@ -343,7 +343,7 @@ def iter_conversation_file(path: str | Path, *, name: str | None = None) -> Iter
     path = Path(path)
     file = str(path) if name is None else name
     try:
-        with path.open("rb") as handle:
+        with path.open("rb", buffering=bounds.READ_BUFFER) as handle:
             yield from read_conversations(handle, file)
     except OSError as err:
         raise LoadError.one(f"cannot read file: {err.strerror or err}", file) from None

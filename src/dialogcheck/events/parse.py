@@ -20,6 +20,7 @@ the position. No file is read here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
@@ -180,14 +181,20 @@ def _settle_bot(event: BotMessage) -> None:
         force_setattr(event, "data", None)  # read: nothing else of it is kept on the event
 
 
-def settle(events: list[Event], start: int = 0, turn: int = 0) -> int:
+def settle(
+    events: list[Event], start: int = 0, turn: int = 0, *, records: Mapping[type, Callable[[Any], Event]] = MappingProxyType({})
+) -> int:
     """Finish decoded events in place, each as the event at its index in `events`, from `start` on, after an
     event of turn `turn`: its other spellings read, its index set, and its turn, the next one when it is a user
     message that opens a turn. Returns the turn of the last. One loop over a whole conversation, as the fast
-    decoder settles a line's events at once."""
+    decoder settles a line's events at once; an event of a class in `records` (one only that decoder reads
+    into) is first replaced by the record `records[class]` makes of it."""
     for index in range(start, len(events)):
         event = events[index]
         cls = type(event)
+        if cls in records:
+            event = events[index] = records[cls](event)
+            cls = type(event)
         if cls is UserMessage:
             if event.text is None:
                 force_setattr(event, "text", "")
