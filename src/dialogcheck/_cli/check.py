@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,16 +25,16 @@ from ..events.model import FRAMEWORK_TOOLS
 from ..importers import IMPORTERS
 from ..report.json import dumps
 from ..report.styled import Styled
-from ..report.text import plain_conversation, plain_failing_checks, render_output_summary
+from ..report.text import (
+    plain_conversation,
+    plain_failing_checks,
+    render_output_summary,
+)
 from ..results.atomic import write_atomic
 from ..results.codec import check_summary_document, conversation_line
+from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
 from .check_output import JsonWriter, TextWriter, print_warnings
 from .env_options import env_options
-from .html_file import HtmlReportFile
-from .progress import Progress
-from .telemetry_out import TelemetryOut, require_sdk, telemetry_options
-from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
-from .replay import REPLAY_OPTION, refuse_replay_without_cache
 from .output import (
     EXIT_BAD_INPUT,
     EXIT_ERRORED,
@@ -47,6 +48,13 @@ from .output import (
     print_json,
     print_text,
 )
+from .progress import Progress
+from .replay import REPLAY_OPTION, refuse_replay_without_cache
+from .telemetry_out import TelemetryOut, require_sdk, telemetry_options
+
+if TYPE_CHECKING:
+    from .html_file import HtmlReportFile
+
 #: Largest --chunk-mb (1 TiB): past it every input is one task anyway; the bound keeps inf out.
 MAX_CHUNK_MB = 2**20
 SHARD_FORMATS = ("jsonl", "parquet")
@@ -226,7 +234,7 @@ def check(**given) -> None:
     require_calibration(judge, config.root if config else None, o.min_kappa)
     html = telemetry = None
     try:
-        html = HtmlReportFile(o.html_path) if o.html_path else None
+        html = _html_report(o.html_path)
         telemetry = TelemetryOut.of(o.otlp_out, o.openinference_out, o.otlp_endpoint)
         batch = CheckBatch(
             subject, o.conversations, jobs=o.jobs, judge=judge, no_judge=o.no_judge,
@@ -245,6 +253,15 @@ def check(**given) -> None:
         for output in (html, telemetry):
             if output is not None:
                 output.discard()  # a report not committed (bad input, an interrupt) is removed, never left half-written
+
+
+def _html_report(path: str | None) -> HtmlReportFile | None:
+    """--html: the page written as the results come; its renderer is imported only when a page is asked for."""
+    if not path:
+        return None
+    from .html_file import HtmlReportFile
+
+    return HtmlReportFile(path)
 
 
 def _each_result(html: HtmlReportFile | None, telemetry: TelemetryOut | None):

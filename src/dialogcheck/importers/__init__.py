@@ -13,27 +13,33 @@ first item looks like another format, that is said once instead.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from ..errors import LoadError
 from ..events.load import conversation_files
 from ..events.model import Conversation
-from . import openai_messages, otlp, rasa_proto, rasa_tracker, tau2, tau_bench
 from ._build import ImportedConversation
 from ._records import file_items
 
 Reader = Callable[[str | Path], Iterator[ImportedConversation]]
 
-#: Format name (as `--from` and `--input-format` take it) -> reader.
-IMPORTERS: dict[str, Reader] = {
-    "rasa-tracker": rasa_tracker.read,
-    "rasa-proto": rasa_proto.read,
-    "openai": openai_messages.read,
-    "tau-bench": tau_bench.read,
-    "tau2": tau2.read,
-    "otlp": otlp.read,
+#: Format name (as `--from` and `--input-format` take it) -> the module of this package whose `read` reads it.
+#: Imported when a file of the format is read: the command line lists the names without loading every reader.
+IMPORTERS: dict[str, str] = {
+    "rasa-tracker": "rasa_tracker",
+    "rasa-proto": "rasa_proto",
+    "openai": "openai_messages",
+    "tau-bench": "tau_bench",
+    "tau2": "tau2",
+    "otlp": "otlp",
 }
+
+
+def reader(fmt: str) -> Reader:
+    """The reader of format `fmt` (a name of `IMPORTERS`)."""
+    return import_module(f".{IMPORTERS[fmt]}", __name__).read
 
 
 #: What each format's files hold, as a message names it.
@@ -86,7 +92,7 @@ def _other_format(path: str | Path, fmt: str) -> LoadError | None:
         guess = guess_format(first.value) if first is not None else None
         if guess is None or guess == fmt:
             return None
-        next(iter(IMPORTERS[guess](path)))
+        next(iter(reader(guess)(path)))
     except (LoadError, ValueError, StopIteration):
         return None
     message = f"this looks like {FORMAT_NAMES[guess]}, not {FORMAT_NAMES[fmt]} (`{fmt}`): the format is `{guess}`"
@@ -105,11 +111,9 @@ def import_file(path: str | Path, fmt: str) -> Iterator[ImportedConversation]:
 
     When the file fails and its first item looks like another format, the one error says which.
     """
-    try:
-        reader = IMPORTERS[fmt]
-    except KeyError:
-        raise ValueError(f"unknown import format {fmt!r}: expected one of {', '.join(IMPORTERS)}") from None
-    return _naming_the_format(reader(path), path, fmt)
+    if fmt not in IMPORTERS:
+        raise ValueError(f"unknown import format {fmt!r}: expected one of {', '.join(IMPORTERS)}")
+    return _naming_the_format(reader(fmt)(path), path, fmt)
 
 
 def iter_imported_conversations(paths: Iterable[str | Path], fmt: str) -> Iterator[Conversation]:
@@ -119,4 +123,4 @@ def iter_imported_conversations(paths: Iterable[str | Path], fmt: str) -> Iterat
             yield imported.conversation
 
 
-__all__ = ["FORMAT_NAMES", "IMPORTERS", "ImportedConversation", "guess_format", "import_file", "iter_imported_conversations"]
+__all__ = ["FORMAT_NAMES", "IMPORTERS", "ImportedConversation", "guess_format", "import_file", "iter_imported_conversations", "reader"]
