@@ -350,9 +350,8 @@ class Generator:
 
     def _emit(self, kind: str, fields: dict) -> None:
         self.t += 0.4 + self.rng.random() * 2.5
-        fields["event"] = kind
-        fields["timestamp"] = round(self.t, 3)
-        self.events.append(fields)
+        # `event` and `timestamp` first, as Rasa writes an event (and as dialogcheck's importers and `run` do).
+        self.events.append({"event": kind, "timestamp": round(self.t, 3), **fields})
 
     def _int(self, low: int, high: int) -> int:
         """`randrange(low, high)` at a third of the cost (one `random()` call)."""

@@ -34,6 +34,7 @@ def generate(out: Path, *args: str, hash_seed: str = "0") -> None:
 def synth_module():
     spec = importlib.util.spec_from_file_location("synth", SYNTH)
     module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("synth", module)  # its dataclasses look their module up while it runs
     spec.loader.exec_module(module)
     return module
 
