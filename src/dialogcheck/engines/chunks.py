@@ -337,7 +337,7 @@ def _plan_stream(path: Path, file: str, input_format: str | None, chunk_bytes: i
         yield from _stream_chunks(sys.stdin.buffer, file, input_format, chunk_bytes)
         return
     try:
-        with open(path, "rb") as handle:
+        with open(path, "rb", buffering=bounds.READ_BUFFER) as handle:
             yield from _stream_chunks(handle, file, input_format, chunk_bytes)
     except OSError as err:
         raise _cannot_read(err, file) from None
