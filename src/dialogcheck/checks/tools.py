@@ -191,7 +191,8 @@ class TurnAttempt(Record):
 
     @property
     def matched(self) -> int:
-        return sum(run is not None for run in self.assigned)
+        """How many calls were assigned a run."""
+        return len(self.assigned) - self.assigned.count(None)
 
     @property
     def extras(self) -> list[ToolRun]:
