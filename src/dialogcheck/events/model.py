@@ -241,13 +241,10 @@ class Conversation:
 
     @cached_property
     def by_type(self) -> Mapping[str, Sequence[Event]]:
+        """The events of each type, in conversation order."""
         index: dict[str, list[Event]] = {}
         for event in self.events:
-            bucket = index.get(event.type)
-            if bucket is None:
-                index[event.type] = [event]
-            else:
-                bucket.append(event)
+            index.setdefault(event.type, []).append(event)
         return index
 
     def of_type(self, *types: str) -> Sequence[Event]:
