@@ -255,7 +255,7 @@ class Conversation:
         merged.sort(key=lambda e: e.index)
         return merged
 
-    @cached_property
+    @property
     def tool_runs(self) -> Sequence[ToolRun]:
         return self.by_type.get("tool_executed", ())  # type: ignore[return-value]
 
@@ -280,7 +280,7 @@ class Conversation:
             log = logs[framework_tools] = [run for run in self.tool_runs if run.tool_name not in framework_tools]
         return log
 
-    @cached_property
+    @property
     def bot_messages(self) -> Sequence[BotMessage]:
         return self.by_type.get("bot", ())  # type: ignore[return-value]
 
