@@ -184,7 +184,7 @@ def one_budget(evaluate: F) -> F:
 def is_plain(pattern: str) -> bool:
     """Whether `pattern` is characters in a row and nothing else (`(?i)user id`): no repeat, alternative, group, set
     or anchor. The engine finds such a pattern by a plain string search, which never backtracks, so no search of it
-    can run away: it needs no time limit (and setting one costs about as much as the search)."""
+    can run away: it needs no time limit, and is spared the engine's bookkeeping of one."""
     from regex._regex_core import Character, Sequence
 
     tree = _parse(pattern)
