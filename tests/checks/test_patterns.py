@@ -139,6 +139,46 @@ def test_the_budget_is_shared_by_the_searches_of_one_check_and_fresh_for_the_nex
     assert result.outcome is Outcome.FAIL, result.detail
 
 
+@pytest.mark.parametrize(
+    ("pattern", "plain"),
+    [
+        ("(?i)user id", True),
+        ("as an AI language model", True),
+        (r"order\.", True),
+        ("(?x) user id", True),
+        ("(?i)user(?-i) ID", True),
+        ("", True),
+        (EVIL, False),
+        ("a+", False),
+        ("confirm|proceed", False),
+        ("^ordered", False),
+        ("[ab]c", False),
+        ("a.c", False),
+        (r"\bid\b", False),
+        ("(?:ab)", False),
+        ("(?:ab){e<=1}", False),
+        (r"(a)\1", False),
+    ],
+)
+def test_only_characters_in_a_row_are_plain(pattern, plain):
+    """Plain patterns are searched without the engine's time limit: nothing else may be taken for one."""
+    assert patterns.is_plain(pattern) is plain
+
+
+def test_a_plain_pattern_still_finds_its_check_budget_spent(monkeypatch):
+    from dialogcheck.checks.running import run_check
+    from tests.conftest import check_from_yaml
+
+    monkeypatch.setattr(patterns, "monotonic", _Clock(0.3))
+    check = check_from_yaml("bot_did_not_utter: {text_matches: '(?i)as an ai'}")
+    result = run_check(check, conv(user("x"), *[bot(f"message {i}") for i in range(10)]))
+    assert result.outcome is Outcome.ERROR
+    assert result.detail == (  # the 5th search starts 1.2 s after the first
+        "the pattern /(?i)as an ai/ ran out of the check's 1 s for searching (5 searches, the last on a 9-character text):"
+        " it backtracks catastrophically: simplify it"
+    )
+
+
 def test_a_search_outside_a_check_has_a_budget_of_its_own(monkeypatch):
     monkeypatch.setattr(patterns, "monotonic", _Clock(0.1))
     assert all(search("a", "a") for _ in range(100))
@@ -211,7 +251,7 @@ def test_the_engine_parser_this_module_reads_is_there():
     """`check_bounds` reads the engine's own parse tree: a `regex` release that renamed these must fail here."""
     from regex import _regex_core as core
 
-    for name in ("Source", "Info", "_parse_pattern", "_UnscopedFlagSet", "VERBOSE", "UNICODE", "RegexBase", "Sequence", "Branch"):
+    for name in ("Source", "Info", "_parse_pattern", "_UnscopedFlagSet", "VERBOSE", "UNICODE", "RegexBase", "Sequence", "Branch", "Character"):
         assert hasattr(core, name), name
     tree = patterns._parse("(?:ab){3,5}c")
     repeat = patterns._children(tree)[0]

@@ -222,7 +222,7 @@ def test_the_closest_miss_ranked_without_text_is_the_one_the_explanations_rank(s
     assert all(step.miss_count(event) == len(step.mismatches(event)) >= 1 for event in misses)
     assert step.closest_miss(misses) == ranked_closest(step, misses)
     if misses:
-        assert step.explain_miss(conversation, misses)[1] == (ranked_closest(step, misses)[0].index,)
+        assert step.explain_miss(misses)[1] == (ranked_closest(step, misses)[0].index,)
 
 
 def one_edit(word):

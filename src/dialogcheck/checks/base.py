@@ -117,8 +117,9 @@ class EventCheck(Check):
         """How many ways `event` differs; subclasses with many candidates count without building text."""
         return len(self.mismatches(event))
 
-    def first_match(self, conversation: Conversation) -> Event | None:
-        for event in self.candidates(conversation):
+    def first_match(self, events: Sequence[Event]) -> Event | None:
+        """The first of `events` (candidates, in order) that matches."""
+        for event in events:
             if self.matches(event):
                 return event
         return None
@@ -133,9 +134,8 @@ class EventCheck(Check):
                 best = (count, event)
         return None if best is None else (best[1], self.mismatches(best[1]))
 
-    def explain_miss(self, conversation: Conversation, events: Sequence[Event] | None = None) -> tuple[str, tuple[int, ...]]:
-        """Why no candidate matched: what the closest one had instead."""
-        events = self.candidates(conversation) if events is None else events
+    def explain_miss(self, events: Sequence[Event]) -> tuple[str, tuple[int, ...]]:
+        """Why none of `events` (candidates that all missed) matched: what the closest one had instead."""
         if not events:
             return f"no {self.event_noun} event was recorded", ()
         event, miss = self.closest_miss(events)  # type: ignore[misc]
@@ -150,10 +150,11 @@ class EventCheck(Check):
         return event.type
 
     def evaluate(self, conversation: Conversation) -> CheckResult:
-        event = self.first_match(conversation)
+        events = self.candidates(conversation)
+        event = self.first_match(events)
         if event is not None:
             return self.result(True, f"matched {self.describe_event(event)} at {at(event)}", (event.index,))
-        detail, evidence = self.explain_miss(conversation)
+        detail, evidence = self.explain_miss(events)
         return self.result(False, detail, evidence)
 
 

@@ -103,6 +103,11 @@ class Criterion(JudgedCheck):
         return JudgeRequest(self.text)
 
 
+#: The judgements of a check nobody judged (frozen, so one of each serves every conversation).
+_SKIPPED = Judgement(Outcome.SKIP, NO_JUDGE_SKIP)
+_NOT_CONFIGURED = Judgement(Outcome.ERROR, NO_JUDGE_REASON)
+
+
 def unjudged(no_judge: bool) -> Judgement:
     """The judgement of a check nobody judged: skipped on request, else an error that says why."""
-    return Judgement(Outcome.SKIP, NO_JUDGE_SKIP) if no_judge else Judgement(Outcome.ERROR, NO_JUDGE_REASON)
+    return _SKIPPED if no_judge else _NOT_CONFIGURED

@@ -146,8 +146,9 @@ class BotDidNotUtter(Check):
     @one_budget
     def evaluate(self, conversation: Conversation) -> CheckResult:
         uttered = self._uttered
-        found = uttered.first_match(conversation)
+        messages = uttered.candidates(conversation)
+        found = uttered.first_match(messages)
         if found is None:
-            count = len(conversation.bot_messages)
+            count = len(messages)
             return self.result(True, f"none of the {count} bot message{'s' if count != 1 else ''} matched")
         return self.result(False, f"{uttered.describe_event(found)} at {at(found)} matched", [found.index])

@@ -17,7 +17,9 @@ the syntax and meaning of Python's `re`, its default V0 mode), with two bounds:
 The engine measures its own time limit in CPU time of the whole process, so
 each search is given what is left of the check's wall-clock budget: a search
 never starts after the deadline, and the searches of one check together use
-at most the budget in CPU time.
+at most the budget in CPU time. A pattern of plain characters is found by a
+string search that cannot backtrack: it still never starts after the
+deadline, but runs without the engine's limit (`is_plain`).
 """
 
 from __future__ import annotations
@@ -178,10 +180,23 @@ def one_budget(evaluate: F) -> F:
     return evaluate_within_budget  # type: ignore[return-value]
 
 
+@lru_cache(maxsize=128)
+def is_plain(pattern: str) -> bool:
+    """Whether `pattern` is characters in a row and nothing else (`(?i)user id`): no repeat, alternative, group, set
+    or anchor. The engine finds such a pattern by a plain string search, which never backtracks, so no search of it
+    can run away: it needs no time limit, and is spared the engine's bookkeeping of one."""
+    from regex._regex_core import Character, Sequence
+
+    tree = _parse(pattern)
+    return isinstance(tree, Character) or (isinstance(tree, Sequence) and all(isinstance(node, Character) for node in _children(tree)))
+
+
 def search(pattern: str, text: str) -> bool:
     """`re.search(pattern, text) is not None`, within what is left of the current check's budget.
 
-    Outside a check's evaluation (a direct call) the search has a budget of its own.
+    Outside a check's evaluation (a direct call) the search has a budget of its own. Every search counts against
+    the budget and none starts after its deadline; the engine's own time limit is set only where a search could
+    backtrack (`is_plain`).
     """
     budget = _BUDGET.get() or _Budget()
     now = monotonic()
@@ -191,8 +206,11 @@ def search(pattern: str, text: str) -> bool:
     left = budget.deadline - now
     if left <= 0:
         raise _out_of_time(pattern, text, budget)
+    compiled = compile_pattern(pattern)
+    if is_plain(pattern):
+        return compiled.search(text) is not None
     try:
-        return compile_pattern(pattern).search(text, timeout=left) is not None
+        return compiled.search(text, timeout=left) is not None
     except TimeoutError:
         raise _out_of_time(pattern, text, budget) from None
 

@@ -6,9 +6,10 @@ whole check is a single forward walk over each step's candidates.
 
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
+from operator import attrgetter
 
 from ..events.model import Conversation, Event
 from .base import Check, CheckResult, EventCheck, at
@@ -18,6 +19,9 @@ from .messages import BotUttered
 from .patterns import one_budget
 from .schema import spec
 from .tools import ToolExecuted
+
+#: An event's position in its conversation: candidates ascend by it, so a step bisects them.
+INDEX = attrgetter("index")
 
 #: The checks a step may be, by key: each matches one event (memory steps take the key name alone).
 STEPS: dict[str, type[EventCheck]] = {
@@ -55,21 +59,21 @@ class Sequencing(Check):
         after = -1
         for number, step in enumerate(self.steps, 1):
             candidates = step.candidates(conversation)
-            start = bisect.bisect_right([e.index for e in candidates], after) if after >= 0 else 0
-            found = next((e for e in candidates[start:] if step.matches(e)), None)
+            start = bisect_right(candidates, after, key=INDEX) if after >= 0 else 0
+            found = step.first_match(candidates[start:])
             if found is None:
-                return self.result(False, self._explain(conversation, number, step, matched, candidates, start), [e.index for e in matched])
+                return self.result(False, self._explain(number, step, matched, candidates, start), [e.index for e in matched])
             matched.append(found)
             after = found.index
         chain = ", ".join(f"{step.key} at {at(e)}" for step, e in zip(self.steps, matched))
         return self.result(True, f"in order: {chain}", [e.index for e in matched])
 
-    def _explain(self, conversation, number, step, matched, candidates, start) -> str:
+    def _explain(self, number, step, matched, candidates, start) -> str:
         head = f"step {number} of {len(self.steps)} ({step.label}) has no match"
         if matched:
             head += f" after step {number - 1} matched at {at(matched[-1])}"
-        earlier = next((e for e in candidates[:start] if step.matches(e)), None)
+        earlier = step.first_match(candidates[:start])
         if earlier is not None:
             return f"{head}; it matched only earlier, at {at(earlier)}"
-        reason, _ = step.explain_miss(conversation, candidates[start:])
+        reason, _ = step.explain_miss(candidates[start:])
         return f"{head}: {reason}"

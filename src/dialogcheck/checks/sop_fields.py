@@ -8,7 +8,7 @@ pinned in SPEC sections 3 and 10 ("SOP ops"); they live here once.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
@@ -38,7 +38,7 @@ def parse_result(value: Any) -> Any:
 
 
 def _step(value: Any, key: str) -> tuple[bool, Any]:
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):  # a JSON object, as every recorded value is decoded
         return (True, value[key]) if key in value else (False, None)
     if isinstance(value, (list, tuple)) and key.isascii() and key.isdigit():
         index = int(key)

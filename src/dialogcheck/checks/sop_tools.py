@@ -46,8 +46,9 @@ def slug_name(tool_slug: str, catalog_slug: str | None) -> str:
 
 def call_name(run: ToolRun) -> str:
     """A call as explanations write it: `name [connector] at event 4 (turn 2)`."""
-    connector = f" [{run.connector}]" if run.connector is not None else ""
-    return f"{run.tool_name}{connector} at {at(run)}"
+    connector = run.connector
+    shown = f" [{connector}]" if connector is not None else ""
+    return f"{run.tool_name}{shown} at {at(run)}"
 
 
 def listing(runs: Sequence[ToolRun], limit: int = SHOWN_CALLS) -> str:

@@ -128,13 +128,14 @@ class ToolExecuted(EventCheck):
     def evaluate(self, conversation: Conversation) -> CheckResult:
         if self.times is None:
             return super().evaluate(conversation)
-        runs = [e for e in conversation.tool_runs if self.matches(e)]
+        candidates = self.candidates(conversation)
+        runs = [e for e in candidates if self.matches(e)]
         where = ", ".join(at(e) for e in runs[:5]) + (" …" if len(runs) > 5 else "")
         if len(runs) == self.times:
             detail = f"ran {len(runs)} time{'s' if len(runs) != 1 else ''} as expected" + (f": {where}" if runs else "")
             return self.result(True, detail, [e.index for e in runs])
         if not runs:
-            miss, evidence = self.explain_miss(conversation)
+            miss, evidence = self.explain_miss(candidates)
             return self.result(False, f"ran 0 times, expected exactly {self.times}: {miss}", evidence)
         return self.result(
             False, f"ran {len(runs)} times, expected exactly {self.times}: {where}", [e.index for e in runs]
@@ -190,7 +191,8 @@ class TurnAttempt(Record):
 
     @property
     def matched(self) -> int:
-        return sum(run is not None for run in self.assigned)
+        """How many calls were assigned a run."""
+        return len(self.assigned) - self.assigned.count(None)
 
     @property
     def extras(self) -> list[ToolRun]:

@@ -241,13 +241,10 @@ class Conversation:
 
     @cached_property
     def by_type(self) -> Mapping[str, Sequence[Event]]:
+        """The events of each type, in conversation order."""
         index: dict[str, list[Event]] = {}
         for event in self.events:
-            bucket = index.get(event.type)
-            if bucket is None:
-                index[event.type] = [event]
-            else:
-                bucket.append(event)
+            index.setdefault(event.type, []).append(event)
         return index
 
     def of_type(self, *types: str) -> Sequence[Event]:
@@ -258,7 +255,7 @@ class Conversation:
         merged.sort(key=lambda e: e.index)
         return merged
 
-    @cached_property
+    @property
     def tool_runs(self) -> Sequence[ToolRun]:
         return self.by_type.get("tool_executed", ())  # type: ignore[return-value]
 
@@ -283,7 +280,7 @@ class Conversation:
             log = logs[framework_tools] = [run for run in self.tool_runs if run.tool_name not in framework_tools]
         return log
 
-    @cached_property
+    @property
     def bot_messages(self) -> Sequence[BotMessage]:
         return self.by_type.get("bot", ())  # type: ignore[return-value]
 
