@@ -75,10 +75,10 @@ def _config(subject_path: str, config_path: str | None) -> ProjectConfig | None:
 def _write_reports(batch: CheckBatch, junit_path: str | None, html: HtmlReportFile | None) -> None:
     """--junit, and the end of --html (written as the results went by); a report that cannot be written is a
     `LoadError` naming it."""
-    from ..report.junit import render_junit_check
-
     try:
         if junit_path:
+            from ..report.junit import render_junit_check  # the XML writer, only when a report is asked for
+
             write_atomic(junit_path, render_junit_check(batch.kept, batch.subject))
     except OSError as err:
         raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path)) from None

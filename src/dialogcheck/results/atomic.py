@@ -10,7 +10,6 @@ unfinished and run again by `--resume`. Every credential the process holds
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from .._redact import mask, mask_bytes
@@ -28,6 +27,8 @@ class AtomicFile:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # not at start-up: a command that writes no file never needs it
+
         fd, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         self.temp = Path(temp)
         self.committed = False
