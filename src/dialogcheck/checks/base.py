@@ -132,6 +132,8 @@ class EventCheck(Check):
             count = self.miss_count(event)
             if best is None or count < best[0]:
                 best = (count, event)
+                if count == 1:  # every candidate missed, so none differs in fewer ways: the earliest with one wins
+                    break
         return None if best is None else (best[1], self.mismatches(best[1]))
 
     def explain_miss(self, events: Sequence[Event]) -> tuple[str, tuple[int, ...]]:
