@@ -139,6 +139,7 @@ def test_the_html_page_shows_why_a_conversation_is_suspect(tau2):
         text = review.inner_text()
         assert "Simulated user: suspect" in text and "prompt_wording" in text and "turn " in text
         assert section.locator(".run-checks li.check").count() >= 1  # the checks are still drawn
+        assert section.locator("p.meta").count() == 1 and "tau2 task" in section.locator("p.meta").inner_text()
         page.fill("#f-text", "")
         page.wait_for_timeout(400)
         ok = page.locator("#entries section").filter(has_not_text="planted").first

@@ -35,7 +35,7 @@ from ..checks.base import Outcome
 from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult
 from ..results.stats import CheckStat, SopScores
 from .html_overview import CheckRow, Group, banner, checks_table, list_section, personas, scenarios, sop_spread
-from .html_run import anchor_part, esc, reviewed_conversation_body, run_anchor, run_body
+from .html_run import anchor_part, esc, run_anchor, run_body, user_review_html
 
 __all__ = ["HtmlReport", "conversations_page", "render_batch_html", "render_check_html", "run_anchor"]
 
@@ -110,13 +110,11 @@ class HtmlReport:
         more: dict[str, Any] = {}
         if result.conversation_id and result.conversation_id not in result.source:
             more["id"] = result.conversation_id
-        if result.user_review is not None:  # `check --review-user`: the review is shown as a run's is, from a template
+        if result.user_review is not None:  # `check --review-user`: its review, drawn from a template as a run's is
             more["t"] = 1
         index = self._add(result.source, result.verdict, group, result.scenario, list(result.checks()), more, result.sop)
-        if result.user_review is None:
-            return self._block(full_only=True)
-        template = f'<template id="dc-t-{index}">{reviewed_conversation_body(result, group.name)}</template>\n'
-        return template + self._block(full_only=True)
+        review = f'<template id="dc-t-{index}">{user_review_html(result.user_review)}</template>\n' if result.user_review is not None else ""
+        return review + self._block(full_only=True)
 
     def add_run(self, run: RunResult) -> str:
         """A run of a batch: its record, and a template with its transcript, event timeline and errors."""

@@ -20,7 +20,7 @@ from .._shown import cut
 from ..events.model import BotMessage, ToolRun, UserMessage, opens_turn
 from ..events.values import show
 from ..judge.ledger import ledger_line
-from ..results.model import ConversationResult, Crash, RunResult, UserReview
+from ..results.model import Crash, RunResult, UserReview
 
 _ID = re.compile(r"[^A-Za-z0-9_-]")
 #: Characters of a message or event shown in one timeline row.
@@ -159,14 +159,6 @@ def user_review_html(review: UserReview, suspect_attempts: int = 0) -> str:
         for reason in review.reasons
     )
     return f'<div class="user-review {esc(review.verdict)}">{head}{f"<ul>{reasons}</ul>" if reasons else ""}</div>'
-
-
-def reviewed_conversation_body(result: ConversationResult, group_name: str) -> str:
-    """A recorded conversation's section body when its simulated user was reviewed (`check --review-user`): what
-    the page shows of any conversation, and the review; `.run-checks` is filled from the data, as for a run."""
-    facts = " · ".join(f for f in (group_name, f"conversation {result.conversation_id}" if result.conversation_id else "") if f)
-    review = user_review_html(result.user_review) if result.user_review is not None else ""
-    return f'<p class="meta">{esc(facts)}</p>{review}<div class="run-grid single"><div class="run-checks"></div></div>'
 
 
 def run_body(run: RunResult, anchor: str) -> str:

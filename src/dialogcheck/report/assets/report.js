@@ -84,7 +84,7 @@
     };
   }
   function hasTemplate(e) {
-    /* A run, or a conversation whose simulated user was reviewed, has its body in a template of its own. */
+    /* A run has its body in a template of its own; a conversation whose simulated user was reviewed, its review. */
     return e.more.n !== undefined || e.more.t !== undefined;
   }
   function templateText(e) {
@@ -180,11 +180,12 @@
     summary.append(badge(e.verdict), el("h3", null, e.title), link);
     var body = details.appendChild(el("div", "run-body"));
     var template = hasTemplate(e) && document.getElementById("dc-t-" + e.i);
-    if (template) {
+    if (template && e.more.n !== undefined) {
       body.appendChild(template.content.cloneNode(true));
     } else {
       var facts = [g.name, e.more.id ? "conversation " + e.more.id : ""].filter(Boolean).join(" · ");
       body.appendChild(el("p", "meta", facts));
+      if (template) body.appendChild(template.content.cloneNode(true));  /* the review of its simulated user */
       body.appendChild(el("div", "run-grid single")).appendChild(el("div", "run-checks"));
     }
     body.querySelector(".run-checks").appendChild(checkList(e, id));
