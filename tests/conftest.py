@@ -19,6 +19,24 @@ from dialogcheck.scenario.load import parse_assertion
 #: progress lines set their own interval).
 os.environ.setdefault("DIALOGCHECK_PROGRESS_INTERVAL", "3600")
 
+#: What makes rich colour its output or take a pipe for a terminal, whatever the developer's shell sets.
+FORCING_OUTPUT = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+
+
+def plain_env(*drop: str, **extra: str) -> dict[str, str]:
+    """This environment for a command whose output is judged as a pipe sees it: `FORCING_OUTPUT` and `drop`
+    left out, `extra` added."""
+    left_out = {*FORCING_OUTPUT, *drop}
+    return {**{k: v for k, v in os.environ.items() if k not in left_out}, **extra}
+
+
+@pytest.fixture
+def plain_output(monkeypatch):
+    """Output of commands run in this process is judged as a pipe sees it (`FORCING_OUTPUT` unset)."""
+    for name in FORCING_OUTPUT:
+        monkeypatch.delenv(name, raising=False)
+
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "card_replace"
 

@@ -14,7 +14,6 @@ like LF, with the same lines and columns in errors.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
-from tests.conftest import EXAMPLE, REPO
+from tests.conftest import EXAMPLE, REPO, plain_env
 
 BAD = REPO / "tests" / "data" / "bad"
 SCENARIO = EXAMPLE / "eval" / "scenarios" / "card_replace_cancel.yml"
@@ -252,10 +251,8 @@ PLAN_ERRORS: dict[str, str] = {
 
 
 @pytest.fixture(autouse=True)
-def _environment(monkeypatch):
+def _environment(monkeypatch, plain_output):
     monkeypatch.delenv(UNSET, raising=False)
-    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def expected_lines(name: str, table: dict) -> list[str]:
@@ -317,8 +314,7 @@ def test_resume_bad_plan(name):
 
 
 def _env() -> dict[str, str]:
-    drop = {UNSET, "FORCE_COLOR", "TTY_COMPATIBLE"}
-    return {k: v for k, v in os.environ.items() if k not in drop}
+    return plain_env(UNSET)
 
 
 def test_installed_validate_on_the_whole_corpus():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, plain_env
 from tests.engines.batches import SCENARIO, write_batch
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -23,8 +23,7 @@ FAILING = 6  # of the 8 example conversations, against DAMAGED
 
 
 def command(*args, **env) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR")}
-    return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, text=True, env={**clean, **env}, timeout=300)
+    return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, text=True, env=plain_env("NO_COLOR", **env), timeout=300)
 
 
 def blocks(stdout: str) -> list[str]:
@@ -117,7 +116,7 @@ def test_run_progress_lines_count_the_planned_runs(tmp_path):
 def test_on_a_terminal_progress_is_a_bar_on_stderr(big, tmp_path):
     """stderr a pseudo-terminal, stdout a file: the bar goes to the terminal, the results stay clean."""
     leader, follower = pty.openpty()
-    clean = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR")}
+    clean = plain_env("NO_COLOR")
     out = tmp_path / "stdout.json"
     with out.open("wb") as stdout_file:
         process = subprocess.Popen([str(DIALOGCHECK), "check", "--no-judge", "--format", "json", "--jobs", "1", "--scenario", str(SCENARIO), str(big)],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -13,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
+from tests.conftest import EXAMPLE, plain_env
 from tests.stats_helpers import per_check_stats, verdict_counts
-from tests.conftest import EXAMPLE
 
 SCENARIOS = EXAMPLE / "eval" / "scenarios"
 CONVERSATIONS = EXAMPLE / "conversations"
@@ -45,11 +44,7 @@ CRITERIA_ONLY = "scenario:\n  name: Judged only\n  simulation_context: c\n  goal
 BAD_TYPE = "scenario:\n  name: Bad\n  simulation_context: c\n  type: happy\n"
 
 
-@pytest.fixture(autouse=True)
-def _plain_output(monkeypatch):
-    """Output is judged as a pipe sees it, whatever the developer's shell forces."""
-    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("plain_output")
 
 
 def check(*args: str | Path):
@@ -368,9 +363,7 @@ def test_conversation_text_is_never_read_as_markup(tmp_path):
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR")}
-    env.update(extra)
-    return env
+    return plain_env("NO_COLOR", **extra)
 
 
 def run_installed(*args: str | Path, **env: str) -> subprocess.CompletedProcess:

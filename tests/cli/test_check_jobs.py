@@ -20,7 +20,15 @@ from dialogcheck.engines.chunks import CHUNK_BYTES
 from dialogcheck.engines.work import CheckJob
 from dialogcheck.events.model import Conversation
 from dialogcheck.scenario.load import load_scenario
-from tests.engines.batches import SCENARIO, batch_with, cut_short, example_events, tracker_lines, write_batch
+from tests.conftest import plain_env
+from tests.engines.batches import (
+    SCENARIO,
+    batch_with,
+    cut_short,
+    example_events,
+    tracker_lines,
+    write_batch,
+)
 from tests.stats_helpers import per_check_stats, verdict_counts
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -28,8 +36,7 @@ COUNT = 1_200  # 3.8 MB: four chunks
 
 
 def run(*args, **env) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
-    return subprocess.run([str(DIALOGCHECK), "check", *map(str, args)], capture_output=True, env={**clean, **env}, timeout=120)
+    return subprocess.run([str(DIALOGCHECK), "check", *map(str, args)], capture_output=True, env=plain_env(**env), timeout=120)
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,13 @@ in a real subprocess, streamed and not, with `--jobs 1` and `--jobs 2`.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import plain_env
 from tests.engines.batches import SCENARIO, batch_with, cut_short
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -24,7 +24,7 @@ COUNT = 1_000  # 3 MB: over the 2 MB below which one process does all the work
 
 
 def run(*args) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
+    env = plain_env()
     return subprocess.run(
         [str(DIALOGCHECK), "check", "--no-judge", "--format", "json", "--scenario", str(SCENARIO), *map(str, args)],
         capture_output=True, env=env, timeout=120, check=False,

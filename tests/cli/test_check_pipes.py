@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import plain_env
 from tests.engines.batches import SCENARIO, example_events, tracker_lines
 from tests.stats_helpers import verdict_counts
 
@@ -28,7 +29,7 @@ CHECK = [str(DIALOGCHECK), "check", "--no-judge", "--scenario", str(SCENARIO)]
 
 
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
+    return plain_env()
 
 
 def batch_bytes(count: int = 20) -> bytes:

@@ -7,7 +7,6 @@ Every run is the installed command in a real subprocess, on folders the commands
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -15,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, plain_env
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 CONFIRMS = EXAMPLE / "eval" / "scenarios" / "card_replace_confirms_first.yml"
 
 
 def run(*args) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
+    env = plain_env()
     return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, env=env, timeout=300, check=False)
 
 

@@ -9,7 +9,6 @@ real subprocess.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, plain_env
 from tests.engines.batches import example_events
 from tests.stats_helpers import per_check_stats, verdict_counts
 
@@ -30,7 +29,7 @@ TAU_DATA = Path(__file__).parents[1] / "importers" / "data"
 
 
 def run(*args, cwd=None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
+    env = plain_env()
     return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, env=env, timeout=120, cwd=cwd, check=False)
 
 

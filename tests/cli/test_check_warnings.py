@@ -9,13 +9,13 @@ subprocess on a multi-chunk file: the fast decoder and the general loader, `--jo
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import plain_env
 from tests.engines.batches import SCENARIO, example_events
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -23,7 +23,7 @@ COUNT = 1_000  # 3 MB: workers with --jobs 2
 
 
 def run(*args) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
+    env = plain_env()
     return subprocess.run(
         [str(DIALOGCHECK), "check", "--no-judge", "--scenario", str(SCENARIO), *map(str, args)], capture_output=True, env=env, timeout=120, check=False
     )

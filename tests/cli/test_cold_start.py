@@ -8,7 +8,6 @@ same venv) and reports `sys.modules` afterwards. Timing is measured by
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -17,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import COMMANDS, LazyGroup, cli
-from tests.conftest import EXAMPLE, REPO
+from tests.conftest import EXAMPLE, REPO, plain_env
 
 #: Heavy optional parts (LLM SDKs, retries, templates, schemas, HTTP, browsers) no quick command may load.
 HEAVY = ("openai", "anthropic", "ray", "playwright", "jinja2", "jsonschema", "httpx", "aiohttp", "tenacity", "xmlschema", "opentelemetry")
@@ -37,7 +36,7 @@ sys.stderr.write("\\nPROBE " + json.dumps({"exit": code, "modules": sorted(sys.m
 
 def probe(*args: str) -> tuple[int, str, str, set[str]]:
     """Exit code, stdout, stderr and the imported module names of `dialogcheck ARGS` in a fresh process (piped)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    env = plain_env()
     done = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(args)], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
     )

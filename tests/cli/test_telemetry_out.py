@@ -16,10 +16,7 @@ SOP = EXAMPLE / "sops" / "replace_card.yml"
 CONVERSATIONS = EXAMPLE / "conversations"
 
 
-@pytest.fixture(autouse=True)
-def _plain_output(monkeypatch):
-    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("plain_output")
 
 
 def invoke(*args):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, plain_env
 
 SCENARIOS = EXAMPLE / "eval" / "scenarios"
 GOOD = "scenario:\n  name: Good\n  simulation_context: c\n"
@@ -24,11 +23,7 @@ BAD_TYPE_MESSAGE = (
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 
 
-@pytest.fixture(autouse=True)
-def _plain_output(monkeypatch):
-    """Output is judged as a pipe sees it, whatever the developer's shell forces."""
-    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("plain_output")
 
 
 def run(*args: str, env: dict[str, str] | None = None):
@@ -193,7 +188,7 @@ def test_json_missing_path(tmp_path):
 
 def test_installed_command(tmp_path):
     bad = write(tmp_path, "bad.yml", BAD_TYPE)
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    env = plain_env()
     ok = subprocess.run([str(DIALOGCHECK), "validate", str(SCENARIOS)], capture_output=True, text=True, env=env, check=False)
     assert ok.returncode == 0, ok.stderr
     count = len(list(SCENARIOS.glob("*.yml")))
@@ -231,7 +226,7 @@ def test_validate_dot_in_a_rasa_project_root_reads_only_dialogcheck_files(tmp_pa
     write(root, "eval/scenarios/greet.yml", GOOD)
     write(root, "sops/lookup.yml", SOP)
     done = subprocess.run([str(DIALOGCHECK), "validate", "."], cwd=root, capture_output=True, text=True, check=False,
-                          env={k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")})
+                          env=plain_env())
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert [line.split("  ")[0] + " " + line.split()[1] if line.startswith("ok") else line for line in lines] == [

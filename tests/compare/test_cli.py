@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -12,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.compare.builders import document, simple, write_batch
+from tests.conftest import plain_env
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 
 
 def compare(*args, env_extra=None, cwd=None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")} | (env_extra or {})
+    env = plain_env(**(env_extra or {}))
     done = subprocess.run([str(DIALOGCHECK), "compare", *map(str, args)], capture_output=True, text=True, env=env, timeout=120, cwd=cwd, check=False)
     assert "Traceback" not in done.stderr, done.stderr
     return done

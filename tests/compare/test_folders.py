@@ -8,7 +8,6 @@ with `--output` and with `--format json` on the example conversations, which mus
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ from dialogcheck.compare import Status, Verdict
 from dialogcheck.compare.model import CHECK_FOLDER, JSON_DOCUMENT, RUN_FOLDER
 from dialogcheck.compare.read import read_side
 from tests.compare.test_read import runs_of
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, plain_env
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 
@@ -57,7 +56,7 @@ SLUGS = [f"s{i}" for i in range(1, 8)]
 
 
 def dialogcheck(*args, cwd=None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    env = plain_env()
     return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, text=True, env=env, timeout=300, cwd=cwd, check=False)
 
 

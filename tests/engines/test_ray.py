@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.conftest import plain_env
 from tests.engines.batches import SCENARIO, example_events, tracker_lines, write_batch
 from tests.engines.test_parquet import struct_events
 from tests.stats_helpers import verdict_counts
@@ -26,8 +27,7 @@ DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 
 
 def run(*args, env=None) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "RAY_ADDRESS")}
-    return subprocess.run([str(DIALOGCHECK), "check", *map(str, args)], capture_output=True, text=True, env={**clean, **(env or {})}, timeout=300)
+    return subprocess.run([str(DIALOGCHECK), "check", *map(str, args)], capture_output=True, text=True, env=plain_env("RAY_ADDRESS", **(env or {})), timeout=300)
 
 
 @pytest.fixture(scope="session")

@@ -16,10 +16,7 @@ DATA = Path(__file__).parent / "data"
 SAMPLE = DATA / "tau_bench_airline_sample.json"
 
 
-@pytest.fixture(autouse=True)
-def _plain_output(monkeypatch):
-    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("plain_output")
 
 
 def run(*args):

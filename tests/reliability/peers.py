@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.conftest import FORCING_OUTPUT
 from tests.llm.conftest import ENV_THAT_REDIRECTS
 
 #: Seconds between two bytes of a dripped answer (it would take minutes to finish).
@@ -170,7 +171,7 @@ class FaultServer:
 
 
 #: Environment variables that would send the SDKs or the connectors somewhere else than loopback, or colour the output.
-REDIRECTING_ENV = (*ENV_THAT_REDIRECTS, "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+REDIRECTING_ENV = (*ENV_THAT_REDIRECTS, *FORCING_OUTPUT)
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -12,7 +12,6 @@ command in a real subprocess, on every path: the fast decoder, the general loade
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
 from dialogcheck.events import bounds
+from tests.conftest import plain_env
 from tests.engines.batches import SCENARIO, example_events, tracker_lines
 from tests.reliability.figures import measure, record
 
@@ -31,7 +31,7 @@ CHECK = [str(DIALOGCHECK), "check", "--no-judge", "--scenario", str(SCENARIO)]
 
 
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
+    return plain_env()
 
 
 def run(*args) -> subprocess.CompletedProcess:

@@ -9,7 +9,6 @@ another type or bound, fails here.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from dialogcheck.checks.sop_confirmation import DEFAULT_WINDOW
 from dialogcheck.config import load_config
 from dialogcheck.events.model import FRAMEWORK_TOOLS
 from dialogcheck.sop.load import SOP_FIELDS, STEP_FIELDS
-from tests.conftest import EXAMPLE, REPO
+from tests.conftest import EXAMPLE, REPO, plain_env
 from tests.sop.conftest import steps_from_yaml
 
 DOC = REPO / "docs" / "sop-reference.md"
@@ -174,7 +173,7 @@ def test_the_output_shown_is_what_the_command_prints():
     """Lines ending in `…` are cut in the reference: the command's line starts with what is shown."""
     block = re.search(r"^```text\n\$ (dialogcheck .*?)\n(.*?)^```", TEXT, re.S | re.M)
     command, shown = block.group(1).split(), block.group(2).splitlines()
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
+    env = plain_env()
     done = subprocess.run([str(Path(sys.executable).parent / "dialogcheck"), *command[1:]], cwd=EXAMPLE,
                           capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 1  # "and it exits with code 1"
