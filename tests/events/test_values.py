@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dialogcheck.events.values import is_number, json_equal, show
 
@@ -102,3 +104,10 @@ def test_show_cuts_long_values():
 
 def test_show_falls_back_to_repr_for_values_json_cannot_hold():
     assert show({1, 2}) == repr({1, 2})
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet=st.sampled_from(["a", "'", '"', "\\", "\n", "\x00", "é", "\u2028", "😀", "\ud800"]), max_size=40), st.integers(1, 45))
+def test_a_long_text_is_shown_as_the_head_of_its_whole_repr(text, limit):
+    whole = repr(text)
+    assert show(text, limit) == (whole if len(whole) <= limit else whole[: limit - 1] + "…")

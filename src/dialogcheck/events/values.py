@@ -45,7 +45,7 @@ def json_equal(a: Any, b: Any) -> bool:
 def show(value: Any, limit: int = 80) -> str:
     """A compact JSON rendering for explanations, cut at `limit` characters."""
     if isinstance(value, str):
-        text = repr(value)
+        text = repr(value) if len(value) <= limit else _long_string_head(value, limit)
     else:
         try:
             text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
@@ -55,3 +55,16 @@ def show(value: Any, limit: int = 80) -> str:
             except ValueError:  # an integer past Python's limit on digits written out
                 text = f"an integer of {value.bit_length():,} bits"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _long_string_head(value: str, limit: int) -> str:
+    """`repr(value)`, or at least its first `limit` characters, without writing out all of a text longer than that.
+
+    Explanations quote messages and tool results of any length, and a repr costs about 50 instructions a
+    character. Each character is written alone, so the repr of the first `limit` characters begins as the whole
+    one does, once both are quoted alike: Python quotes with `"` only a text that holds `'` and no `"`.
+    """
+    head = value[:limit]
+    if ("'" in head and '"' not in head) is ("'" in value and '"' not in value):
+        return repr(head)
+    return repr(value)
