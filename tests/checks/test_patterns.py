@@ -4,10 +4,13 @@ Catastrophic backtracking is an error naming the pattern, never a hang; a patter
 take gigabytes to compile (or recurse past Python's limit) is a load error naming the limit.
 """
 
+import pickle
 import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dialogcheck.checks import patterns
 from dialogcheck.checks.base import Outcome
@@ -182,6 +185,53 @@ def test_a_plain_pattern_still_finds_its_check_budget_spent(monkeypatch):
 def test_a_search_outside_a_check_has_a_budget_of_its_own(monkeypatch):
     monkeypatch.setattr(patterns, "monotonic", _Clock(0.1))
     assert all(search("a", "a") for _ in range(100))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "joinable"),
+    [
+        ("(?i)user id", True),
+        ("a", True),
+        ("(?x) user id", True),
+        ("[^a]", False),  # a negated character: it would match the separator between two texts
+        (r"a\x00b", False),  # the separator itself
+        ("", False),  # no character: it matches at the separator too
+        ("a+", False),  # not plain
+        ("^a", False),
+    ],
+)
+def test_only_patterns_no_match_of_which_spans_two_texts_search_them_joined(pattern, joinable):
+    assert patterns.prepared(pattern).joinable is joinable
+
+
+JOIN_PATTERNS = ["(?i)user id", "a", "ab", "[^a]", r"a\x00b", "", "^a", "a$", "(?i)K", "(?r)ab"]
+JOIN_TEXTS = st.lists(st.text(alphabet="ab \x00Kk\u212a", max_size=6), max_size=6)
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(JOIN_PATTERNS), JOIN_TEXTS)
+def test_texts_searched_at_once_are_found_as_each_alone(pattern, texts):
+    prepared = patterns.prepared(pattern)
+    assert prepared.found_in(texts) == [prepared.found(text) for text in texts] == [search(pattern, text) for text in texts]
+
+
+def test_texts_searched_at_once_spend_one_search_of_the_budget(monkeypatch):
+    from dialogcheck.checks.running import run_check
+    from tests.conftest import check_from_yaml
+
+    monkeypatch.setattr(patterns, "monotonic", _Clock(0.3))
+    check = check_from_yaml("bot_uttered: {utter_name: utter_ask, text_matches: '(?i)user id'}")
+    result = run_check(check, conv(user("x"), *[bot(f"message {i}", utter="utter_other") for i in range(4)]))
+    # No search while looking for a match (no message has the name), one for the four texts ranked at once, one for
+    # the closest one's explanation. Searched one at a time, the fifth search would find the budget spent.
+    assert result.outcome is Outcome.FAIL, result.detail
+    assert result.detail.endswith("does not match /(?i)user id/")
+
+
+def test_a_pattern_travels_to_a_worker_as_its_text():
+    prepared = patterns.prepared("(?i)user id")
+    again = pickle.loads(pickle.dumps(prepared))
+    assert (again.source, again.plain, again.joinable, again.found("USER ID")) == ("(?i)user id", True, True, True)
 
 
 # --- compiling, bounded ----------------------------------------------------------------------------

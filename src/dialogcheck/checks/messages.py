@@ -6,7 +6,7 @@ passes exactly when the same `bot_uttered` would fail.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..events.model import BotMessage, Button, Conversation, Event
 from ..events.values import show
 from .base import Check, CheckResult, EventCheck, at
-from .patterns import one_budget, search
+from .patterns import one_budget, prepared
 from .schema import file_keys, spec
 
 if TYPE_CHECKING:
@@ -60,18 +60,23 @@ class MessageMatch:
             listed = ", ".join(f"`{key}`" for key in keys)
             fields.problems.add(f"{fields.what} must set at least one of {listed}", fields.node.pos)
 
+    def __post_init__(self) -> None:
+        # An attribute, not a cached_property: a message check reads it for every message, and an instance attribute
+        # shadowed by no class attribute is the fast kind to read. Not a field: the fields are the file's schema.
+        object.__setattr__(self, "_pattern", prepared(self.text_matches) if self.text_matches is not None else None)
+
     def matches(self, message: BotMessage) -> bool:
         if self.utter_name is not None and message.utter_name != self.utter_name:
             return False
         if self.buttons is not None and buttons_in_order(self.buttons, message.buttons) < len(self.buttons):
             return False
-        return self.text_matches is None or search(self.text_matches, message.text)
+        return self._pattern is None or self._pattern.found(message.text)
 
     def mismatches(self, message: BotMessage) -> list[str]:
         miss = []
         if self.utter_name is not None and message.utter_name != self.utter_name:
             miss.append(f"utter_name was {show(message.utter_name)}, expected {show(self.utter_name)}")
-        if self.text_matches is not None and not search(self.text_matches, message.text):
+        if self._pattern is not None and not self._pattern.found(message.text):
             miss.append(f"text {show(message.text, 60)} does not match /{self.text_matches}/")
         if self.buttons is not None:
             found = buttons_in_order(self.buttons, message.buttons)
@@ -83,9 +88,24 @@ class MessageMatch:
     def miss_count(self, message: BotMessage) -> int:
         """`len(self.mismatches(message))` without the text: every bot message is ranked on a failure."""
         count = self.utter_name is not None and message.utter_name != self.utter_name
-        count += self.text_matches is not None and not search(self.text_matches, message.text)
+        count += self._pattern is not None and not self._pattern.found(message.text)
         count += self.buttons is not None and buttons_in_order(self.buttons, message.buttons) < len(self.buttons)
         return count
+
+    def miss_counts(self, messages: Sequence[BotMessage]) -> Iterable[int]:
+        """`miss_count` of each of `messages`, their texts searched at once (`Pattern.found_in`): ranking a failure
+        reads every text, and one search over them all costs less than one of each."""
+        if self._pattern is None:
+            return map(self.miss_count, messages)
+        found = self._pattern.found_in([message.text for message in messages])
+        name, buttons = self.utter_name, self.buttons
+        # `miss_count`'s three terms, written out: a call of it for each message would cost more than its sum.
+        return [
+            (name is not None and message.utter_name != name)
+            + (not text_found)
+            + (buttons is not None and buttons_in_order(buttons, message.buttons) < len(buttons))
+            for message, text_found in zip(messages, found)
+        ]
 
     def describe(self) -> str:
         parts = []
@@ -120,6 +140,18 @@ class BotUttered(EventCheck):
 
     def miss_count(self, event: BotMessage) -> int:  # type: ignore[override]
         return self.match.miss_count(event)
+
+    def closest_miss(self, events: Sequence[Event]) -> tuple[Event, list[str]] | None:
+        """As every event check ranks its candidates (every message is about the same subject), with the counts of
+        `MessageMatch.miss_counts`, all the texts searched at once. Its own loop: pairing each event with its count
+        costs the other checks, which rank one or two candidates, more than it saves them."""
+        best: tuple[int, Event] | None = None
+        for event, count in zip(events, self.match.miss_counts(events)):  # type: ignore[arg-type]
+            if best is None or count < best[0]:
+                best = (count, event)
+                if count == 1:  # every candidate missed, so none differs in fewer ways: the earliest with one wins
+                    break
+        return None if best is None else (best[1], self.mismatches(best[1]))  # type: ignore[arg-type]
 
     def describe_event(self, event: BotMessage) -> str:  # type: ignore[override]
         name = f" {event.utter_name}" if event.utter_name else ""

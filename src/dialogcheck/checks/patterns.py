@@ -24,9 +24,11 @@ deadline, but runs without the engine's limit (`is_plain`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from functools import lru_cache, wraps
+from itertools import accumulate
 from time import monotonic
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -191,13 +193,9 @@ def is_plain(pattern: str) -> bool:
     return isinstance(tree, Character) or (isinstance(tree, Sequence) and all(isinstance(node, Character) for node in _children(tree)))
 
 
-def search(pattern: str, text: str) -> bool:
-    """`re.search(pattern, text) is not None`, within what is left of the current check's budget.
-
-    Outside a check's evaluation (a direct call) the search has a budget of its own. Every search counts against
-    the budget and none starts after its deadline; the engine's own time limit is set only where a search could
-    backtrack (`is_plain`).
-    """
+def _time_left(pattern: str, text: str) -> tuple[float, _Budget]:
+    """Count one search against the current check's budget (a direct call has a budget of its own): the seconds
+    left, and the budget; raises `PatternTimeout` when none are left, so no search starts after the deadline."""
     budget = _BUDGET.get() or _Budget()
     now = monotonic()
     if budget.deadline is None:
@@ -206,13 +204,82 @@ def search(pattern: str, text: str) -> bool:
     left = budget.deadline - now
     if left <= 0:
         raise _out_of_time(pattern, text, budget)
-    compiled = compile_pattern(pattern)
-    if is_plain(pattern):
-        return compiled.search(text) is not None
-    try:
-        return compiled.search(text, timeout=left) is not None
-    except TimeoutError:
-        raise _out_of_time(pattern, text, budget) from None
+    return left, budget
+
+
+#: What texts searched as one are joined by (`Pattern.found_in`).
+_SEPARATOR = "\x00"
+
+
+class Pattern:
+    """A pattern of a check, compiled once and searched within the check's budget (`search`, without the lookups).
+
+    A check keeps its patterns this way, so a search of a message is the engine's search and the budget's
+    bookkeeping, and nothing more. Pickled as its text: a worker process compiles it again.
+    """
+
+    __slots__ = ("compiled", "joinable", "plain", "source")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.compiled = compile_pattern(source)
+        self.plain = is_plain(source)
+        #: Several texts may be searched as one, joined by `_SEPARATOR`: a plain pattern of at least one character,
+        #: none of which is the separator or a negated one (`[^a]`), has no match that reaches into two texts.
+        self.joinable = self.plain and _never_spans(source)
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return Pattern, (self.source,)
+
+    def found(self, text: str) -> bool:
+        """`re.search(pattern, text) is not None`, within what is left of the current check's budget; the engine's
+        own time limit is set only where a search could backtrack (`is_plain`)."""
+        left, budget = _time_left(self.source, text)
+        if self.plain:
+            return self.compiled.search(text) is not None
+        try:
+            return self.compiled.search(text, timeout=left) is not None
+        except TimeoutError:
+            raise _out_of_time(self.source, text, budget) from None
+
+    def found_in(self, texts: Sequence[str]) -> list[bool]:
+        """Whether the pattern is found in each of `texts`: one search over all of them where the pattern allows
+        (`joinable`), which costs about half of searching each, else a search of each."""
+        if not self.joinable or len(texts) < 2:
+            return [self.found(text) for text in texts]
+        joined = _SEPARATOR.join(texts)
+        _time_left(self.source, joined)
+        found = [False] * len(texts)
+        ends: list[int] = []  # where each text's separator ends: needed only once a match is found
+        for match in self.compiled.finditer(joined):
+            ends = ends or list(accumulate(len(text) + 1 for text in texts))
+            found[bisect_right(ends, match.start())] = True
+        return found
+
+
+def _never_spans(pattern: str) -> bool:
+    """Whether `pattern`, a plain one, holds a character and only characters that match themselves (or their other
+    case) and never the separator: none of its matches can start in one text and end in the next."""
+    from regex._regex_core import Character
+
+    tree = _parse(pattern)
+    nodes = [tree] if isinstance(tree, Character) else _children(tree)
+    return bool(nodes) and all(node.positive and chr(node.value) != _SEPARATOR for node in nodes)
+
+
+@lru_cache(maxsize=128)
+def prepared(source: str) -> Pattern:
+    """The `Pattern` of `source`, compiled once for the few patterns a process searches."""
+    return Pattern(source)
+
+
+def search(source: str, text: str) -> bool:
+    """`re.search(source, text) is not None`, within what is left of the current check's budget.
+
+    Outside a check's evaluation (a direct call) the search has a budget of its own. Every search counts against
+    the budget and none starts after its deadline.
+    """
+    return prepared(source).found(text)
 
 
 def _out_of_time(pattern: str, text: str, budget: _Budget) -> PatternTimeout:
