@@ -85,10 +85,12 @@ class MessageMatch:
                 miss.append(f"buttons lacked {self.buttons[found]} in order (it had {have})")
         return miss
 
-    def miss_count(self, message: BotMessage) -> int:
-        """`len(self.mismatches(message))` without the text: every bot message is ranked on a failure."""
+    def miss_count(self, message: BotMessage, text_found: bool | None = None) -> int:
+        """`len(self.mismatches(message))` without the text: every bot message is ranked on a failure. `text_found`:
+        whether the pattern is in its text, when that is known already (`miss_counts`)."""
         count = self.utter_name is not None and message.utter_name != self.utter_name
-        count += self._pattern is not None and not self._pattern.found(message.text)
+        if self._pattern is not None:
+            count += not (self._pattern.found(message.text) if text_found is None else text_found)
         count += self.buttons is not None and buttons_in_order(self.buttons, message.buttons) < len(self.buttons)
         return count
 
@@ -97,15 +99,7 @@ class MessageMatch:
         reads every text, and one search over them all costs less than one of each."""
         if self._pattern is None:
             return map(self.miss_count, messages)
-        found = self._pattern.found_in([message.text for message in messages])
-        name, buttons = self.utter_name, self.buttons
-        # `miss_count`'s three terms, written out: a call of it for each message would cost more than its sum.
-        return [
-            (name is not None and message.utter_name != name)
-            + (not text_found)
-            + (buttons is not None and buttons_in_order(buttons, message.buttons) < len(buttons))
-            for message, text_found in zip(messages, found)
-        ]
+        return map(self.miss_count, messages, self._pattern.found_in([message.text for message in messages]))
 
     def describe(self) -> str:
         parts = []

@@ -182,15 +182,26 @@ def one_budget(evaluate: F) -> F:
     return evaluate_within_budget  # type: ignore[return-value]
 
 
+def _characters(pattern: str) -> list[Any] | None:
+    """The characters `pattern` is made of, in a row, from the engine's parse of it; None when it holds anything
+    else (a repeat, an alternative, a group, a set, an anchor)."""
+    from regex._regex_core import Character, Sequence
+
+    tree = _parse(pattern)
+    if isinstance(tree, Character):
+        return [tree]
+    if not isinstance(tree, Sequence):
+        return None
+    nodes = _children(tree)
+    return nodes if all(isinstance(node, Character) for node in nodes) else None
+
+
 @lru_cache(maxsize=128)
 def is_plain(pattern: str) -> bool:
     """Whether `pattern` is characters in a row and nothing else (`(?i)user id`): no repeat, alternative, group, set
     or anchor. The engine finds such a pattern by a plain string search, which never backtracks, so no search of it
     can run away: it needs no time limit, and is spared the engine's bookkeeping of one."""
-    from regex._regex_core import Character, Sequence
-
-    tree = _parse(pattern)
-    return isinstance(tree, Character) or (isinstance(tree, Sequence) and all(isinstance(node, Character) for node in _children(tree)))
+    return _characters(pattern) is not None
 
 
 def _time_left(pattern: str, text: str) -> tuple[float, _Budget]:
@@ -223,10 +234,11 @@ class Pattern:
     def __init__(self, source: str) -> None:
         self.source = source
         self.compiled = compile_pattern(source)
-        self.plain = is_plain(source)
+        characters = _characters(source)
+        self.plain = characters is not None  # as `is_plain` says
         #: Several texts may be searched as one, joined by `_SEPARATOR`: a plain pattern of at least one character,
         #: none of which is the separator or a negated one (`[^a]`), has no match that reaches into two texts.
-        self.joinable = self.plain and _never_spans(source)
+        self.joinable = bool(characters) and all(node.positive and chr(node.value) != _SEPARATOR for node in characters)
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return Pattern, (self.source,)
@@ -255,16 +267,6 @@ class Pattern:
             ends = ends or list(accumulate(len(text) + 1 for text in texts))
             found[bisect_right(ends, match.start())] = True
         return found
-
-
-def _never_spans(pattern: str) -> bool:
-    """Whether `pattern`, a plain one, holds a character and only characters that match themselves (or their other
-    case) and never the separator: none of its matches can start in one text and end in the next."""
-    from regex._regex_core import Character
-
-    tree = _parse(pattern)
-    nodes = [tree] if isinstance(tree, Character) else _children(tree)
-    return bool(nodes) and all(node.positive and chr(node.value) != _SEPARATOR for node in nodes)
 
 
 @lru_cache(maxsize=128)
