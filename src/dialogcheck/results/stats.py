@@ -178,10 +178,11 @@ class CheckStats:
         return row
 
     def merge(self, other: CheckStats) -> None:
+        rows = self.rows  # its patterns counted once, before the other's rows join them
         for key, row in other.rows.items():
-            mine = self.rows.get(key)
+            mine = rows.get(key)
             if mine is None:
-                mine = self._rows[key] = CheckStat(row.kind, row.label, row.index, row.id, row.scenario)
+                mine = rows[key] = CheckStat(row.kind, row.label, row.index, row.id, row.scenario)
             mine.merge(row)
         self.sop_scores.merge(other.sop_scores)
 
