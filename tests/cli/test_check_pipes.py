@@ -9,7 +9,6 @@ gave exit 1.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import subprocess
@@ -40,14 +39,14 @@ def batch_bytes(count: int = 20) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def piped(args: list[str], data: bytes, *, shell_input: str | None = None) -> subprocess.CompletedProcess:
+def piped(args: list[str], data: bytes, *, shell_input: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`cat FILE | dialogcheck ...`: the command reads a real pipe, written by another process."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as source:
         source.write(data)
         source.flush()
         cat = subprocess.Popen(["cat", source.name], stdout=subprocess.PIPE)
         try:
-            return subprocess.run(args, stdin=cat.stdout, capture_output=True, env=_env(), timeout=120, check=False)
+            return subprocess.run(args, stdin=cat.stdout, capture_output=True, env=env or _env(), timeout=120, check=False)
         finally:
             cat.stdout.close()
             cat.wait()
@@ -100,12 +99,13 @@ def test_every_container_and_an_importer_read_from_a_pipe(tmp_path):
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["source"] == "<stdin>"
     tau = Path(__file__).parents[1] / "importers" / "data" / "tau_bench_airline_sample.json"
-    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "dialogcheck-input.*")))
-    imported = piped([*CHECK, "--input-format", "tau-bench", "--format", "json", "-"], tau.read_bytes())
+    own_temp = tmp_path / "temp"  # this command's own temporary folder: other tests' commands may run beside it
+    own_temp.mkdir()
+    imported = piped([*CHECK, "--input-format", "tau-bench", "--format", "json", "-"], tau.read_bytes(), env=plain_env(TMPDIR=str(own_temp)))
     from_file = subprocess.run([*CHECK, "--input-format", "tau-bench", "--format", "json", str(tau)], capture_output=True, env=_env(), check=False)
     assert imported.returncode == from_file.returncode == 1
     assert imported.stdout == from_file.stdout.replace(str(tau).encode(), b"<stdin>")
-    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "dialogcheck-input.*"))) == before  # the copy is gone
+    assert list(own_temp.iterdir()) == []  # the copy is gone
 
 
 def test_a_bad_record_in_a_pipe_is_reported_as_in_the_file(batch_file):

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from sklearn.metrics import cohen_kappa_score
 
 from tests.llm.conftest import Answer, asked_criterion, openai_body
 
@@ -68,6 +67,8 @@ def calibrate(root: Path, *extra):
 
 
 def test_calibrate_gives_the_confusion_matrix_and_the_library_s_kappa(labelled):
+    from sklearn.metrics import cohen_kappa_score  # here, not at the top: it takes seconds to import
+
     result = calibrate(labelled, "--format", "json")
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
