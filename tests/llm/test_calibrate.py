@@ -67,7 +67,8 @@ def calibrate(root: Path, *extra):
 
 
 def test_calibrate_gives_the_confusion_matrix_and_the_library_s_kappa(labelled):
-    from sklearn.metrics import cohen_kappa_score  # here, not at the top: it takes seconds to import
+    # Imported here, not at the top: it takes seconds, and every xdist worker collects this module.
+    from sklearn.metrics import cohen_kappa_score
 
     result = calibrate(labelled, "--format", "json")
     assert result.returncode == 0, result.stderr
