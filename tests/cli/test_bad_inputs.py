@@ -217,6 +217,9 @@ EVENT_ERRORS: dict[str, str] = {
     "events_bad_source.jsonl": "1:56: event 0: field `source` must be 'local' or 'mcp', got 'remote'",
     "events_non_utf8.jsonl": "2:31: invalid UTF-8 byte 0xe9: expected UTF-8 text",
     "events_empty.jsonl": "1:1: the file holds no events: expected JSON or JSONL event objects",
+    "events_empty_list.json": "1:1: the file holds no events: expected JSON or JSONL event objects",
+    # What a tracker endpoint answers for an id it never saw: every "never" check would pass on it.
+    "events_tracker_no_events.json": "3:3: `events` is empty: a conversation without events cannot be judged (expected at least one event object)",
     "events_mixed_containers.jsonl": "2:1: this line mixes containers: expected one event object as on the first line",
     "events_not_a_list.json": "3:3: `events` must be a list of event objects, got an object",
     "events_batch_bad_line.jsonl": "2:48: event 0: field `buttons` must be a list, got a string",

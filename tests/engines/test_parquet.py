@@ -99,6 +99,7 @@ def test_a_bad_row_is_named_by_its_row(tmp_path):
         ({"conversation": ["[]"]}, "a Parquet file of conversations needs an `events` column; it has conversation"),
         ({"events": [1]}, "column `events` must be a JSON string or a list of structs, got int64"),
         ({"events": ["[]"], "id": [3]}, "column `id` must be a string, got int64"),
+        ({"events": ["[]"]}, "row 1: `events` is empty: a conversation without events cannot be judged (expected at least one event object)"),
     ],
 )
 def test_a_file_without_the_columns_is_bad_input(tmp_path, columns, message):

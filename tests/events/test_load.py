@@ -485,10 +485,29 @@ def test_mixed_containers_events_then_tracker(tmp_path):
 
 
 def test_mixed_containers_tracker_then_event(tmp_path):
-    path = write(tmp_path, "c.jsonl", jsonl([{"sender_id": "a", "events": []}, user("hi")]))
+    path = write(tmp_path, "c.jsonl", jsonl([{"sender_id": "a", "events": [user("hi")]}, user("hi")]))
     assert load_error(path) == (
         f"{path}:2:1: this line mixes containers: expected a conversation object with `events` as on the first line"
     )
+
+
+def test_a_tracker_without_events_cannot_be_judged(tmp_path):
+    path = write(tmp_path, "t.json", '{"sender_id": "unknown",\n "events": []}')
+    assert load_error(path) == (
+        f"{path}:2:2: `events` is empty: a conversation without events cannot be judged (expected at least one event object)"
+    )
+    path = write(tmp_path, "l.json", " [ ]\n")
+    assert load_error(path) == f"{path}:1:1: the file holds no events: expected JSON or JSONL event objects"
+
+
+@pytest.mark.parametrize("empty_line", [1, 2, 3])
+def test_a_batch_line_without_events_is_named_by_its_line(tmp_path, empty_line):
+    """The first line is read the general way, the later ones by the fast decoder: both refuse it."""
+    lines = [{"sender_id": f"c{i}", "events": EVENTS} for i in range(3)]
+    lines[empty_line - 1] = {"sender_id": "gone", "events": []}
+    path = write(tmp_path, "batch.jsonl", jsonl(lines))
+    message = load_error(path)
+    assert message.startswith(f"{path}:{empty_line}:23: `events` is empty: ") and message.count("\n") == 0
 
 
 def test_tracker_events_must_be_a_list(tmp_path):

@@ -164,7 +164,7 @@ def test_a_value_too_deep_for_native_events_is_bad_input_at_its_line(tmp_path, d
         value = [value]
     tracker = {"sender_id": "a", "events": [{"event": "user", "text": "hi"}, {"event": "memory_set", "key": "k", "value": value}]}
     source = tmp_path / "trackers.jsonl"
-    source.write_text('{"sender_id": "b", "events": []}\n' + json.dumps(tracker) + "\n")
+    source.write_text('{"sender_id": "b", "events": [{"event": "user", "text": "hi"}]}\n' + json.dumps(tracker) + "\n")
     result = CliRunner().invoke(cli, ["import", "--from", "rasa-tracker", str(source), "-o", str(tmp_path / "out.jsonl")])
     assert result.exit_code == exit_code, result.output
     if exit_code:
@@ -173,7 +173,7 @@ def test_a_value_too_deep_for_native_events_is_bad_input_at_its_line(tmp_path, d
         assert not (tmp_path / "out.jsonl").exists()
 
 
-@pytest.mark.parametrize("fmt, body", [("rasa-tracker", b'{"sender_id": "a", "events": []}\n{"sender_id": "b", "events": [' + b" " * 2000 + b"]}\n"), ("tau-bench", b"[" + b" " * 2000 + b"]")])
+@pytest.mark.parametrize("fmt, body", [("rasa-tracker", b'{"sender_id": "a", "events": [{"event": "user"}]}\n{"sender_id": "b", "events": [' + b" " * 2000 + b"]}\n"), ("tau-bench", b"[" + b" " * 2000 + b"]")])
 def test_a_record_past_the_bound_is_refused_on_any_line(tmp_path, monkeypatch, fmt, body):
     """Importers read within the same bound as the native reader: every line, and a document read whole."""
     from dialogcheck.events import bounds

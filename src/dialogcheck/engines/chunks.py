@@ -40,7 +40,7 @@ CHUNK_BYTES = 1 << 20
 PARQUET_SUFFIXES = (".parquet",)
 #: A conversation line placed before a chunk's own lines, so the native reader takes the chunk as a JSONL of
 #: conversations (as the file's first line said) and names every conversation `file#id`; dropped once read.
-_OPENING_LINE = b'{"events": []}\n'
+_OPENING_LINE = b'{"events": [{"event": "user", "text": ""}]}\n'
 #: How CONVERSATIONS names standard input, and how errors and conversation names call it.
 STDIN, STDIN_NAME = "-", "<stdin>"
 #: What `dialogcheck run` writes (results/files.py): `plan.json` on top, each run's events in `<slug>/run_N.events.jsonl`.

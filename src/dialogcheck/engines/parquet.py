@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from ..errors import LoadError, Problem
+from ..events.load import NO_EVENTS
 from ..events.model import Conversation
 from ..events.parse import EventFieldError, conversation_from_dicts, json_type
 from .storage import open_binary
@@ -101,6 +102,8 @@ def _conversation(events: Any, row: int, file: str, source: str, cid: str | None
             raise LoadError.one(f"{where}: `events` must hold a JSON list of event objects, got {json_type(events)}", file, row)
     else:
         events = _drop_nulls(events)
+    if not events:
+        raise LoadError.one(f"{where}: {NO_EVENTS}", file, row)
     try:
         conversation = conversation_from_dicts(events, source, cid)
     except EventFieldError as err:

@@ -26,6 +26,9 @@ from .parse import EventFieldError, EventReader, json_type
 from .typos import NameWarning
 
 CONVERSATION_SUFFIXES = (".json", ".jsonl", ".ndjson")
+#: A conversation without events passes every "never" check: it cannot be judged, so it is bad input.
+EMPTY_FILE = "the file holds no events: expected JSON or JSONL event objects"
+NO_EVENTS = "`events` is empty: a conversation without events cannot be judged (expected at least one event object)"
 #: One decoder for every file read, so the event types it learns carry over.
 _TRACKERS = TrackerDecoder()
 _MAX_PROBLEMS = 50
@@ -178,6 +181,9 @@ def _tracker(obj: dict, file: str, located: _Located, source: str) -> Conversati
     if not isinstance(events, list):
         line, column = located.position(max(located.text.find('"events"'), 0))
         raise LoadError.one(f"`events` must be a list of event objects, got {json_type(events)}", file, line, column)
+    if not events:
+        line, column = located.position(max(located.text.find('"events"'), 0))
+        raise LoadError.one(NO_EVENTS, file, line, column)
     scenario = obj.get("scenario")
     if scenario is not None and not isinstance(scenario, str):
         line, column = located.position(max(located.text.find('"scenario"'), 0))
@@ -201,6 +207,8 @@ def _read_document(data: bytes, file: str) -> Iterator[Conversation]:
             yield from _read_jsonl(enumerate(data.splitlines(keepends=True), 1), file)
             return
         raise _json_error(err, file, located) from None
+    if doc == []:
+        raise LoadError.one(EMPTY_FILE, file)
     if isinstance(doc, list):
         yield _events_to_conversation(doc, file, located, file, None, place=(file, 1))
     elif _is_tracker(doc):
@@ -231,7 +239,7 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
             break
         if mode == "conversations":
             decoded = _TRACKERS.decode(raw)  # the hot path; None sends the line the general way below
-            if decoded is not None:
+            if decoded is not None and decoded.events:  # no events: the general way says where
                 if pending is not None:
                     yield pending
                 cid = decoded.conversation_id
@@ -283,7 +291,7 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
     if mode == "events":
         yield Conversation(tuple(reader.events), file, None, recorded, warnings=tuple(warnings), place=(file, 1))
     elif mode is None:
-        raise LoadError.one("the file holds no events: expected JSON or JSONL event objects", file)
+        raise LoadError.one(EMPTY_FILE, file)
 
 
 def read_conversations(handle: BinaryIO, file: str) -> Iterator[Conversation]:
