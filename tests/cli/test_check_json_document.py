@@ -93,15 +93,16 @@ def test_one_conversation_then_bad_input_is_still_one_document(tmp_path):
     assert document["error"]["line"] == 2
 
 
-def test_a_report_that_cannot_be_written_closes_the_document(tmp_path):
+def test_a_report_that_cannot_be_written_is_one_error_document_before_any_conversation(tmp_path):
     path = batch(tmp_path, "ok.jsonl", {}, count=3)
     unwritable = tmp_path / "missing-folder" / "deeper" / "junit.xml"
     (tmp_path / "missing-folder").write_text("a file where a folder should be")
     done = run("--junit", unwritable, path)
     assert done.returncode == 2
     document = one_document(done.stdout)
-    assert len(document["conversations"]) == 3
-    assert document["error"]["message"].startswith("cannot write the report")
+    assert "conversations" not in document
+    assert document["error"]["message"] == f"cannot write the report: expected a folder here, to hold {unwritable}"
+    assert document["error"]["file"] == str(tmp_path / "missing-folder")
 
 
 def test_no_conversations_is_one_error_document(tmp_path):

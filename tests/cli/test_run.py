@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
@@ -127,6 +128,20 @@ def test_bad_input_is_exit_2_before_anything_runs(tmp_path):
     assert result.exit_code == 2
     assert "gamma.yml:2:3: `scenario` is missing required field `simulation_context`" in result.output
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("flag", ["--junit", "--html", "--otlp-out", "--openinference-out"])
+def test_a_report_path_that_cannot_be_written_is_bad_input_before_any_run(tmp_path, flag):
+    """Found after the batch, it would cost every run and hide the verdict behind exit 2."""
+    project = make_project(tmp_path)
+    (tmp_path / "a-file").write_text("not a folder")
+    result = run(project, "--results", tmp_path / "r", flag, tmp_path / "a-file" / "report")
+    assert result.exit_code == 2, result.output
+    what = "report" if flag in ("--junit", "--html") else "telemetry file"
+    assert result.stderr == f"{tmp_path / 'a-file'}:1:1: cannot write the {what}: expected a folder here, to hold {tmp_path / 'a-file' / 'report'}\n"
+    assert not (tmp_path / "r").exists() and not (project / "opened.log").exists()  # no run, no results folder
+    assert run(project, "--results", tmp_path / "r", flag, tmp_path / "reports" / "report").exit_code == 1  # a new folder is made for it
+    assert (tmp_path / "reports" / "report").is_file() and [p.name for p in (tmp_path / "reports").iterdir()] == ["report"]
 
 
 def test_no_agent_and_unscripted_scenarios_are_bad_input(tmp_path):

@@ -43,6 +43,7 @@ from .output import (
     SHOW_OPTION,
     _surely_not_terminal,
     check_exit_code,
+    claim_report_paths,
     console,
     fail_with_load_error,
     print_json,
@@ -228,6 +229,7 @@ def check(**given) -> None:
         raise click.UsageError("--engine ray runs the deterministic checks: add --no-judge to skip LLM-judged ones, or use --engine local")
     if o.output_dir:
         _output_folder(o.output_dir, o.output_format)
+    claim_report_paths([o.junit_path], "report", o.output_format)  # --html and --otlp-out are opened before the batch
     if o.engine == "ray":
         _check_on_ray(o, subject)
     judge = _make_judge(config, o.no_cache, o.cache_dir, o.where, o.output_format, o.replay) if wants_judge(subject, o.no_judge, o.metrics) else None

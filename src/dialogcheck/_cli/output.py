@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 import click
@@ -17,6 +18,8 @@ from ..errors import LoadError
 from ..report.styled import Styled
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from rich.console import Console
 
     from ..checks.base import Outcome
@@ -91,6 +94,23 @@ def fail_with_load_error(error: LoadError, output_format: str) -> None:
 
         print_text(text_report.render_load_error(error), stderr=True)
     raise SystemExit(EXIT_BAD_INPUT)
+
+
+def claim_report_paths(paths: Iterable[str | None], what: str, output_format: str) -> None:
+    """Each file a report is asked for can be made, tried before the batch: a path that cannot be written is bad
+    input (exit 2) before anything runs, never found once every run was paid for and its verdict then hidden."""
+    from ..results.atomic import AtomicFile
+
+    for path in filter(None, paths):
+        try:
+            AtomicFile(path).discard()
+        except OSError as err:
+            blocking = next((parent for parent in Path(path).parents if parent.exists()), None)
+            if blocking is not None and not blocking.is_dir():  # a file where the path needs a folder
+                problem = LoadError.one(f"cannot write the {what}: expected a folder here, to hold {path}", str(blocking))
+            else:
+                problem = LoadError.one(f"cannot write the {what}: {err.strerror or err}", str(err.filename or path))
+            fail_with_load_error(problem, output_format)
 
 
 def exit_code_of(outcome: Outcome) -> int:

@@ -27,7 +27,7 @@ from ..results.plan import MAX_RUNS
 from ..runner.scenarios import ScenarioBatch, write_reports
 from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
 from .env_options import env_options
-from .output import EXIT_ERRORED, FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, exit_code_of, fail_with_load_error, print_json, print_text
+from .output import EXIT_ERRORED, FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, claim_report_paths, exit_code_of, fail_with_load_error, print_json, print_text
 from .progress import Progress
 from .replay import REPLAY_OPTION, refuse_replay_without_cache
 from .telemetry_out import TelemetryOut, require_sdk, telemetry_options
@@ -117,6 +117,8 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
         retry_suspect, personas, seed, replay,
     )
     require_calibration(batch.judge, batch.project.config.root, min_kappa)
+    claim_report_paths([junit_path, html_path], "report", output_format)
+    claim_report_paths([otlp_out, openinference_out], "telemetry file", output_format)
     try:
         batch.check_agent()
     except AgentError as err:
