@@ -7,8 +7,10 @@ from typing import Any
 
 import click
 
+from .numbers import Number
+
 REQUIRE_CALIBRATION_OPTION = click.option(
-    "--require-calibration", "min_kappa", type=click.FloatRange(-1.0, 1.0), metavar="MIN_KAPPA",
+    "--require-calibration", "min_kappa", type=Number(-1.0, 1.0), metavar="MIN_KAPPA",
     help="LLM-judged checks count only when `dialogcheck calibrate` found the judge (provider, model, options, prompt "
     "template) agreeing with human labels at this Cohen's kappa or more; otherwise they are uncalibrated (skipped, "
     "shown with the judge's verdict).",

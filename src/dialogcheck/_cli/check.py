@@ -35,6 +35,7 @@ from ..results.codec import check_summary_document, conversation_line
 from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
 from .check_output import JsonWriter, TextWriter, print_warnings
 from .env_options import env_options
+from .numbers import Number
 from .output import (
     EXIT_BAD_INPUT,
     EXIT_ERRORED,
@@ -129,13 +130,6 @@ def _check_options(engine, output_dir, output_format_shards, input_format, junit
             raise click.UsageError(f"--engine ray and Parquet shards need pyarrow: {hint}") from None
 
 
-def _not_nan(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    """A range lets NaN through (every comparison with it is false); a size must be a number."""
-    if value is not None and value != value:
-        raise click.BadParameter("nan is not a size in MiB", ctx, param)
-    return value
-
-
 def _output_folder(output_dir: str, output_format: str) -> None:
     from ..engines.storage import folder_is_empty
 
@@ -195,7 +189,7 @@ def _output_folder(output_dir: str, output_format: str) -> None:
     "summary.json, and print only the summary. The folder must be new or empty.",
 )
 @click.option("--output-format", "shard_format", type=click.Choice(SHARD_FORMATS), default="jsonl", show_default=True, help="Format of the shards written to --output.")
-@click.option("--chunk-mb", type=click.FloatRange(min=0.001, max=MAX_CHUNK_MB), callback=_not_nan, help="Input per task in MiB: JSONL split on line ends, Parquet by row group (default 1, 16 with --engine ray).")
+@click.option("--chunk-mb", type=Number(min=0.001, max=MAX_CHUNK_MB), help="Input per task in MiB: JSONL split on line ends, Parquet by row group (default 1, 16 with --engine ray).")
 @telemetry_options
 @SHOW_OPTION
 @MAX_FAILURES_OPTION

@@ -14,6 +14,7 @@ from ..errors import LoadError
 from ..pairing import compile_pair
 from ..report.compare_text import MAX_ROWS, render_comparison
 from ..results.atomic import write_atomic
+from .numbers import Number
 from .output import EXIT_ERRORED, EXIT_FAILED, EXIT_OK, FORMAT_OPTION, fail_with_load_error, print_json, print_text
 
 
@@ -34,7 +35,7 @@ def _pattern(ctx: click.Context, param: click.Parameter, value: str | None) -> s
     help="Pair by what REGEX's one group captures from each scenario slug or conversation id, e.g. 'task-(\\d+)'.",
 )
 @click.option(
-    "--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=ALPHA, show_default=True,
+    "--alpha", type=Number(0, 1, min_open=True, max_open=True), default=ALPHA, show_default=True,
     help="Significance level of the verdict.",
 )
 @click.option("--fail-on", type=click.Choice(["regression"]), help="Exit 1 when NEW is significantly worse than BASE.")

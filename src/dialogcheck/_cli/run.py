@@ -27,6 +27,7 @@ from ..results.plan import MAX_RUNS
 from ..runner.scenarios import ScenarioBatch, write_reports
 from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
 from .env_options import env_options
+from .numbers import Number
 from .output import EXIT_ERRORED, FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, claim_report_paths, exit_code_of, fail_with_load_error, print_json, print_text
 from .progress import Progress
 from .replay import REPLAY_OPTION, refuse_replay_without_cache
@@ -76,7 +77,7 @@ class _Interrupt:
 @click.option("--agent", "agent_flag", help="rasa:URL, http:URL (or the URL alone) or python:MODULE:FUNC (wins over eval/conftest.yml).")
 @click.option("--runs", type=click.IntRange(1, MAX_RUNS), default=1, show_default=True, help="Runs of each scenario.")
 @click.option("--parallel", type=click.IntRange(1, 1000), default=4, show_default=True, help="Runs in flight at once.")
-@click.option("--timeout", "time_limit", type=click.FloatRange(min=0.001), default=300.0, show_default=True, help="Seconds a run may take.")
+@click.option("--timeout", "time_limit", type=Number(min=0.001), default=300.0, show_default=True, help="Seconds a run may take.")
 @click.option("--results", "results_dir", type=click.Path(file_okay=False), help="Results folder, new or empty (default: eval/results/<timestamp>).")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True), help="Finish an interrupted batch in this folder, as its plan.json planned it.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="eval/conftest.yml to use (default: the project's).")
