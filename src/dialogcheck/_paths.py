@@ -10,6 +10,7 @@ read, and parts of it quoted in an error message in a public log.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -38,14 +39,25 @@ def safe_file_name(name: str) -> str:
 
 
 def files_in(folder: Path, suffixes: Iterable[str], *, skip_dirs: Iterable[str] = (), boundary: Path | None = None) -> list[Path]:
-    """The files under `folder` with one of `suffixes`, sorted, outside `skip_dirs`; raises `LoadError` for links leaving `boundary` (default: `folder`)."""
+    """The files under `folder` with one of `suffixes` (in any case: `.JSONL` too), sorted, outside `skip_dirs`;
+    raises `LoadError` for links leaving `boundary` (default: `folder`) and for links that lead to no file, which
+    would otherwise drop out of the batch unsaid."""
     suffixes, skip = tuple(suffixes), set(skip_dirs)
-    found = sorted(
+    named = sorted(
         p for p in folder.rglob("*")
-        if p.suffix in suffixes and p.is_file() and not skip.intersection(p.relative_to(folder).parts[:-1])
+        if p.suffix.lower() in suffixes and not skip.intersection(p.relative_to(folder).parts[:-1])
     )
+    found = [p for p in named if p.is_file()]
     inside = (boundary or folder).resolve()
     problems = [
+        Problem(
+            f"this file is a link to {os.readlink(p)}, which leads to no file (it is missing, or the links go round):"
+            " fix the link or remove it",
+            str(p),
+        )
+        for p in named
+        if p.is_symlink() and not p.exists()
+    ] + [
         Problem(
             f"this file is a link to {p.resolve()}, outside {boundary or folder}: files found in a folder must stay inside it"
             " (name the file itself on the command line to read it)",
@@ -55,7 +67,7 @@ def files_in(folder: Path, suffixes: Iterable[str], *, skip_dirs: Iterable[str] 
         if not p.resolve().is_relative_to(inside)
     ]
     if problems:
-        raise LoadError(problems)
+        raise LoadError(sorted(problems, key=lambda problem: problem.file))
     return found
 
 

@@ -182,8 +182,11 @@ def test_a_scenario_file_named_dot_dot_runs_into_a_safe_folder(tmp_path):
 def test_a_link_loop_in_a_walked_folder_is_not_a_crash(tmp_path):
     root = project(tmp_path / "p")
     (root / "eval" / "scenarios" / "ok.yml").write_text(SCENARIO.format(name="ok"))
-    (root / "eval" / "scenarios" / "loop.yml").symlink_to(root / "eval" / "scenarios" / "loop.yml")
-    assert invoke("validate", str(root)).exit_code == 0
+    loop = root / "eval" / "scenarios" / "loop.yml"
+    loop.symlink_to(loop)
+    checked = invoke("validate", str(root))  # a clear error, not a traceback, and not a file left out unsaid
+    assert checked.exit_code == 2
+    assert checked.stderr == f"{loop}:1:1: this file is a link to {loop}, which leads to no file (it is missing, or the links go round): fix the link or remove it\n"
 
 
 def test_a_conversation_folder_given_to_check_may_not_link_out(tmp_path):
@@ -205,3 +208,45 @@ def test_a_conversation_folder_given_to_check_may_not_link_out(tmp_path):
     ]
     assert "planted" not in walked.output
     assert invoke("check", "--scenario", str(scenario), str(logs / "leak.jsonl")).exit_code == 0
+
+
+def test_a_link_that_leads_to_no_file_is_refused_not_dropped_from_the_batch(tmp_path):
+    """A dangling link or a loop of links in a walked folder is bad input: silently left out, its conversations
+    would never be judged and the batch would pass without them."""
+    scenario = tmp_path / "s.yml"
+    scenario.write_text(SCENARIO.format(name="s"))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "ok.jsonl").write_text('{"event": "user", "text": "hi"}\n')
+    (logs / "gone.jsonl").symlink_to(tmp_path / "rotated" / "gone.jsonl")
+    (logs / "a.jsonl").symlink_to("b.jsonl")
+    (logs / "b.jsonl").symlink_to("a.jsonl")
+    walked = invoke("check", "--scenario", str(scenario), str(logs))
+    assert walked.exit_code == 2
+    assert walked.stderr.splitlines() == [
+        f"{logs / name}:1:1: this file is a link to {target}, which leads to no file (it is missing, or the links go round): fix the link or remove it"
+        for name, target in (("a.jsonl", "b.jsonl"), ("b.jsonl", "a.jsonl"), ("gone.jsonl", tmp_path / "rotated" / "gone.jsonl"))
+    ]
+    assert walked.stdout == ""
+    for name in ("a.jsonl", "b.jsonl", "gone.jsonl"):
+        (logs / name).unlink()
+    (logs / "later.jsonl").symlink_to("ok.jsonl")  # a link to a file inside the folder is read
+    assert "2 conversations: 2 passed" in invoke("check", "--scenario", str(scenario), str(logs)).stdout
+    root = project(tmp_path / "p")
+    (root / "eval" / "scenarios" / "ok.yml").write_text(SCENARIO.format(name="ok"))
+    (root / "eval" / "scenarios" / "shared.yml").symlink_to(tmp_path / "gone.yml")
+    checked = invoke("validate", str(root))
+    assert checked.exit_code == 2 and "shared.yml:1:1: this file is a link to" in checked.stderr
+
+
+def test_a_walked_folder_takes_its_suffixes_in_any_case(tmp_path):
+    scenario = tmp_path / "s.yml"
+    scenario.write_text(SCENARIO.format(name="s") + "  goals:\n    assertions:\n      - bot_did_not_utter: {text_matches: refund}\n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.jsonl").write_text('{"event": "user", "text": "hi"}\n')
+    (logs / "B.JSONL").write_text('{"event": "user", "text": "hi"}\n{"event": "bot", "text": "refund sent"}\n')
+    (logs / "notes.txt").write_text("not a conversation")
+    walked = invoke("check", "--scenario", str(scenario), str(logs))
+    assert walked.exit_code == 1
+    assert "2 conversations: 1 passed, 1 failed" in walked.stdout and f"{logs / 'B.JSONL'}" in walked.stdout
