@@ -401,7 +401,10 @@ def load_config(path: str | Path) -> ProjectConfig:
 
 def find_config(start: str | Path) -> Path | None:
     """The `eval/conftest.yml` of the project a file or folder belongs to, if any."""
-    here = Path(start).resolve()
+    try:
+        here = Path(start).resolve()
+    except (OSError, RuntimeError):  # a loop of links: reading the file says so, at its name
+        here = Path(start).absolute()
     for folder in (here, *here.parents) if here.is_dir() else here.parents:
         candidate = folder / "eval" / "conftest.yml" if folder.name != "eval" else folder / "conftest.yml"
         if candidate.is_file():

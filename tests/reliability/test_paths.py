@@ -250,3 +250,14 @@ def test_a_walked_folder_takes_its_suffixes_in_any_case(tmp_path):
     walked = invoke("check", "--scenario", str(scenario), str(logs))
     assert walked.exit_code == 1
     assert "2 conversations: 1 passed, 1 failed" in walked.stdout and f"{logs / 'B.JSONL'}" in walked.stdout
+
+
+@pytest.mark.parametrize("flag", ["--scenario", "--sop"])
+def test_a_loop_of_links_named_on_the_command_line_is_a_file_that_cannot_be_read(tmp_path, flag):
+    (tmp_path / "a.yml").symlink_to("b.yml")
+    (tmp_path / "b.yml").symlink_to("a.yml")
+    conversation = tmp_path / "c.jsonl"
+    conversation.write_text('{"event": "user", "text": "hi"}\n')
+    checked = invoke("check", flag, str(tmp_path / "a.yml"), str(conversation))  # `invoke` fails on a traceback
+    assert checked.exit_code == 2
+    assert checked.stderr == f"{tmp_path / 'a.yml'}:1:1: cannot read file: Too many levels of symbolic links\n"
