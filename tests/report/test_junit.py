@@ -120,3 +120,26 @@ def test_check_with_an_sop_names_the_suite_after_the_sop(tmp_path, schema):
     assert suite.get("tests") == "2" and suite.get("failures") == "1"
     assert suite.find("properties/property").get("name") == "sop.name"
     assert all(f.get("type") == "sop_step" for f in suite.iter("failure"))
+
+
+def test_an_optional_step_that_failed_is_said_in_the_output_not_a_failure_of_a_passing_case(tmp_path, schema):
+    sop = tmp_path / "opt.yml"
+    steps = [("must", "get_order", True), ("nice", "lookup", False)]
+    sop.write_text("sop:\n  id: opt\n  name: opt\n  steps:\n" + "".join(
+        f"    - id: {step}\n      required: {str(required).lower()}\n      evaluator: {{type: tool_called, toolSlug: {tool}}}\n"
+        for step, tool, required in steps
+    ))
+    conversation = tmp_path / "c.jsonl"
+    conversation.write_text('{"event": "user", "text": "hi"}\n{"event": "tool_executed", "tool_name": "get_order", "source": "local"}\n')
+    out = tmp_path / "opt.xml"
+    result = _check("--sop", sop, conversation, "--junit", out)
+    assert result.exit_code == 0, result.output
+    schema.validate(out)
+    (case,) = ET.parse(out).getroot().iter("testcase")
+    assert case.find("failure") is None and case.find("error") is None
+    assert case.find("system-out").text.startswith("optional step failed (the verdict ignores it): SOP nice tool_called: `lookup` was never called")
+    sop.write_text(sop.read_text().replace("toolSlug: get_order", "toolSlug: refund"))  # now a required step fails too
+    assert _check("--sop", sop, conversation, "--junit", out).exit_code == 1
+    (case,) = ET.parse(out).getroot().iter("testcase")
+    assert [f.text.split("\n")[0] for f in case.findall("failure")] == ["SOP must tool_called"]
+    assert case.find("system-out").text.count("\n") == 0 and "SOP nice" in case.find("system-out").text

@@ -6,7 +6,8 @@ own `<failure>` (short `message`, full explanation as text); a harness failure
 or a check that could not be decided is an `<error>`, never a failure, so it is
 not mistaken for the agent's fault; a run (or conversation) whose simulated user
 is suspect is `<skipped>` with the review's reasons, its checks not reported as
-failures, and every review is in the test case's properties. Built with ElementTree, which escapes text
+failures, and every review is in the test case's properties. An optional SOP step
+that failed is said in `<system-out>`, not as a `<failure>`: the verdict ignores it. Built with ElementTree, which escapes text
 and attributes; characters XML 1.0 cannot hold at all are spelt out. Each
 message and detail is cut to `_shown.TEXT_LIMIT` characters.
 """
@@ -46,6 +47,11 @@ def _problem(parent: ET.Element, tag: str, kind: str, label: str, detail: str) -
     element.text = _clean(f"{label}\n{detail}" if detail else label)
 
 
+def _optional_failure(line: CheckLine) -> bool:
+    """An optional SOP step that failed: the verdict ignores it, and a `<failure>` would fail the case in every reader."""
+    return line.outcome is Outcome.FAIL and line.step is not None and not line.step.required
+
+
 def _kind(line: CheckLine) -> str:
     return "sop_step" if line.kind is CheckKind.SOP else line.key
 
@@ -57,6 +63,7 @@ def _testcase(
     properties: Sequence[tuple[str, str]] = (),
 ) -> None:
     case = ET.SubElement(suite, "testcase", name=_clean(name), classname=_clean(classname))
+    checks = tuple(checks)
     # the run's own facts (its persona trait, its user's review), where JUnit readers look for a case's properties
     found = [*properties, *(_review(review, suspect_attempts) if review is not None else ())]
     if found:
@@ -73,14 +80,16 @@ def _testcase(
         _problem(case, "error", "harness", "run errored", error)
     shown = False
     for line in checks:
-        if line.outcome in (Outcome.FAIL, Outcome.ERROR):
+        if line.outcome in (Outcome.FAIL, Outcome.ERROR) and not _optional_failure(line):
             _problem(case, "failure" if line.outcome is Outcome.FAIL else "error", _kind(line), line.title, line.detail)
             shown = True
     if verdict is Outcome.ERROR and not error and not shown:
         _problem(case, "error", "harness", "run errored", "no check could be decided")
-    if transcript:
+    output = [f"optional step failed (the verdict ignores it): {line.title}: {cut(line.detail)}" for line in checks if _optional_failure(line)]
+    output += [f"{line.role.upper()}: {cut(line.text, whole_in)}" for line in transcript]
+    if output:
         out = ET.SubElement(case, "system-out")
-        out.text = _clean("\n".join(f"{line.role.upper()}: {cut(line.text, whole_in)}" for line in transcript))
+        out.text = _clean("\n".join(output))
 
 
 def _reason_line(reason) -> str:
