@@ -41,6 +41,13 @@ _SCALAR_TAGS = {
 _COLLECTION_TAGS = {"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+#: Plain numbers as YAML 1.2's core schema reads them. ruamel's 1.2 resolver also takes 1.1's forms (`1_000`,
+#: `0b101`); the spec reads those as strings, and a value compared with a recorded string must stay one.
+_CORE_NUMBER = {
+    _INT: re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"),
+    _FLOAT: re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"),
+}
 _TAG_NOUNS = {"int": "an integer", "float": "a number", "bool": "true or false"}
 _MERGE = "tag:yaml.org,2002:merge"
 _VARIABLE = re.compile(r"\$(\$?)\{([^}]*)\}")
@@ -284,8 +291,8 @@ class _Builder:
 
     def scalar(self, node: ScalarNode, is_key: bool) -> YScalar:
         pos = _pos(node)
-        if node.tag == _TIMESTAMP:
-            value: Any = node.value  # dates stay the text the user wrote
+        if node.tag == _TIMESTAMP or self._not_a_core_number(node):
+            value: Any = node.value  # dates, and numbers only YAML 1.1 reads, stay the text the user wrote
         elif node.tag in _SCALAR_TAGS:
             value = self.construct(node, pos)
         else:
@@ -296,6 +303,14 @@ class _Builder:
             if not is_key:
                 value = self.expand(value, pos)
         return YScalar(value, pos)
+
+    def _not_a_core_number(self, node: ScalarNode) -> bool:
+        """A plain, untagged scalar ruamel read as a number that YAML 1.2's core schema reads as a string."""
+        pattern = _CORE_NUMBER.get(node.tag)
+        return (
+            pattern is not None and node.style is None and node.ctag.handle is None
+            and self.yaml.resolver.processing_version == (1, 2) and pattern.fullmatch(node.value) is None
+        )
 
     def construct(self, node: ScalarNode, pos: Pos) -> Any:
         """The scalar's value; a text its tag cannot read (`!!int abc`, 5,000 digits) is a problem, never a crash.

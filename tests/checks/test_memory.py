@@ -60,6 +60,8 @@ def test_set_with_value_any_write_may_equal():
         ("[{x: 1}]", [{"x": 1}], True),
         ("no", "no", True),  # YAML 1.2: `no` is a string
         ("no", False, False),
+        ("1_000", "1_000", True),  # YAML 1.2's core schema: not a number
+        ("1_000", 1000, False),
     ],
 )
 def test_values_compare_json_typed(yaml_value, written, passes):
