@@ -185,3 +185,50 @@ def test_a_record_past_the_bound_is_refused_on_any_line(tmp_path, monkeypatch, f
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert "0 MiB, the most" in result.stderr and result.stderr.startswith(f"{source}:")
+
+
+# --- an output that cannot be written is bad input, named, and leaves nothing ------------------------
+
+
+def no_traceback(result) -> bool:
+    return result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize("under", ["out.jsonl", "sub/out.jsonl"])
+def test_an_output_under_a_file_is_exit_2_naming_the_file(tmp_path, under):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    out = afile / under
+    result = run("--from", "tau-bench", SAMPLE, "-o", out)
+    assert result.exit_code == 2 and no_traceback(result), result.output
+    assert result.stderr == f"{afile}:1:1: cannot write the output {out}: expected a folder here, got a file\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"] and afile.read_text() == ""
+
+
+def test_an_output_under_a_symlink_loop_is_exit_2_naming_the_link(tmp_path):
+    (tmp_path / "loopA").symlink_to("loopB")
+    (tmp_path / "loopB").symlink_to("loopA")
+    out = tmp_path / "loopA" / "out.jsonl"
+    result = run("--from", "tau-bench", SAMPLE, "-o", out, "--format", "json")
+    assert result.exit_code == 2 and no_traceback(result), result.output
+    error = json.loads(result.stdout)["error"]
+    assert (error["message"], error["file"]) == (f"cannot write the output {out}: expected a folder here, got a symbolic link that leads nowhere", str(tmp_path / "loopA"))
+
+
+def test_an_output_named_by_a_symlink_loop_replaces_the_link_as_any_output_replaces_its_name(tmp_path):
+    """The output is written beside its name and renamed over it (a link is replaced, never followed), so a loop is no matter."""
+    (tmp_path / "loopA").symlink_to("loopB")
+    (tmp_path / "loopB").symlink_to("loopA")
+    result = run("--from", "tau-bench", SAMPLE, "-o", tmp_path / "loopA")
+    assert result.exit_code == 0 and no_traceback(result), result.output
+    assert not (tmp_path / "loopA").is_symlink()
+    assert len(list(iter_conversation_file(tmp_path / "loopA"))) == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["loopA", "loopB"]
+
+
+def test_bad_input_takes_back_the_folders_made_for_the_output(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"role": "robot", "content": "hi"}]')
+    result = run("--from", "openai", bad, "-o", tmp_path / "new" / "deeper" / "out.jsonl")
+    assert result.exit_code == 2, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]

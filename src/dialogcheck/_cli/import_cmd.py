@@ -15,6 +15,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import takewhile
 from pathlib import Path
 from typing import IO
 
@@ -31,13 +32,66 @@ from ..results.atomic import write_atomic
 from .output import FORMAT_OPTION, fail_with_load_error, print_json, print_text
 
 
+def _cannot_write(what: str, err: OSError, path: str | Path) -> LoadError:
+    """The error naming PATH (not a temporary file beside it): what could not be written, and the system's reason."""
+    return LoadError.one(f"cannot write {what}: {err.strerror or err}", str(path))
+
+
+def _kind(path: Path) -> str:
+    if path.is_file():
+        return "a file"
+    return "a symbolic link that leads nowhere" if path.is_symlink() else "something else"
+
+
+def _check_folder(folder: Path, what: str) -> None:
+    """Before anything is written: FOLDER, or the nearest part of it that exists, must be a folder."""
+    for part in (folder, *folder.parents):
+        if os.path.lexists(part):
+            if not part.is_dir():
+                raise LoadError.one(f"cannot write {what}: expected a folder here, got {_kind(part)}", str(part))
+            return
+
+
+class _Placement:
+    """What an import adds to the disk, taken back if anything fails, so a failed import leaves nothing behind."""
+
+    def __init__(self) -> None:
+        self.folders: list[Path] = []  # made by this import, deepest first
+
+    def __enter__(self) -> _Placement:
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        if kind is None:
+            return
+        for folder in self.folders:
+            try:
+                folder.rmdir()
+            except OSError:  # not made after all, or something else came into it
+                pass
+
+    def folder(self, folder: Path, what: str) -> None:
+        """FOLDER, made with its missing parents if need be."""
+        missing = takewhile(lambda part: not os.path.lexists(part), (folder, *folder.parents))
+        self.folders.extend(part for part in missing if part.name != "..")  # `a/..` is a folder made already, or not ours
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise _cannot_write(what, err, err.filename or folder) from None
+
+
 @contextmanager
-def _staged(output: str | None) -> Iterator[tuple[IO[bytes], str]]:
+def _staged(output: str | None, placement: _Placement) -> Iterator[tuple[IO[bytes], str]]:
     """A temporary file beside OUT (or in the temp folder for stdout), removed unless committed."""
-    folder = Path(output).resolve().parent if output else None
+    folder = Path(output).parent if output else None
     if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=".dialogcheck-import.", suffix=".tmp", dir=folder)
+        placement.folder(folder, f"the output {output}")
+    try:
+        fd, name = tempfile.mkstemp(prefix=".dialogcheck-import.", suffix=".tmp", dir=folder)
+    except OSError as err:
+        if folder is None:
+            raise
+        raise _cannot_write(f"the output {output}", err, folder) from None
     handle = os.fdopen(fd, "w+b")
     try:
         yield handle, name
@@ -68,8 +122,11 @@ def _commit(handle: IO[bytes], staged: str, output: str | None, as_json_document
     if output is not None:
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(staged, 0o666 & ~umask)  # a temporary file is private; the output is an ordinary file
-        os.replace(staged, output)
+        try:
+            os.chmod(staged, 0o666 & ~umask)  # a temporary file is private; the output is an ordinary file
+            os.replace(staged, output)
+        except OSError as err:
+            raise _cannot_write(f"the output {output}", err, output) from None
         return
     handle.seek(0)
     out = sys.stdout.buffer
@@ -102,7 +159,9 @@ def import_cmd(fmt: str, output: str | None, scenarios_dir: str | None, output_f
     try:
         if not Path(file).is_file():
             raise LoadError.one("no such file", file)
-        with _staged(output) as (handle, staged):
+        if output is not None:
+            _check_folder(Path(output).parent, f"the output {output}")
+        with _Placement() as placement, _staged(output, placement) as (handle, staged):
             conversations, events = _convert(file, fmt, handle)
             scenarios = list(derive_scenarios(file)) if scenarios_dir is not None else []
             written = [str(Path(scenarios_dir, f"{slug}.yml")) for slug, _ in scenarios]
