@@ -232,3 +232,72 @@ def test_bad_input_takes_back_the_folders_made_for_the_output(tmp_path):
     result = run("--from", "openai", bad, "-o", tmp_path / "new" / "deeper" / "out.jsonl")
     assert result.exit_code == 2, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]
+
+
+# --- --derive-scenarios: every scenario and the output, or none of them ------------------------------
+
+
+def test_a_folder_where_a_scenario_goes_stops_every_write(tmp_path):
+    scenarios = tmp_path / "scenarios"
+    (scenarios / "tau-bench-task-44.yml").mkdir(parents=True)
+    out = tmp_path / "out.jsonl"
+    result = run("--from", "tau-bench", SAMPLE, "-o", out, "--derive-scenarios", scenarios)
+    assert result.exit_code == 2 and no_traceback(result), result.output
+    assert result.stderr == f"{scenarios / 'tau-bench-task-44.yml'}:1:1: cannot write the scenario: expected a file here, got a folder\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scenarios"]
+    assert [p.name for p in scenarios.iterdir()] == ["tau-bench-task-44.yml"]
+
+
+@pytest.mark.parametrize("under", ["scenarios", "sub/scenarios"])
+def test_a_scenarios_folder_under_a_file_is_exit_2_naming_the_file(tmp_path, under):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    folder = afile / under
+    result = run("--from", "tau-bench", SAMPLE, "-o", tmp_path / "out.jsonl", "--derive-scenarios", folder)
+    assert result.exit_code == 2 and no_traceback(result), result.output
+    assert result.stderr == f"{afile}:1:1: cannot write the scenarios in {folder}: expected a folder here, got a file\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+@pytest.mark.parametrize("step", ["write", "commit"])
+def test_a_scenario_that_cannot_be_written_takes_back_the_others_and_the_output(tmp_path, monkeypatch, step):
+    """A full disk on the second scenario, as it is written or put in place: the first is taken back, the output never written."""
+    from dialogcheck.results.atomic import AtomicFile
+
+    real = getattr(AtomicFile, step)
+    calls = []
+
+    def second_fails(self, *args):
+        calls.append(self.path)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(self, *args)
+
+    monkeypatch.setattr(AtomicFile, step, second_fails)
+    out = tmp_path / "out.jsonl"
+    out.write_text("previous content\n")
+    scenarios = tmp_path / "new" / "scenarios"
+    result = run("--from", "tau-bench", SAMPLE, "-o", out, "--derive-scenarios", scenarios)
+    assert result.exit_code == 2 and no_traceback(result), result.output
+    assert result.stderr == f"{scenarios / 'tau-bench-task-44.yml'}:1:1: cannot write the scenario: No space left on device\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"] and out.read_text() == "previous content\n"
+
+
+def test_a_whole_benchmark_file_with_a_scenario_place_taken_is_exit_2_as_a_real_command(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "scen" / "tau-bench-task-3.yml").mkdir(parents=True)
+    runs = json.loads(SAMPLE.read_text())
+    for i, run_ in enumerate(runs):
+        run_["task_id"] = i
+    (tmp_path / "runs.json").write_text(json.dumps(runs))
+    dialogcheck = Path(sys.executable).parent / "dialogcheck"
+    done = subprocess.run(
+        [str(dialogcheck), "import", "--from", "tau-bench", "runs.json", "-o", "conv.jsonl", "--derive-scenarios", "scen"],
+        cwd=tmp_path, capture_output=True, text=True, env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"}, check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", "scen/tau-bench-task-3.yml:1:1: cannot write the scenario: expected a file here, got a folder\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.json", "scen"]
+    assert [p.name for p in (tmp_path / "scen").iterdir()] == ["tau-bench-task-3.yml"]

@@ -4,7 +4,8 @@ The output is JSONL of tracker objects (`{"sender_id", "events"}`), one
 conversation a line, which `dialogcheck check` reads as it is. Conversions
 stream through a temporary file, so memory stays flat on big inputs and a bad
 input leaves nothing behind: the output (or stdout) gets the whole result or
-nothing, and the derived scenarios are written only once everything read.
+nothing, and the derived scenarios are written only once everything read, all
+of them with the output or none (a place that cannot take one is bad input).
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ import click
 import orjson
 from rich.text import Text
 
-from ..errors import LoadError
+from ..errors import LoadError, Problem
 from ..events.bounds import MAX_WRITTEN_DEPTH
 from ..importers import IMPORTERS, import_file
 from ..importers.tau_bench_scenarios import derive_scenarios
 from ..report.json import dumps
-from ..results.atomic import write_atomic
+from ..results.atomic import AtomicFile
 from .output import FORMAT_OPTION, fail_with_load_error, print_json, print_text
 
 
@@ -57,6 +58,8 @@ class _Placement:
 
     def __init__(self) -> None:
         self.folders: list[Path] = []  # made by this import, deepest first
+        self.staged: list[AtomicFile] = []
+        self.added: list[Path] = []  # scenario files that were not there before
 
     def __enter__(self) -> _Placement:
         return self
@@ -64,6 +67,10 @@ class _Placement:
     def __exit__(self, kind: object, *_: object) -> None:
         if kind is None:
             return
+        for file in self.staged:
+            file.discard()
+        for path in self.added:
+            path.unlink(missing_ok=True)
         for folder in self.folders:
             try:
                 folder.rmdir()
@@ -78,6 +85,28 @@ class _Placement:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise _cannot_write(what, err, err.filename or folder) from None
+
+    def scenarios(self, folder: Path, files: list[tuple[str, str]]) -> None:
+        """Every scenario file staged beside its place, then all put in place: a folder standing where one goes
+        stops them all before any is written."""
+        taken = [Problem("cannot write the scenario: expected a file here, got a folder", path) for path, _ in files if Path(path).is_dir()]
+        if taken:
+            raise LoadError(taken)
+        self.folder(folder, f"the scenarios in {folder}")
+        for path, text in files:
+            try:
+                self.staged.append(AtomicFile(path))
+                self.staged[-1].write(text)
+            except OSError as err:
+                raise _cannot_write("the scenario", err, path) from None
+        for file in self.staged:
+            new = not os.path.lexists(file.path)
+            try:
+                file.commit()
+            except OSError as err:
+                raise _cannot_write("the scenario", err, file.path) from None
+            if new:
+                self.added.append(file.path)
 
 
 @contextmanager
@@ -161,12 +190,14 @@ def import_cmd(fmt: str, output: str | None, scenarios_dir: str | None, output_f
             raise LoadError.one("no such file", file)
         if output is not None:
             _check_folder(Path(output).parent, f"the output {output}")
+        if scenarios_dir is not None:
+            _check_folder(Path(scenarios_dir), f"the scenarios in {scenarios_dir}")
         with _Placement() as placement, _staged(output, placement) as (handle, staged):
             conversations, events = _convert(file, fmt, handle)
             scenarios = list(derive_scenarios(file)) if scenarios_dir is not None else []
             written = [str(Path(scenarios_dir, f"{slug}.yml")) for slug, _ in scenarios]
-            for path, (_, text) in zip(written, scenarios):
-                write_atomic(path, text)
+            if scenarios_dir is not None:
+                placement.scenarios(Path(scenarios_dir), [(path, text) for path, (_, text) in zip(written, scenarios)])
             _commit(handle, staged, output, output_format == "json")
     except LoadError as err:
         fail_with_load_error(err, output_format)
