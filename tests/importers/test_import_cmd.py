@@ -301,3 +301,11 @@ def test_a_whole_benchmark_file_with_a_scenario_place_taken_is_exit_2_as_a_real_
     assert (done.returncode, done.stdout, done.stderr) == (2, "", "scen/tau-bench-task-3.yml:1:1: cannot write the scenario: expected a file here, got a folder\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.json", "scen"]
     assert [p.name for p in (tmp_path / "scen").iterdir()] == ["tau-bench-task-3.yml"]
+
+
+def test_a_text_part_that_is_not_text_is_exit_2_not_an_empty_message(tmp_path):
+    parts = tmp_path / "parts.json"
+    parts.write_text('[{"role":"user","content":[{"type":"text","text":5}]},{"role":"assistant","content":"hello"}]\n')
+    result = run("--from", "openai", parts)
+    assert (result.exit_code, result.stdout) == (2, ""), result.output
+    assert result.stderr == f"{parts}:1:50: `text` of content part 0 must be a string, got a number\n"

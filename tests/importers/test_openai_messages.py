@@ -115,3 +115,21 @@ def test_an_unknown_role_is_reported_on_its_line(tmp_path):
     with pytest.raises(LoadError) as info:
         list(import_file(path, "openai"))
     assert str(info.value) == f"{path}:2:24: unknown role 'bot': expected system, developer, user, assistant or tool"
+
+
+@pytest.mark.parametrize("part, expected", [({"type": "text", "text": 5}, "got a number"), ({"type": "text", "text": ["hi"]}, "got a list")])
+def test_a_text_part_whose_text_is_not_a_string_is_reported_at_its_text(tmp_path, part, expected):
+    """Never turned into an empty text: said as `content: 5` is, at the value."""
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps([{"role": "user", "content": [{"type": "text", "text": "a"}, part]}, {"role": "assistant", "content": "hello"}], indent=2))
+    with pytest.raises(LoadError) as info:
+        list(import_file(path, "openai"))
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if '"text": 5' in t or '"text": [' in t)
+    assert str(info.value) == f"{path}:{line}:17: `text` of content part 1 must be a string, {expected}"
+
+
+def test_parts_without_text_are_no_text(tmp_path):
+    """An image part, or a text part whose `text` is null, adds nothing to the message's text."""
+    content = [{"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}, {"type": "text", "text": None}, {"type": "text", "text": "hi"}]
+    (imported,) = convert(tmp_path, [{"role": "user", "content": content}])
+    assert [dict(e) for e in imported.events] == [{"event": "user", "text": "hi"}]

@@ -423,3 +423,28 @@ def test_log_records_are_not_read_and_the_error_says_so(tmp_path):
     assert done.returncode == 2 and "the file holds no spans" in done.stderr and "log records (`resourceLogs`) are not read" in done.stderr
     done = import_cli(write(tmp_path, logs, doc(span("b" * 16, "chat m", 10, 15, "a" * 16, **{"gen_ai.operation.name": "chat"}), root(0))))
     assert done.returncode == 2 and "no span of this file holds a message" in done.stderr and "log records" in done.stderr
+
+
+
+_OLDER = [{"name": "gen_ai.user.message", "timeUnixNano": "11", "attributes": [attr("content", 5)]}]
+_CHOICE = [{"name": "gen_ai.choice", "timeUnixNano": "12", "attributes": [attr("message", {"content": 5})]}]
+_OI = {"openinference.span.kind": "LLM", "llm.input_messages.0.message.role": "user"}
+_NOT_TEXT = {
+    "gen_ai.input.messages[0].parts[1].content": chat("b" * 16, 10, [{"role": "user", "parts": [{"type": "text"}, {"type": "text", "content": 5}]}], [bot("hi")]),
+    "gen_ai.user.message.content": span("b" * 16, "chat m", 10, 15, "a" * 16, events=_OLDER, **{"gen_ai.system": "openai"}),
+    "gen_ai.choice.message.content": span("b" * 16, "chat m", 10, 15, "a" * 16, events=_CHOICE, **{"gen_ai.system": "openai"}),
+    "llm.input_messages.0.message.content": span("b" * 16, "llm", 10, 15, "a" * 16, **{**_OI, "llm.input_messages.0.message.content": 5}),
+    "llm.input_messages.0.message.contents.1.message_content.text": span("b" * 16, "llm", 10, 15, "a" * 16, **{
+        **_OI, "llm.input_messages.0.message.contents.0.message_content.text": "hi", "llm.input_messages.0.message.contents.1.message_content.text": 5}),
+}
+
+
+@pytest.mark.parametrize("what", list(_NOT_TEXT))
+def test_a_text_that_is_not_a_string_is_bad_input_in_every_form(tmp_path, what):
+    """Never an empty message: a text part's `content`, an older event's `content` and OpenInference's `content`
+    or `text` that are not strings are reported at their span, as a wrong `parts` is; null or no text is no text."""
+    path = write(tmp_path, doc(root(0)), doc(_NOT_TEXT[what]))
+    with pytest.raises(LoadError) as err:
+        events_of(path)
+    (problem,) = err.value.problems
+    assert (problem.file, problem.line, problem.message) == (str(path), 2, f"span {_NOT_TEXT[what]['name']!r} (spanId {'b' * 16}): `{what}` must be a string, got a number")

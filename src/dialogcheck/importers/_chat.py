@@ -29,10 +29,12 @@ def message_text(content: Any, path: JsonPath) -> str:
         for i, part in enumerate(content):
             if isinstance(part, str):
                 texts.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                texts.append(part["text"])
             elif not isinstance(part, dict):
                 raise ItemProblem(f"content part {i} must be an object or a string, got {json_type(part)}", (*path, i))
+            elif isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif part.get("text") is not None:  # null or no `text`: a part with no text (an image, audio)
+                raise ItemProblem(f"`text` of content part {i} must be a string, got {json_type(part['text'])}", (*path, i, "text"))
         return "\n".join(texts)
     raise ItemProblem(f"`content` must be a string, a list of parts or null, got {json_type(content)}", path)
 

@@ -133,6 +133,15 @@ def _json(value: Any, what: str) -> Any:
         raise _Shape(f"`{what}` is not valid JSON: {err}") from None
 
 
+def _text(value: Any, what: str) -> str:
+    """A message's text: a string, or none recorded (null or no key); anything else is not text, never an empty one."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Shape(f"`{what}` must be a string, got {json_type(value)}")
+    return value
+
+
 def _arguments(value: Any) -> Any:
     """Tool arguments: an object (a JSON string holding one is parsed); anything else is kept as it is."""
     if isinstance(value, str):
@@ -162,8 +171,7 @@ def _genai_message(raw: Any, what: str) -> Message:
             raise _Shape(f"`{what}.parts[{j}]` must be a part object `{{type, ...}}`, got {json_type(part)}")
         kind = part.get("type")
         if kind == "text":
-            content = part.get("content")
-            texts.append(content if isinstance(content, str) else "")
+            texts.append(_text(part.get("content"), f"{what}.parts[{j}].content"))
         elif kind == "tool_call":
             name = part.get("name")
             if not isinstance(name, str):
@@ -202,17 +210,16 @@ def _old_event(name: str, attrs: dict[str, Any]) -> tuple[str, Message] | None:
     if name == "gen_ai.choice":
         body = _json(attrs.get("message"), "message") or {}
         body = body if isinstance(body, dict) else {}
-        content = body.get("content", attrs.get("content"))
+        text = _text(body["content"], f"{name}.message.content") if "content" in body else _text(attrs.get("content"), f"{name}.content")
         calls = _old_calls(body.get("tool_calls", attrs.get("tool_calls")), "tool_calls")
-        return "output", Message("assistant", content if isinstance(content, str) else "", calls)
+        return "output", Message("assistant", text, calls)
     role = _OLD_EVENT_ROLES.get(name)
     if role is None:
         return None
     content = attrs.get("content")
-    text = content if isinstance(content, str) else ""
     if role == "tool":
         return "input", Message("tool", results=[(_id(attrs.get("id")), content)])
-    return "input", Message(role, text, _old_calls(attrs.get("tool_calls"), "tool_calls") if role == "assistant" else [])
+    return "input", Message(role, _text(content, f"{name}.content"), _old_calls(attrs.get("tool_calls"), "tool_calls") if role == "assistant" else [])
 
 
 def _genai(span: Span) -> SpanSays:
@@ -303,7 +310,12 @@ def _oi_message(fields: dict[str, Any], what: str) -> Message:
         elif (part := _OI_CONTENT.fullmatch(key)) is not None:
             contents.setdefault(int(part.group(1)), {})[part.group(2)] = value
     content = fields.get("content")
-    texts = [content] if isinstance(content, str) else [c.get("text") for _, c in sorted(contents.items()) if isinstance(c.get("text"), str)]
+    if role == "tool":  # its content is the result
+        texts = []
+    elif content is not None:
+        texts = [_text(content, f"{what}.content")]
+    else:
+        texts = [_text(c.get("text"), f"{what}.contents.{k}.message_content.text") for k, c in sorted(contents.items())]
     message = Message(role, "\n".join(t for t in texts if t))
     for k, call in sorted(calls.items()):
         name = call.get("function.name")
