@@ -309,3 +309,33 @@ def test_a_text_part_that_is_not_text_is_exit_2_not_an_empty_message(tmp_path):
     result = run("--from", "openai", parts)
     assert (result.exit_code, result.stdout) == (2, ""), result.output
     assert result.stderr == f"{parts}:1:50: `text` of content part 0 must be a string, got a number\n"
+
+
+# --- -o - is stdout, as no -o is ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_dash_output_is_stdout(tmp_path, monkeypatch, output_format):
+    monkeypatch.chdir(tmp_path)
+    with_dash = run("--from", "tau-bench", SAMPLE, "-o", "-", "--format", output_format)
+    without = run("--from", "tau-bench", SAMPLE, "--format", output_format)
+    assert with_dash.exit_code == 0, with_dash.output
+    assert (with_dash.stdout, with_dash.stderr) == (without.stdout, without.stderr)
+    assert len(with_dash.stdout.splitlines()) == (4 if output_format == "text" else 1)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dash_output_with_derived_scenarios_as_a_real_command(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    dialogcheck = Path(sys.executable).parent / "dialogcheck"
+    done = subprocess.run(
+        [str(dialogcheck), "import", "--from", "tau-bench", str(SAMPLE), "-o", "-", "--derive-scenarios", "scenarios"],
+        cwd=tmp_path, capture_output=True, text=True, env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"}, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["sender_id"] for line in done.stdout.splitlines()] == ["task-1-trial-0", "task-44-trial-0", "task-1-trial-1", "task-44-trial-1"]
+    assert done.stderr.startswith(f"imported 4 conversations (") and " to stdout; 2 scenarios in scenarios" in done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["scenarios"]

@@ -171,7 +171,7 @@ def _commit(handle: IO[bytes], staged: str, output: str | None, as_json_document
 
 @click.command("import")
 @click.option("--from", "fmt", required=True, type=click.Choice(list(IMPORTERS)), help="Format of FILE.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="File to write (default: stdout).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help="File to write (default, or -: stdout).")
 @click.option(
     "--derive-scenarios", "scenarios_dir", type=click.Path(file_okay=False),
     help="tau-bench only: also write one scenario per task into this folder, its goals the task's expectations.",
@@ -185,6 +185,8 @@ def import_cmd(fmt: str, output: str | None, scenarios_dir: str | None, output_f
     """
     if scenarios_dir is not None and fmt != "tau-bench":
         raise click.UsageError("--derive-scenarios works only with --from tau-bench")
+    if output == "-":  # the usual name of stdout, as `check` reads `-` as stdin
+        output = None
     try:
         if not Path(file).is_file():
             raise LoadError.one("no such file", file)
