@@ -201,7 +201,7 @@ def test_an_output_under_a_file_is_exit_2_naming_the_file(tmp_path, under):
     out = afile / under
     result = run("--from", "tau-bench", SAMPLE, "-o", out)
     assert result.exit_code == 2 and no_traceback(result), result.output
-    assert result.stderr == f"{afile}:1:1: cannot write the output {out}: expected a folder here, got a file\n"
+    assert result.stderr == f"{afile}:1:1: cannot write the output: expected a folder here, to hold {out}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"] and afile.read_text() == ""
 
 
@@ -212,7 +212,7 @@ def test_an_output_under_a_symlink_loop_is_exit_2_naming_the_link(tmp_path):
     result = run("--from", "tau-bench", SAMPLE, "-o", out, "--format", "json")
     assert result.exit_code == 2 and no_traceback(result), result.output
     error = json.loads(result.stdout)["error"]
-    assert (error["message"], error["file"]) == (f"cannot write the output {out}: expected a folder here, got a symbolic link that leads nowhere", str(tmp_path / "loopA"))
+    assert (error["message"], error["file"]) == (f"cannot write the output: expected a folder here, to hold {out}", str(tmp_path / "loopA"))
 
 
 def test_an_output_named_by_a_symlink_loop_replaces_the_link_as_any_output_replaces_its_name(tmp_path):
@@ -255,7 +255,7 @@ def test_a_scenarios_folder_under_a_file_is_exit_2_naming_the_file(tmp_path, und
     folder = afile / under
     result = run("--from", "tau-bench", SAMPLE, "-o", tmp_path / "out.jsonl", "--derive-scenarios", folder)
     assert result.exit_code == 2 and no_traceback(result), result.output
-    assert result.stderr == f"{afile}:1:1: cannot write the scenarios in {folder}: expected a folder here, got a file\n"
+    assert result.stderr == f"{afile}:1:1: cannot write the scenarios: expected a folder here, to hold {folder}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
@@ -337,5 +337,5 @@ def test_dash_output_with_derived_scenarios_as_a_real_command(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["sender_id"] for line in done.stdout.splitlines()] == ["task-1-trial-0", "task-44-trial-0", "task-1-trial-1", "task-44-trial-1"]
-    assert done.stderr.startswith(f"imported 4 conversations (") and " to stdout; 2 scenarios in scenarios" in done.stderr
+    assert done.stderr.startswith("imported 4 conversations (") and " to stdout; 2 scenarios in scenarios" in done.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["scenarios"]

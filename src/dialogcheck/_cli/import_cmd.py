@@ -38,18 +38,13 @@ def _cannot_write(what: str, err: OSError, path: str | Path) -> LoadError:
     return LoadError.one(f"cannot write {what}: {err.strerror or err}", str(path))
 
 
-def _kind(path: Path) -> str:
-    if path.is_file():
-        return "a file"
-    return "a symbolic link that leads nowhere" if path.is_symlink() else "something else"
-
-
-def _check_folder(folder: Path, what: str) -> None:
-    """Before anything is written: FOLDER, or the nearest part of it that exists, must be a folder."""
+def _check_folder(folder: Path, what: str, target: str) -> None:
+    """Before anything is written: FOLDER, or the nearest part of it that exists, must be a folder (not a file,
+    not a link that leads nowhere); said as `run --junit` says it."""
     for part in (folder, *folder.parents):
         if os.path.lexists(part):
             if not part.is_dir():
-                raise LoadError.one(f"cannot write {what}: expected a folder here, got {_kind(part)}", str(part))
+                raise LoadError.one(f"cannot write {what}: expected a folder here, to hold {target}", str(part))
             return
 
 
@@ -92,7 +87,7 @@ class _Placement:
         taken = [Problem("cannot write the scenario: expected a file here, got a folder", path) for path, _ in files if Path(path).is_dir()]
         if taken:
             raise LoadError(taken)
-        self.folder(folder, f"the scenarios in {folder}")
+        self.folder(folder, "the scenarios")
         for path, text in files:
             try:
                 self.staged.append(AtomicFile(path))
@@ -114,13 +109,13 @@ def _staged(output: str | None, placement: _Placement) -> Iterator[tuple[IO[byte
     """A temporary file beside OUT (or in the temp folder for stdout), removed unless committed."""
     folder = Path(output).parent if output else None
     if folder is not None:
-        placement.folder(folder, f"the output {output}")
+        placement.folder(folder, "the output")
     try:
         fd, name = tempfile.mkstemp(prefix=".dialogcheck-import.", suffix=".tmp", dir=folder)
     except OSError as err:
         if folder is None:
             raise
-        raise _cannot_write(f"the output {output}", err, folder) from None
+        raise _cannot_write("the output", err, folder) from None
     handle = os.fdopen(fd, "w+b")
     try:
         yield handle, name
@@ -155,7 +150,7 @@ def _commit(handle: IO[bytes], staged: str, output: str | None, as_json_document
             os.chmod(staged, 0o666 & ~umask)  # a temporary file is private; the output is an ordinary file
             os.replace(staged, output)
         except OSError as err:
-            raise _cannot_write(f"the output {output}", err, output) from None
+            raise _cannot_write("the output", err, output) from None
         return
     handle.seek(0)
     out = sys.stdout.buffer
@@ -191,9 +186,9 @@ def import_cmd(fmt: str, output: str | None, scenarios_dir: str | None, output_f
         if not Path(file).is_file():
             raise LoadError.one("no such file", file)
         if output is not None:
-            _check_folder(Path(output).parent, f"the output {output}")
+            _check_folder(Path(output).parent, "the output", output)
         if scenarios_dir is not None:
-            _check_folder(Path(scenarios_dir), f"the scenarios in {scenarios_dir}")
+            _check_folder(Path(scenarios_dir), "the scenarios", scenarios_dir)
         with _Placement() as placement, _staged(output, placement) as (handle, staged):
             conversations, events = _convert(file, fmt, handle)
             scenarios = list(derive_scenarios(file)) if scenarios_dir is not None else []
