@@ -2,9 +2,11 @@
 
 The rule: a file the user names on the command line is read wherever it is; a
 file found by walking a folder the user named must be inside that folder once
-symbolic links are resolved. A CI job walks folders it did not write: a link
-from `eval/scenarios/x.yml` to `~/.aws/credentials` must not get that file
-read, and parts of it quoted in an error message in a public log.
+symbolic links are resolved, and so must a folder dialogcheck picks in a
+project by itself (`eval/results`, the answer cache, `eval/calibration`). A CI
+job walks folders it did not write: a link from `eval/scenarios/x.yml` to
+`~/.aws/credentials` must not get that file read, and parts of it quoted in an
+error message in a public log.
 """
 
 from __future__ import annotations
@@ -81,3 +83,20 @@ def inside(root: Path, name: str) -> Path:
     if not target.is_relative_to(base):
         raise LoadError.one(f"this path is outside the project folder {base}: only files inside it can be used", name)
     return target
+
+
+def project_folder(root: Path, folder: Path, what: str, elsewhere: str) -> Path:
+    """`folder`, one dialogcheck picks in the project at `root` by itself, when it stays inside once links are resolved; else `LoadError`.
+
+    A project is input too: a link committed as `eval/results -> ~/.ssh` must not get dialogcheck's files written there.
+    `what` names the folder in the message, `elsewhere` says how to name a folder outside the project instead.
+    """
+    base = root.resolve()
+    try:
+        target = folder.resolve()
+    except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13)
+        raise LoadError.one(f"{what} is a loop of symbolic links: it must be a folder inside the project folder {base} ({elsewhere})", str(folder)) from None
+    if not target.is_relative_to(base):
+        message = f"{what} leads to {target} through a symbolic link, outside the project folder {base}: it must stay inside the project ({elsewhere})"
+        raise LoadError.one(message, str(folder))
+    return folder

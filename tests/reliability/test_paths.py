@@ -1,10 +1,11 @@
 """Paths: nothing a file names, and nothing found in a folder, reaches outside the project; results stay in --results.
 
 The rule (SPEC leaves it open): a file the user names on the command line is read
-wherever it is. A file found by walking a folder the user named, and every path
-written inside a file (prompt templates, the cache folder), must resolve inside the
-project folder once `..` and symbolic links are resolved. `goals.sop` names no file
-at all: it holds the steps themselves.
+wherever it is. A file found by walking a folder the user named, every path
+written inside a file (prompt templates, the cache folder), and every folder
+dialogcheck picks in a project by itself (`eval/results`, `.dialogcheck/cache`,
+`eval/calibration`) must resolve inside the project folder once `..` and symbolic
+links are resolved. `goals.sop` names no file at all: it holds the steps themselves.
 """
 
 from __future__ import annotations
@@ -114,6 +115,35 @@ def test_the_cache_folder_cannot_leave_the_project(tmp_path):
         )
     config.write_text("cache: {dir: .llm-cache}\n")
     assert load_config(config).cache.dir == root / ".llm-cache"
+
+
+def linked_out(link: Path, outside: Path) -> str:
+    """What a folder dialogcheck picks says when `link` takes it to `outside`: the start of the message, after the path."""
+    return f"{link}:1:1: {{what}} leads to {outside} through a symbolic link, outside the project folder {{root}}: it must stay inside the project"
+
+
+def test_a_link_out_of_the_default_results_folder_is_refused_and_a_named_folder_is_used(tmp_path):
+    root = project(tmp_path / "p")
+    (root / "eval" / "scenarios" / "ok.yml").write_text(SCENARIO.format(name="ok"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "eval" / "results").symlink_to(elsewhere)
+    ran = invoke("run", str(root))
+    assert ran.exit_code == 2
+    expected = linked_out(root / "eval" / "results", elsewhere).format(what="the results folder", root=root)
+    assert ran.stderr.splitlines() == [expected + " (--results DIR names a folder elsewhere)"]
+    assert list(elsewhere.iterdir()) == []
+    named = root / "eval" / "results" / "named"  # named on the command line: used wherever it is
+    assert invoke("run", str(root), "--results", str(named)).exit_code == 0
+    assert (elsewhere / "named" / "summary.json").is_file()
+    link = root / "eval" / "results"
+    link.unlink()
+    link.symlink_to(link)  # a loop: no folder at all
+    looped = invoke("run", str(root))
+    assert looped.exit_code == 2
+    assert looped.stderr.splitlines() == [
+        f"{link}:1:1: the results folder is a loop of symbolic links: it must be a folder inside the project folder {root} (--results DIR names a folder elsewhere)"
+    ]
 
 
 @pytest.mark.parametrize("reference", ["../../outside.yml", "/etc/passwd", "sops/refund.yml"])

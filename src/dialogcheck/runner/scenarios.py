@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .._paths import project_folder
 from ..config import AgentSettings, ProjectConfig, in_flight_for
 from ..connectors.base import AgentConnector, AgentError
 from ..errors import LoadError, Problem
@@ -158,6 +159,8 @@ class ScenarioBatch:
                 message = "--persona is played by an LLM user, and every scenario here follows its `script` (add --simulate llm)"
                 raise LoadError.one(message, "--persona")
             self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned)
+            if not results:
+                self._results_parent()  # refused now, before anything runs, when a link takes it out of the project
         self._planned = {item.slug: item for item in self.plan.scenarios}
         matrix = {slug: item.personas for slug, item in self._planned.items()}
         self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel, matrix=matrix, replay=replay)
@@ -183,8 +186,13 @@ class ScenarioBatch:
             folder = ResultsFolder(self.resume)
             return folder, folder.lock()
         stamp = self.started.strftime("%Y%m%d-%H%M%S")
-        folder = ResultsFolder(self.results or new_folder(self.project.root / "eval" / "results", stamp))
+        folder = ResultsFolder(self.results or new_folder(self._results_parent(), stamp))
         return folder, folder.claim()
+
+    def _results_parent(self) -> Path:
+        """`eval/results` of the project, where a batch's folder is made when none is named; `LoadError` when a link takes it out."""
+        root = self.project.root
+        return project_folder(root, root / "eval" / "results", "the results folder", "--results DIR names a folder elsewhere")
 
     def run(self, on_finished: Callable[[RunResult], None] = lambda run: None, on_start: Callable[[asyncio.Task], None] | None = None) -> BatchResult:
         """Claim the folder, run what the plan still holds, and write the results; the batch, interrupted or not.
