@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ._fields import Fields, Problems, framework_tools_setting
+from ._paths import project_folder
 from ._redact import hold, hold_url, redact_url
 from ._yaml import Pos, YNode, allowed_env, describe, plain, read_yaml
 from .errors import LoadError, Problem, decode_utf8, did_you_mean
@@ -134,6 +135,14 @@ class AgentSettings:
 class CacheSettings:
     enabled: bool = True
     dir: Path = Path(".dialogcheck/cache")
+    #: The project folder `dir` must stay in once links are resolved (None: a folder the caller named, used wherever it is).
+    project: Path | None = None
+
+    def folder(self) -> Path:
+        """`dir`, once it is known to stay in its project: a link committed there (`.dialogcheck -> ~`) must not take the answers out."""
+        if self.project is None:
+            return self.dir
+        return project_folder(self.project, self.dir, "the answer cache folder", "--cache-dir DIR names a folder elsewhere")
 
 
 @dataclass(frozen=True)
@@ -149,7 +158,7 @@ class ProjectConfig:
 
     @classmethod
     def empty(cls, root: Path) -> ProjectConfig:
-        return cls(root=root, cache=CacheSettings(dir=root / ".dialogcheck" / "cache"))
+        return cls(root=root, cache=CacheSettings(dir=root / ".dialogcheck" / "cache", project=root))
 
 
 def _llm(node: YNode, problems: Problems, what: str) -> LLMSettings | None:
@@ -349,7 +358,7 @@ def _agent(fields: Fields) -> AgentSettings | None:
 
 
 def _cache(fields: Fields, root: Path) -> CacheSettings:
-    default = CacheSettings(dir=root / ".dialogcheck" / "cache")
+    default = CacheSettings(dir=root / ".dialogcheck" / "cache", project=root)
     mapping = fields.mapping("cache")
     if mapping is None:
         return default
@@ -363,6 +372,7 @@ def _cache(fields: Fields, root: Path) -> CacheSettings:
     return CacheSettings(
         enabled=default.enabled if enabled is None else enabled,
         dir=default.dir if folder is None else (root / folder),
+        project=root,
     )
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,9 @@ from dialogcheck.errors import LoadError
 from dialogcheck.results.files import ResultsFolder, slug_folder
 from dialogcheck.results.load import finished_runs
 from dialogcheck.results.model import RunResult, ScenarioInfo
+from tests.llm.conftest import judge_text, openai_body
 from tests.reliability.figures import record
+from tests.reliability.peers import FaultServer, Seen, clean_env, ok
 
 SCENARIO = "scenario:\n  name: {name}\n  simulation_context: c\n  script: [hello]\n"
 AGENT = "def respond(conversation_id, text, initial_slots=None):\n    return {'messages': [{'text': 'hi'}], 'events': []}\n"
@@ -144,6 +148,50 @@ def test_a_link_out_of_the_default_results_folder_is_refused_and_a_named_folder_
     assert looped.stderr.splitlines() == [
         f"{link}:1:1: the results folder is a loop of symbolic links: it must be a folder inside the project folder {root} (--results DIR names a folder elsewhere)"
     ]
+
+
+def judge_answer(request: Seen):
+    return ok(openai_body(judge_text(request.body)))
+
+
+@pytest.fixture
+def judge():
+    server = FaultServer(judge_answer)
+    yield server
+    server.stop()
+
+
+def dialogcheck(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    command = [str(Path(sys.executable).parent / "dialogcheck"), *args]
+    return subprocess.run(command, cwd=cwd, env=clean_env(), capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_a_link_out_of_the_default_cache_folder_is_refused_by_run_and_check(tmp_path, judge):
+    llm = f"{{provider: openai_compatible, base_url: '{judge.url}/v1', model: judge, max_retries: 0, timeout: 5}}"
+    root = project(tmp_path / "p", f"agent: {{type: python, callable: 'agent:respond'}}\nevaluation:\n  llm: {llm}\n")
+    scenario = root / "eval" / "scenarios" / "ok.yml"
+    scenario.write_text(SCENARIO.format(name="ok") + "  goals:\n    criteria: [The agent greets]\n")
+    conversation = tmp_path / "c.jsonl"
+    conversation.write_text('{"event": "user", "text": "hello"}\n{"event": "bot", "text": "hi"}\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / ".dialogcheck").symlink_to(elsewhere)
+    expected = linked_out(root / ".dialogcheck" / "cache", elsewhere / "cache").format(what="the answer cache folder", root=root)
+    expected += " (--cache-dir DIR names a folder elsewhere)"
+    for args in (
+        ["run", str(root), "--results", str(tmp_path / "r1")],
+        ["run", str(root), "--results", str(tmp_path / "r2"), "--replay"],
+        ["check", "--scenario", str(scenario), str(conversation)],
+    ):
+        refused = dialogcheck(tmp_path, *args)
+        assert refused.returncode == 2, (args, refused.stderr)
+        assert refused.stderr.splitlines() == [expected], args
+    assert list(elsewhere.iterdir()) == [] and judge.seen == [] and not (tmp_path / "r1").exists()
+    # Without the project's cache folder nothing is refused: --no-cache, or a folder named on the command line.
+    assert dialogcheck(tmp_path, "check", "--no-cache", "--scenario", str(scenario), str(conversation)).returncode == 0
+    named = dialogcheck(tmp_path, "run", str(root), "--results", str(tmp_path / "r3"), "--cache-dir", str(tmp_path / "named"))
+    assert named.returncode == 0, named.stderr
+    assert list((tmp_path / "named").rglob("*.json")) and list(elsewhere.iterdir()) == []
 
 
 @pytest.mark.parametrize("reference", ["../../outside.yml", "/etc/passwd", "sops/refund.yml"])

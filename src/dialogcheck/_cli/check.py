@@ -112,6 +112,8 @@ def _make_judge(config, no_cache: bool, cache_dir: str | None, where: str, outpu
         return judge_from_config(config, use_cache=not no_cache, cache_dir=Path(cache_dir) if cache_dir else None, replay=replay)
     except LLMError as err:
         fail_with_load_error(LoadError.one(str(err), str(config.path) if config and config.path else where), output_format)
+    except LoadError as err:  # the project's cache folder is a link out of it
+        fail_with_load_error(err, output_format)
 
 
 def _check_options(engine, output_dir, output_format_shards, input_format, junit_path, html_path) -> None:

@@ -35,10 +35,10 @@ def make_client(
     cache_dir: Path | None = None,
     replay: bool = False,
 ) -> ChatClient:
-    """`cache_dir` (a command-line folder) wins over `cache.dir`, and turns the cache on; `use_cache=False` turns it off.
+    """`cache_dir` (a command-line folder, used wherever it is) wins over `cache.dir`, and turns the cache on; `use_cache=False` turns it off.
 
     `replay` answers every call from the cache folder (`cache_dir`, else `cache.dir` even when the config turns the
-    cache off) and sends none.
+    cache off) and sends none. `cache.dir` is refused (`LoadError`) when a link takes it out of its project.
     """
     provider = provider_client(settings)  # first, so a missing SDK is the error the user sees
     from .retry import RetryingClient  # tenacity comes with the SDK extras
@@ -46,8 +46,8 @@ def make_client(
     client: ChatClient = RetryingClient(provider, max_retries=settings.max_retries, timeout=settings.timeout)
     client = LimitedClient(client, max_in_flight)
     if replay:
-        return CachedClient(client, cache_dir if cache_dir is not None else (cache or CacheSettings()).dir, replay=True)
-    folder = cache_dir if cache_dir is not None else (cache.dir if cache is not None and cache.enabled else None)
-    if use_cache and folder is not None:
-        client = CachedClient(client, folder)
-    return client
+        return CachedClient(client, cache_dir if cache_dir is not None else (cache or CacheSettings()).folder(), replay=True)
+    if not use_cache:
+        return client
+    folder = cache_dir if cache_dir is not None else (cache.folder() if cache is not None and cache.enabled else None)
+    return CachedClient(client, folder) if folder is not None else client
