@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from ._paths import project_folder
 from .checks.base import Outcome
 from .checks.judged import Judgement, JudgeRequest
 from .errors import LoadError, Problem, did_you_mean
@@ -195,7 +196,13 @@ def calibration_path(root: Path, binding: Mapping[str, Any]) -> Path:
     return root / CALIBRATION_FOLDER / f"{digest}.json"
 
 
+def calibration_folder(root: Path) -> Path:
+    """`eval/calibration` of the project at `root`; `LoadError` when a link takes it out of the project."""
+    return project_folder(root, root / CALIBRATION_FOLDER, "the calibration folder", "make it a folder of the project")
+
+
 def write_calibration(root: Path, document: Mapping[str, Any]) -> Path:
+    calibration_folder(root)
     path = calibration_path(root, document["binding"])
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, orjson.dumps(dict(document), option=orjson.OPT_INDENT_2).decode() + "\n")

@@ -131,6 +131,18 @@ def test_bad_labels_are_bad_input_with_their_line(labelled):
     assert f"labels.jsonl:2:1: 'The agent asks before orderin' is not a criterion of scenario 'Asks first' (did you mean `{CRITERION}`?)" in result.stderr
 
 
+def test_a_link_out_of_the_calibration_folder_is_refused_before_the_judge_is_asked(labelled, openai_server, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (labelled / "eval" / "calibration").symlink_to(elsewhere)
+    result = calibrate(labelled)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"{labelled / 'eval' / 'calibration'}:1:1: the calibration folder leads to {elsewhere} through a symbolic link,"
+        f" outside the project folder {labelled}: it must stay inside the project (make it a folder of the project)"
+    ]
+    assert result.stdout == "" and list(elsewhere.iterdir()) == [] and openai_server.count == 0
+
+
 def test_run_with_require_calibration_marks_criteria_uncalibrated(tmp_path, openai_server):
     from click.testing import CliRunner
 

@@ -41,7 +41,7 @@ def calibrate(scenario_path, labels_path, config_path, no_cache, cache_dir, repl
     --require-calibration MIN_KAPPA. Exit code 3 when the judge broke on some
     pair (its figures leave those out), 2 for bad input.
     """
-    from ..calibration import binding_of, calibration_document, conversation_of, judge_pairs, read_labels, write_calibration
+    from ..calibration import binding_of, calibration_document, calibration_folder, conversation_of, judge_pairs, read_labels, write_calibration
     from ..checking import load_subject
     from ..config import find_config, load_config
     from ..judge.setup import judge_from_config
@@ -60,6 +60,7 @@ def calibrate(scenario_path, labels_path, config_path, no_cache, cache_dir, repl
         judge = judge_from_config(config, use_cache=not no_cache, cache_dir=Path(cache_dir) if cache_dir else None, replay=replay)
         if judge is None or config is None:
             raise LoadError.one(NO_JUDGE, str(path or scenario_path))
+        calibration_folder(config.root)  # a link out of the project is refused before the judge is asked anything
     except LoadError as err:
         fail_with_load_error(err, output_format)
     except LLMError as err:
