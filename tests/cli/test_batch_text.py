@@ -1,6 +1,6 @@
 """`check` and `run` text at scale: a batch shows its failures (at most --max-failures of them) and the per-check
-table, one conversation shows all of it, and progress goes to stderr: a bar on a terminal, a line at intervals
-elsewhere. Every case is the installed command in a real subprocess."""
+table, one conversation shows all of it, and progress goes to stderr: a bar on a terminal (a file name on it plain and
+escaped), a line at intervals elsewhere. Every case is the installed command in a real subprocess."""
 
 from __future__ import annotations
 
@@ -122,6 +122,16 @@ def test_on_a_terminal_progress_is_a_bar_on_stderr(big, tmp_path):
         process = subprocess.Popen([str(DIALOGCHECK), "check", "--no-judge", "--format", "json", "--jobs", "1", "--scenario", str(SCENARIO), str(big)],
                                    stdout=stdout_file, stderr=follower, env=clean)
     os.close(follower)
+    seen = read_terminal(leader)
+    assert process.wait(60) == 1
+    os.close(leader)
+    stdout = out.read_bytes()
+    assert b"conversations" in seen and b"passed" in seen  # the bar's count and tally
+    assert stdout.startswith(b'{"conversations": [') and b"dialogcheck:" not in stdout
+
+
+def read_terminal(leader: int) -> bytes:
+    """What a command wrote to the pseudo-terminal whose leader side is `leader`, until it closed its side."""
     seen = b""
     while True:
         ready, _, _ = select.select([leader], [], [], 60)
@@ -134,11 +144,60 @@ def test_on_a_terminal_progress_is_a_bar_on_stderr(big, tmp_path):
         if not piece:
             break
         seen += piece
-    assert process.wait(60) == 1
+    return seen
+
+
+#: Scenario and conversation file names that would drive a terminal: rich markup making a hyperlink, and raw escapes
+#: (an OSC 8 hyperlink, a colour, a right-to-left override).
+HOSTILE_NAMES = {
+    "markup": "[link=https:evil.example]pwn[reverse]MARK",
+    "escapes": "a\x1b]8;;http:evil.example\x1b\\CLICK\x1b]8;;\x1b\\\x1b[31mRED\u202eLMTH",
+}
+ECHO_AGENT = "def respond(conversation_id, text, initial_slots=None):\n    return {'messages': [{'text': 'hi'}], 'events': []}\n"
+
+
+def on_a_terminal(*args) -> tuple[int, bytes]:
+    """The command with stdout and stderr on one pseudo-terminal, as a user sees it: its exit code and every byte shown."""
+    leader, follower = pty.openpty()
+    env = plain_env("NO_COLOR", TERM="xterm-256color", COLUMNS="250")
+    process = subprocess.Popen([str(DIALOGCHECK), *map(str, args)], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    seen = read_terminal(leader)
+    code = process.wait(60)
     os.close(leader)
-    stdout = out.read_bytes()
-    assert b"conversations" in seen and b"passed" in seen  # the bar's count and tally
-    assert stdout.startswith(b'{"conversations": [') and b"dialogcheck:" not in stdout
+    return code, seen
+
+
+def assert_drives_nothing(seen: bytes) -> None:
+    assert b"\x1b]8;" not in seen  # no hyperlink, from markup or raw
+    assert b"\x1b[31mRED" not in seen and b"\x1b[7m" not in seen and "\u202e".encode() not in seen
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES.values(), ids=HOSTILE_NAMES.keys())
+def test_on_a_terminal_the_run_bar_shows_a_scenario_s_file_name_as_escaped_plain_text(tmp_path, name):
+    from dialogcheck._shown import visible
+
+    (tmp_path / "eval" / "scenarios").mkdir(parents=True)
+    (tmp_path / "eval" / "conftest.yml").write_text("agent: {type: python, callable: 'agent:respond'}\n")
+    (tmp_path / "agent.py").write_text(ECHO_AGENT)
+    (tmp_path / "eval" / "scenarios" / f"{name}.yml").write_text("scenario:\n  name: ok\n  simulation_context: c\n  script: [hello]\n")
+    code, seen = on_a_terminal("run", "--no-judge", "--results", tmp_path / "r", tmp_path)
+    assert code == 0, seen[-2000:]
+    assert_drives_nothing(seen)
+    assert seen.count(visible(name).encode()) >= 2, seen[-2000:]  # on the bar as on the summary line
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES.values(), ids=HOSTILE_NAMES.keys())
+def test_on_a_terminal_check_shows_a_conversation_s_file_name_as_escaped_plain_text(tmp_path, name):
+    """The check bar names no file (it says `checking`); what names one is escaped."""
+    from dialogcheck._shown import visible
+
+    conversation = tmp_path / f"{name}.jsonl"
+    conversation.write_text('{"event": "user", "text": "hello"}\n{"event": "bot", "text": "hi"}\n')
+    code, seen = on_a_terminal("check", "--no-judge", "--scenario", SCENARIO, conversation)
+    assert code in (0, 1), seen[-2000:]
+    assert_drives_nothing(seen)
+    assert visible(name).encode() in seen
 
 
 def test_check_output_and_report_of_its_folder_print_the_same_table(tmp_path):

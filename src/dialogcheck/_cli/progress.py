@@ -15,6 +15,7 @@ import threading
 import time
 
 from .._redact import mask
+from .._shown import visible
 from ..checks.base import Outcome
 from ..results.model import Counts
 from .output import console
@@ -74,7 +75,11 @@ class Progress:
             self.counts.add(done)
         self.current = current
         if self._bar is not None:
-            self._bar.update(self._task, completed=self.counts.total, description=self.current or "checking", tally=self.tally())
+            self._bar.update(self._task, completed=self.counts.total, description=self._label(), tally=self.tally())
+
+    def _label(self) -> str:
+        """What the bar names: the last one done (a scenario's slug, from a file name: outside text), as plain escaped text."""
+        return visible(mask(self.current)) if self.current else "checking"
 
     def tally(self) -> str:
         c = self.counts
@@ -94,8 +99,8 @@ class Progress:
     def _start_bar(self) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
 
-        columns = [TextColumn("[bold]{task.description}"), BarColumn()]
+        columns = [TextColumn("{task.description}", style="bold", markup=False), BarColumn()]  # a file named `[link=...]x.yml` is no markup
         columns += [MofNCompleteColumn()] if self.total is not None else [TextColumn("{task.completed:,} " + self.noun)]
         self._bar = Bar(*columns, TextColumn("{task.fields[tally]}"), TimeElapsedColumn(), console=console(stderr=True), transient=True)
-        self._task = self._bar.add_task(self.current or "checking", total=self.total, tally="")
+        self._task = self._bar.add_task(self._label(), total=self.total, tally="")
         self._bar.start()
