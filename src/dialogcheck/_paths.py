@@ -73,13 +73,23 @@ def files_in(folder: Path, suffixes: Iterable[str], *, skip_dirs: Iterable[str] 
     return found
 
 
+def resolved(path: Path) -> Path | None:
+    """`path` with `..` and links resolved; None for a loop of links (which Python 3.11 raises as `RuntimeError`)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
 def inside(root: Path, name: str) -> Path:
     """`name` (relative to `root`, or absolute) once links are resolved, when it stays inside `root`; else `LoadError`.
 
     A server started in a project folder (`dialogcheck mcp`) reads and writes only there, whatever path a client sends.
     """
     base = root.resolve()
-    target = (base / name).resolve()
+    target = resolved(base / name)
+    if target is None:
+        raise LoadError.one("this path is a loop of symbolic links: only files inside the project folder can be used", name)
     if not target.is_relative_to(base):
         raise LoadError.one(f"this path is outside the project folder {base}: only files inside it can be used", name)
     return target
@@ -92,10 +102,9 @@ def project_folder(root: Path, folder: Path, what: str, elsewhere: str) -> Path:
     `what` names the folder in the message, `elsewhere` says how to name a folder outside the project instead.
     """
     base = root.resolve()
-    try:
-        target = folder.resolve()
-    except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13)
-        raise LoadError.one(f"{what} is a loop of symbolic links: it must be a folder inside the project folder {base} ({elsewhere})", str(folder)) from None
+    target = resolved(folder)
+    if target is None:
+        raise LoadError.one(f"{what} is a loop of symbolic links: it must be a folder inside the project folder {base} ({elsewhere})", str(folder))
     if not target.is_relative_to(base):
         message = f"{what} leads to {target} through a symbolic link, outside the project folder {base}: it must stay inside the project ({elsewhere})"
         raise LoadError.one(message, str(folder))

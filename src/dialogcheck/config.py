@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ._fields import Fields, Problems, framework_tools_setting
-from ._paths import project_folder
+from ._paths import project_folder, resolved
 from ._redact import hold, hold_url, redact_url
 from ._yaml import Pos, YNode, allowed_env, describe, plain, read_yaml
 from .errors import LoadError, Problem, decode_utf8, did_you_mean
@@ -243,8 +243,10 @@ def _headers(fields: Fields) -> dict[str, str] | None:
 
 
 def _inside(root: Path, path: Path) -> bool:
-    """Whether `path` is in the project folder once `..` and symbolic links are resolved (an absolute path is not)."""
-    return path.resolve().is_relative_to(root.resolve())
+    """Whether `path` is in the project folder once `..` and symbolic links are resolved (an absolute path is not,
+    nor a loop of links)."""
+    target = resolved(path)
+    return target is not None and target.is_relative_to(root.resolve())
 
 
 def _prompt_path(fields: Fields, key: str, root: Path) -> Path | None:
@@ -252,7 +254,10 @@ def _prompt_path(fields: Fields, key: str, root: Path) -> Path | None:
     if text is None:
         return None
     node = fields.node.values[key]
-    path = (root / text).resolve()
+    path = resolved(root / text)
+    if path is None:
+        fields.problems.add(f"`{key}`: {text!r} is a loop of symbolic links, not a template file", node.pos)
+        return None
     if not _inside(root, path):
         fields.problems.add(f"`{key}` must stay inside the project folder {root}, got {text!r}", node.pos)
         return None
@@ -411,10 +416,7 @@ def load_config(path: str | Path) -> ProjectConfig:
 
 def find_config(start: str | Path) -> Path | None:
     """The `eval/conftest.yml` of the project a file or folder belongs to, if any."""
-    try:
-        here = Path(start).resolve()
-    except (OSError, RuntimeError):  # a loop of links: reading the file says so, at its name
-        here = Path(start).absolute()
+    here = resolved(Path(start)) or Path(start).absolute()  # a loop of links: reading the file says so, at its name
     for folder in (here, *here.parents) if here.is_dir() else here.parents:
         candidate = folder / "eval" / "conftest.yml" if folder.name != "eval" else folder / "conftest.yml"
         if candidate.is_file():

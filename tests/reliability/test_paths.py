@@ -339,3 +339,19 @@ def test_a_loop_of_links_named_on_the_command_line_is_a_file_that_cannot_be_read
     checked = invoke("check", flag, str(tmp_path / "a.yml"), str(conversation))  # `invoke` fails on a traceback
     assert checked.exit_code == 2
     assert checked.stderr == f"{tmp_path / 'a.yml'}:1:1: cannot read file: Too many levels of symbolic links\n"
+
+
+def test_a_loop_of_links_in_a_project_s_paths_is_a_clear_error_not_a_traceback(tmp_path):
+    from dialogcheck._paths import inside
+
+    root = project(tmp_path / "p", "agent: {type: python, callable: 'agent:respond'}\nsimulation:\n  simulated_user_prompt: round.j2\ncache: {dir: loop/x}\n")
+    (root / "eval" / "scenarios" / "ok.yml").write_text(SCENARIO.format(name="ok"))
+    (root / "round.j2").symlink_to("round.j2")
+    (root / "loop").symlink_to("loop")
+    checked = invoke("validate", str(root))  # `invoke` fails on a traceback
+    assert checked.exit_code == 2
+    config = root / "eval" / "conftest.yml"
+    assert f"{config}:3:26: `simulated_user_prompt`: 'round.j2' is a loop of symbolic links, not a template file" in checked.stdout
+    assert f"{config}:4:14: `dir` in `cache` must stay inside the project folder {root}, got 'loop/x'" in checked.stdout
+    with pytest.raises(LoadError, match="this path is a loop of symbolic links"):
+        inside(root, "loop/x")  # what the MCP server asks of a path a client sends
