@@ -73,6 +73,15 @@ def files_in(folder: Path, suffixes: Iterable[str], *, skip_dirs: Iterable[str] 
     return found
 
 
+def file_in_the_way(folder: Path) -> Path | None:
+    """The nearest part of `folder` that exists, when it is not a folder (a file, a link to nothing): what stops
+    anything being written in `folder`; None when nothing does."""
+    for part in (folder, *folder.parents):
+        if os.path.lexists(part):
+            return None if part.is_dir() else part
+    return None
+
+
 def resolved(path: Path) -> Path | None:
     """`path` with `..` and links resolved; None for a loop of links (which Python 3.11 raises as `RuntimeError`)."""
     try:

@@ -24,6 +24,7 @@ import click
 import orjson
 from rich.text import Text
 
+from .._paths import file_in_the_way
 from ..errors import LoadError, Problem
 from ..events.bounds import MAX_WRITTEN_DEPTH
 from ..importers import IMPORTERS, import_file
@@ -39,13 +40,10 @@ def _cannot_write(what: str, err: OSError, path: str | Path) -> LoadError:
 
 
 def _check_folder(folder: Path, what: str, target: str) -> None:
-    """Before anything is written: FOLDER, or the nearest part of it that exists, must be a folder (not a file,
-    not a link that leads nowhere); said as `run --junit` says it."""
-    for part in (folder, *folder.parents):
-        if os.path.lexists(part):
-            if not part.is_dir():
-                raise LoadError.one(f"cannot write {what}: expected a folder here, to hold {target}", str(part))
-            return
+    """Before anything is written: nothing in the way of FOLDER; said as `run --junit` says it."""
+    blocking = file_in_the_way(folder)
+    if blocking is not None:
+        raise LoadError.one(f"cannot write {what}: expected a folder here, to hold {target}", str(blocking))
 
 
 class _Placement:

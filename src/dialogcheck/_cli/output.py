@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
+from .._paths import file_in_the_way
 from .._redact import mask
 from ..errors import LoadError
 from ..report.styled import Styled
@@ -105,8 +106,8 @@ def claim_report_paths(paths: Iterable[str | None], what: str, output_format: st
         try:
             AtomicFile(path).discard()
         except OSError as err:
-            blocking = next((parent for parent in Path(path).parents if parent.exists()), None)
-            if blocking is not None and not blocking.is_dir():  # a file where the path needs a folder
+            blocking = file_in_the_way(Path(path).parent)
+            if blocking is not None:
                 problem = LoadError.one(f"cannot write the {what}: expected a folder here, to hold {path}", str(blocking))
             else:
                 problem = LoadError.one(f"cannot write the {what}: {err.strerror or err}", str(err.filename or path))
