@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from ._redact import mask
+
 #: Characters of one piece of outside text a report keeps (the cut notice included).
 TEXT_LIMIT = 10_000
 
@@ -28,8 +30,12 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 def cut(text: str, whole_in: str | None = None, limit: int = TEXT_LIMIT) -> str:
     """`text` when it has at most `limit` characters; else its start and a notice, `limit` characters in all.
 
-    Cutting what was already cut changes nothing, so every renderer may apply it.
+    Cutting what was already cut changes nothing, so every renderer may apply it. The whole text is masked
+    before it is cut: a cut through a held secret would leave its head, which no write point's `mask` knows.
     """
+    if len(text) <= limit:
+        return text
+    text = mask(text)
     if len(text) <= limit:
         return text
     where = f", whole text in {whole_in}" if whole_in else ""

@@ -156,3 +156,113 @@ def test_check_masks_a_held_key_that_a_recorded_conversation_quotes(tmp_path, ou
     written = done.stdout + done.stderr + "".join(p.read_text() for p in (tmp_path / "shards").glob("*") if p.is_file())
     assert "[redacted] is my key" in written
     assert key not in written
+
+
+def _slices(secret: str, width: int = 12) -> set[str]:
+    """Every run of `width` characters of `secret`: what a cut through it would leave of it, at the least."""
+    return {secret[i : i + width] for i in range(len(secret) - width + 1)}
+
+
+def _shortened(secret: str) -> dict[str, str]:
+    """What each point that shortens text makes of a text holding `secret` where its cut falls."""
+    from ruamel.yaml.nodes import ScalarNode
+
+    from dialogcheck._shown import TEXT_LIMIT, cut
+    from dialogcheck._yaml import _bad_scalar
+    from dialogcheck.checks.sop_judge import LlmJudge
+    from dialogcheck.connectors._client import excerpt
+    from dialogcheck.connectors.json_values import _quote
+    from dialogcheck.events.values import show
+    from dialogcheck.importers._records import Item, ItemProblem
+    from dialogcheck.importers.otlp_spans import document_spans
+    from dialogcheck.llm.cache import _first_difference
+    from dialogcheck.report.junit import _short
+    from dialogcheck.simulate.review._text import excerpt as review_excerpt
+
+    def problem(doc: dict[str, int]) -> str:
+        try:
+            list(document_spans(Item(doc, "spans.json", "{}")))
+        except ItemProblem as err:
+            return str(err)
+        raise AssertionError("the document was read")
+
+    return {
+        "the report's cut at 10,000 characters": cut("a" * (TEXT_LIMIT - 60) + secret + "b" * 100),
+        "a long message quoted in a check's detail": show("x" * 50 + secret + "y" * 200),
+        "a message whose quotes push it past the limit": show("x" * (79 - len(secret)) + secret),
+        "a JSON value quoted in a check's detail": show({"token": "x" * 40 + secret}),
+        "a value JSON cannot hold, whose repr cuts a string's middle out": show(("x" * 180 + secret + "y" * 420, {1}), limit=1_000),
+        "a JUnit failure message": _short("x" * 180 + " " + secret + " tail"),
+        "a judged step's label": LlmJudge(criterion="x" * 40 + secret).label,
+        "a YAML value that is not of its tag": _bad_scalar(ScalarNode("tag:yaml.org,2002:int", "x" * 20 + secret)),
+        "an agent's error body": excerpt(("x" * 180 + secret + "y" * 50).encode()),
+        "an agent's value JSON cannot hold": _quote("x" * 20 + secret),
+        "a simulated user's message in a review": review_excerpt("x" * 60 + " " + secret),
+        "a replay miss (the cache stores the secret masked)": _first_difference(
+            {"messages": [["user", "x" * 100 + secret + " now"]]}, {"messages": [["user", "x" * 100 + "[redacted] before"]]}
+        ),
+        "an import's document of the wrong shape": problem({"a" * 60: 1, secret: 2}),
+    }
+
+
+def test_no_cut_keeps_part_of_a_held_secret():
+    """Each point that shortens text masks the whole text first: the head a cut leaves is no secret the write points' `mask` knows."""
+    from dialogcheck._redact import hold, mask
+
+    secret = f"held-cut-{uuid.uuid4().hex}{uuid.uuid4().hex}"
+    hold(secret)
+    written = {where: mask(text) for where, text in _shortened(secret).items()}
+    kept = {where: sorted(piece for piece in _slices(secret) if piece in text)[:1] for where, text in written.items()}
+    assert {where: piece for where, piece in kept.items() if piece} == {}
+
+
+def test_a_held_token_is_masked_before_any_report_cuts_it(tmp_path):
+    """The review's case: a gateway token the agent says is cut in a check's quote (80) and in a report's transcript (10,000).
+
+    A Python agent says it twice, `dialogcheck run` records and reports the batch, and `dialogcheck check`
+    re-checks the recorded events; text, JSON, JUnit, HTML and OTLP carry no piece of the token.
+    """
+    token = f"gw-{uuid.uuid4().hex}{uuid.uuid4().hex}"
+    root = tmp_path / "project"
+    (root / "eval" / "scenarios").mkdir(parents=True)
+    (root / "eval" / "conftest.yml").write_text(
+        "agent: {type: python, callable: 'agent:respond'}\n"
+        "evaluation:\n  llm: {provider: openai_compatible, model: m, base_url: 'http://127.0.0.1:9/v1', extra_headers: {X-Gateway-Token: '${GW_TOKEN}'}}\n"
+    )
+    (root / "agent.py").write_text(
+        "import os\n\n\ndef respond(conversation_id, text, initial_slots=None):\n"
+        "    if text is None:\n        return {'messages': [{'text': 'hello'}], 'events': []}\n"
+        "    said = f\"the token is {os.environ['GW_TOKEN']}\"\n"
+        "    return {'messages': [{'text': said if text == 'short' else 'A' * 9_900 + said + 'B' * 300}], 'events': []}\n"
+    )
+    scenario = root / "eval" / "scenarios" / "s.yml"
+    scenario.write_text(
+        "scenario:\n  name: s\n  simulation_context: x\n  script: [short, long]\n  goals:\n    assertions:\n"
+        "      - bot_did_not_utter: {text_matches: '^the token'}\n"
+    )
+    env = clean_env(GW_TOKEN=token)
+    results, streams = tmp_path / "results", {}
+    done = subprocess.run(
+        [str(DIALOGCHECK), "run", str(root), "--results", str(results), "--junit", str(tmp_path / "run.xml"),
+         "--html", str(tmp_path / "run.html"), "--otlp-out", str(tmp_path / "run-otlp.jsonl")],
+        capture_output=True, env=env, timeout=120, check=False,
+    )
+    assert done.returncode == 1, done.stdout.decode() + done.stderr.decode()
+    streams["run stdout"], streams["run stderr"] = done.stdout, done.stderr
+    for fmt in ("text", "json"):
+        check = subprocess.run(
+            [str(DIALOGCHECK), "check", "--no-judge", "--config", str(root / "eval" / "conftest.yml"), "--scenario", str(scenario),
+             str(results / "s" / "run_1.events.jsonl"), "--format", fmt, "--junit", str(tmp_path / f"check-{fmt}.xml"),
+             "--html", str(tmp_path / f"check-{fmt}.html"), "--otlp-out", str(tmp_path / f"check-{fmt}-otlp.jsonl")],
+            capture_output=True, env=env, timeout=120, check=False,
+        )
+        assert check.returncode == 1, check.stdout.decode() + check.stderr.decode()
+        streams[f"check {fmt} stdout"], streams[f"check {fmt} stderr"] = check.stdout, check.stderr
+
+    run = json.loads((results / "s" / "run_1.json").read_text())
+    assert run["transcript"][-1]["text"].startswith("A" * 9_900 + "the token is [redacted]BBB")
+    assert run["transcript"][-1]["text"].endswith("… [cut from 10,223 characters, whole text in run_1.events.jsonl]")
+    assert "bot message 'the token is [redacted]' at event" in streams["check text stdout"].decode()
+    searched = {str(path): data for path, data in every_written_text(tmp_path).items() if path.suffix != ".py"} | streams
+    found = sorted({f"{piece} in {where}" for where, data in searched.items() for piece in _slices(token) if piece.encode() in data})
+    assert found[:3] == []

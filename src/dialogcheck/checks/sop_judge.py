@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from .._redact import mask
 from .judged import NO_JUDGE_SKIP, JudgedCheck, JudgeRequest
 
 
@@ -25,7 +26,8 @@ class LlmJudge(JudgedCheck):
 
     @cached_property
     def label(self) -> str:
-        text = self.criterion if len(self.criterion) <= 60 else self.criterion[:59] + "…"
+        text = self.criterion if len(self.criterion) <= 60 else mask(self.criterion)
+        text = text if len(text) <= 60 else text[:59] + "…"
         return f"llm_judge: {text}"
 
     def request(self) -> JudgeRequest:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
-from .._redact import hold_url, redact_url
+from .._redact import hold_url, redact, redact_url
 from .base import AgentError, AgentSetupError
 
 #: How much of an unexpected body an error message quotes.
@@ -35,10 +35,13 @@ def check_url(url: Any, what: str) -> str:
 
 
 def excerpt(data: bytes) -> str:
-    """The start of a body, white space collapsed, for an error message."""
+    """The start of a body, white space collapsed, for an error message; redacted whole before it is cut."""
     text = " ".join(data.decode("utf-8", "replace").split())
     if not text:
         return "(empty body)"
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    text = redact(text)
     return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
 
 

@@ -12,9 +12,19 @@ from typing import Any
 
 import orjson
 
+from .._redact import mask
+
+
+class _MaskedRepr(reprlib.Repr):
+    """A repr that masks held secrets in a string before it may cut the string's middle out."""
+
+    def repr_str(self, x: str, level: int) -> str:
+        return super().repr_str(mask(x), level)
+
+
 #: What `show` falls back to for a value orjson will not write (nested past its 255 levels, or not JSON):
 #: a repr that stops at a few levels and characters, so no value can make it recurse deeply or run long.
-_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR = _MaskedRepr()
 _SHORT_REPR.maxlevel = 8
 #: Long numbers and strings keep their head whole, so `show`'s own cut (an ellipsis at the end) marks them.
 _SHORT_REPR.maxlong = _SHORT_REPR.maxstring = 400
@@ -43,9 +53,13 @@ def json_equal(a: Any, b: Any) -> bool:
 
 
 def show(value: Any, limit: int = 80) -> str:
-    """A compact JSON rendering for explanations, cut at `limit` characters."""
+    """A compact JSON rendering for explanations, cut at `limit` characters.
+
+    What is cut is masked first, whole: the head of a held secret left by the cut is no longer the secret
+    that the write points mask.
+    """
     if isinstance(value, str):
-        text = repr(value) if len(value) <= limit else _long_string_head(value, limit)
+        text = repr(value) if len(value) <= limit else _long_string_head(mask(value), limit)
     else:
         try:
             text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
@@ -54,6 +68,9 @@ def show(value: Any, limit: int = 80) -> str:
                 text = _SHORT_REPR.repr(value)
             except ValueError:  # an integer past Python's limit on digits written out
                 text = f"an integer of {value.bit_length():,} bits"
+    if len(text) <= limit:
+        return text
+    text = mask(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

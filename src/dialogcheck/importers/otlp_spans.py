@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._redact import mask
 from ..events.parse import json_type
 from ._build import expect
 from ._records import Item, ItemProblem, JsonPath
@@ -145,7 +146,7 @@ def document_spans(item: Item) -> Iterator[Span]:
     """Every span of one OTLP/JSON document, in file order; a document of logs or metrics only holds none."""
     doc = item.value
     if not isinstance(doc, dict) or not ({"resourceSpans", "resourceLogs", "resourceMetrics"} & doc.keys()):
-        raise ItemProblem(f"expected {_DOCUMENT}, got {json_type(doc)}" + (f" with keys {', '.join(sorted(doc))[:80]}" if isinstance(doc, dict) else ""))
+        raise ItemProblem(f"expected {_DOCUMENT}, got {json_type(doc)}" + (f" with keys {mask(', '.join(sorted(doc)))[:80]}" if isinstance(doc, dict) else ""))
     for r, resource in enumerate(expect(doc.get("resourceSpans"), list, "resourceSpans", ("resourceSpans",), optional=True) or ()):
         rpath: JsonPath = ("resourceSpans", r)
         resource = expect(resource, dict, "resource spans", rpath)

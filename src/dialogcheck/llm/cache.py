@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from .._redact import mask_bytes
+from .._redact import mask, mask_bytes
 from .base import ChatClient, ChatRequest, ChatResponse, LLMError, Usage
 
 
@@ -118,8 +118,12 @@ def _nearest(wanted: dict[str, Any], stored: list[dict[str, Any]]) -> dict[str, 
 
 
 def _first_difference(wanted: dict[str, Any], cached: dict[str, Any]) -> str:
-    """Where the request first differs from the cached one: a message (quoted around the spot), or a setting."""
-    ours, theirs = _messages(wanted), _messages(cached)
+    """Where the request first differs from the cached one: a message (quoted around the spot), or a setting.
+
+    The messages are compared masked, as the cache stores them (so the spot is counted in the masked text): a
+    quote cut around the spot then never holds part of a held secret.
+    """
+    ours, theirs = ([[mask(part) if isinstance(part, str) else part for part in m] for m in _messages(side)] for side in (wanted, cached))
     for number, (a, b) in enumerate(zip(ours, theirs), 1):
         if a != b:
             if a[0] != b[0]:

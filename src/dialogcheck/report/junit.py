@@ -19,6 +19,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .._redact import mask
 from .._shown import cut
 from ..checks.base import Outcome
 from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, TranscriptLine, UserReview
@@ -34,6 +35,9 @@ def _clean(value: Any) -> str:
 
 def _short(text: str) -> str:
     line = " ".join(text.split())
+    if len(line) <= MESSAGE_LIMIT:
+        return line
+    line = mask(line)
     return line if len(line) <= MESSAGE_LIMIT else line[: MESSAGE_LIMIT - 1] + "…"
 
 

@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from difflib import SequenceMatcher
 
+from ..._redact import mask
+
 _WORD = re.compile(r"[\w']+")
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 _CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
@@ -95,4 +97,7 @@ def alike(a: Sequence[str], b: Sequence[str], at_least: float) -> bool:
 def excerpt(text: str, limit: int = 80) -> str:
     """The text on one line, cut to `limit` characters, for a reason to quote."""
     one_line = " ".join(text.split())
+    if len(one_line) <= limit:
+        return one_line
+    one_line = mask(one_line)
     return one_line if len(one_line) <= limit else one_line[: limit - 1].rstrip() + "\u2026"
