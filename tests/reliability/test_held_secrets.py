@@ -21,11 +21,14 @@ import base64
 import json
 import subprocess
 import sys
+import threading
 import uuid
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from tests.importers.test_otlp import _Collector
 from tests.llm.conftest import judge_text, openai_body
 from tests.reliability.figures import record
 from tests.reliability.peers import FaultServer, Seen, clean_env, ok, status
@@ -266,3 +269,35 @@ def test_a_held_token_is_masked_before_any_report_cuts_it(tmp_path):
     searched = {str(path): data for path, data in every_written_text(tmp_path).items() if path.suffix != ".py"} | streams
     found = sorted({f"{piece} in {where}" for where, data in searched.items() for piece in _slices(token) if piece.encode() in data})
     assert found[:3] == []
+
+
+def test_the_otlp_endpoint_gets_held_credentials_masked_as_the_otlp_file_does(tmp_path):
+    """`--otlp-endpoint` hands the verdicts to the OpenTelemetry SDK, which sends them: masked, like `--otlp-out`'s file."""
+    token = f"gw-{uuid.uuid4().hex}"
+    (tmp_path / "conftest.yml").write_text(
+        "evaluation:\n  llm: {provider: openai_compatible, model: m, base_url: 'http://127.0.0.1:9/v1', extra_headers: {X-Gateway-Token: '${GW_TOKEN}'}}\n"
+    )
+    (tmp_path / "s.yml").write_text(
+        "scenario:\n  name: s\n  simulation_context: x\n  goals:\n    assertions:\n      - bot_did_not_utter: {text_matches: token}\n"
+    )
+    (tmp_path / "conv.jsonl").write_text(
+        json.dumps({"event": "user", "text": "what is the token?"}) + "\n" + json.dumps({"event": "bot", "text": f"the token is {token}"}) + "\n"
+    )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _Collector.received = []
+    try:
+        done = subprocess.run(
+            [str(DIALOGCHECK), "check", "--no-judge", "--config", str(tmp_path / "conftest.yml"), "--scenario", str(tmp_path / "s.yml"),
+             str(tmp_path / "conv.jsonl"), "--otlp-out", str(tmp_path / "otlp.jsonl"), "--otlp-endpoint", f"http://127.0.0.1:{server.server_address[1]}"],
+            capture_output=True, env=clean_env(GW_TOKEN=token), timeout=120, check=False,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 1, done.stdout.decode() + done.stderr.decode()
+    explanation = b"bot message 'the token is [redacted]' at event 1 (turn 1) matched"
+    sent = b"".join(request.SerializeToString() for _, request in _Collector.received)  # protobuf keeps strings as they are
+    assert b"gen_ai.evaluation.result" in sent and explanation in sent
+    assert explanation in (tmp_path / "otlp.jsonl").read_bytes()
+    assert token.encode() not in sent + (tmp_path / "otlp.jsonl").read_bytes() + done.stdout + done.stderr

@@ -18,7 +18,7 @@ steps, criteria), rendered two ways:
 
 Both are one line of OTLP/JSON a conversation (ids in hex, times as strings
 of nanoseconds), the layout of the Collector's file exporter; `emit_sdk`
-hands the same events to the OpenTelemetry SDK, for `--otlp-endpoint`.
+hands the same events, masked as the files are, to the OpenTelemetry SDK, for `--otlp-endpoint`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from .._redact import mask
 from ..checks.base import Outcome
 from ..results.model import CheckKind, ConversationResult
 
@@ -144,7 +145,10 @@ def openinference_spans_line(result: ConversationResult, now_ns: int) -> bytes:
 
 
 def emit_sdk(logger: Any, result: ConversationResult) -> None:
-    """Hand every check of `result` to an OpenTelemetry SDK logger as a `gen_ai.evaluation.result` event."""
+    """Hand every check of `result` to an OpenTelemetry SDK logger as a `gen_ai.evaluation.result` event.
+
+    The SDK sends what it is handed, past the writers that mask held credentials, so the text is masked here.
+    """
     from opentelemetry import trace
     from opentelemetry._logs import LogRecord
     from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
@@ -154,5 +158,5 @@ def emit_sdk(logger: Any, result: ConversationResult) -> None:
         if evaluation.trace is not None:
             parent = SpanContext(int(evaluation.trace[0], 16), int(evaluation.trace[1], 16), is_remote=True, trace_flags=TraceFlags(1))
             context = trace.set_span_in_context(NonRecordingSpan(parent))
-        attributes = {k: v for k, v in event_attributes(evaluation, result.subject).items() if v is not None}
+        attributes = {k: mask(v) if isinstance(v, str) else v for k, v in event_attributes(evaluation, result.subject).items() if v is not None}
         logger.emit(LogRecord(context=context, event_name=EVENT_NAME, attributes=attributes))
