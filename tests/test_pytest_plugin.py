@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import uuid
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -297,3 +298,32 @@ def test_item_variants_number_runs_as_run_numbers_them():
     assert item_variants(matrix, 2) == [("[terse-run-1]", 1), ("[verbose-run-1]", 2), ("[terse-run-2]", 3), ("[verbose-run-2]", 4)]
     scripted = Scenario(slug="s", name="S", simulation_context="c", personas=("terse",), script=("hi",))
     assert item_variants(scripted, 1) == [("", 1)]  # a script says the same whoever plays it
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one process", "xdist"])
+def test_a_held_key_is_masked_on_the_terminal_in_junit_and_in_the_results_folder(pytester, monkeypatch, tmp_path, workers):
+    """The judge's key, which the agent says: masked as `dialogcheck run` masks it. Under xdist the controller, which
+    writes the results folder and the JUnit properties, never read the key: the workers' runs come to it masked."""
+    key = f"judge-key-{uuid.uuid4().hex}"
+    monkeypatch.setenv("JUDGE_KEY", key)
+    project = pytester.path / "keyed"
+    (project / "eval" / "scenarios").mkdir(parents=True)
+    (project / "eval" / "conftest.yml").write_text(
+        "agent: {type: python, callable: 'agent:respond'}\n"
+        "evaluation:\n  llm: {provider: openai_compatible, model: m, base_url: 'http://127.0.0.1:9/v1', api_key_env: JUDGE_KEY}\n"
+    )
+    (project / "agent.py").write_text(
+        "import os\n\n\ndef respond(conversation_id, text, initial_slots=None):\n"
+        "    return {'messages': [{'text': 'hello' if text is None else 'the token is ' + os.environ['JUDGE_KEY']}], 'events': []}\n"
+    )
+    (project / "eval" / "scenarios" / "s.yml").write_text(
+        "scenario:\n  name: s\n  simulation_context: x\n  script: [what is the token?]\n  goals:\n    assertions:\n"
+        "      - bot_did_not_utter: {text_matches: token}\n"
+    )
+    junit, results = tmp_path / "junit.xml", tmp_path / "results"
+    result = pytester.runpytest_subprocess(str(project), "-p", "no:randomly", f"--junitxml={junit}", "--dialogcheck-results", str(results), *workers)
+    result.assert_outcomes(failed=1)
+    assert "FAIL  bot_did_not_utter /token/: bot message 'the token is [redacted]' at event 2 (turn 1) matched" in result.stdout.str()
+    written = {str(p): p.read_text() for p in [junit, *results.rglob("*")] if p.is_file()}
+    assert [where for where, text in {"stdout": result.stdout.str(), "stderr": result.stderr.str(), **written}.items() if key in text] == []
+    assert "the token is [redacted]" in written[str(junit)] and "the token is [redacted]" in written[str(results / "s" / "run_1.json")]

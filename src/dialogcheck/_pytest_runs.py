@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 import pytest
 
+from ._redact import mask
 from .connectors.base import AgentError, AgentSetupError
 from .errors import LoadError
 from .llm.base import LLMError
@@ -65,7 +66,7 @@ class ProcessRuns:
         """The item's run, judged; `pytest.fail` (the item's error) when its project cannot run at all."""
         batch = self._batch(item)
         if isinstance(batch, Unrunnable):
-            pytest.fail(str(batch), pytrace=False)
+            pytest.fail(mask(str(batch)), pytrace=False)
         scenario = next(s for s in batch.project.scenarios if s.slug == item.slug)
         spec = batch.spec(scenario, item.number)  # its persona trait and seed, as `run` plans them
         runs = self.loop.run_until_complete(run_batch([spec], batch.agent, batch.make_user, batch.judge, batch.settings, reviewer=batch.reviewer))

@@ -169,19 +169,24 @@ class ScenarioItem(pytest.Item):
 
 
 def _explanation(run: RunResult) -> str:
+    """The run's report as pytest shows and writes it (terminal, `--junitxml`): pytest is no writer of ours, so it is masked here."""
+    from ._redact import mask
     from .report.explain import render_run_explanation
 
-    return render_run_explanation(run).plain.rstrip("\n")
+    return mask(render_run_explanation(run).plain.rstrip("\n"))
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     if isinstance(item, ScenarioItem) and item.run is not None and call.when == "setup":
-        from .results.codec import run_document
+        from ._redact import mask
         from .report.json import dumps
+        from .results.codec import run_document
 
-        setattr(report, RUN_ATTRIBUTE, dumps({"run": run_document(item.run), "events": list(item.run.events)}))
+        # Masked where the run's credentials are held: under pytest-xdist the controller, which writes the
+        # results folder and the JUnit properties from this, never read them.
+        setattr(report, RUN_ATTRIBUTE, mask(dumps({"run": run_document(item.run), "events": list(item.run.events)})))
     return report
 
 
@@ -230,6 +235,7 @@ class _State:
 
     def scenario(self, path: Path, root: Path):
         """The scenario of `path`, loaded with its project's settings; a collection error (file, line, column) when it cannot be."""
+        from ._redact import mask
         from .config import load_config
         from .errors import LoadError
         from .report.text import render_load_error
@@ -240,7 +246,7 @@ class _State:
                 self._configs[root] = load_config(root / "eval" / "conftest.yml")
             return load_scenario(path, framework_tools=self._configs[root].framework_tools)
         except LoadError as err:
-            raise ScenarioFile.CollectError(render_load_error(err).plain.rstrip("\n")) from None
+            raise ScenarioFile.CollectError(mask(render_load_error(err).plain.rstrip("\n"))) from None
 
     def run(self, item: ScenarioItem) -> RunResult:
         if self._runner is None:
