@@ -327,3 +327,48 @@ def test_a_held_key_is_masked_on_the_terminal_in_junit_and_in_the_results_folder
     written = {str(p): p.read_text() for p in [junit, *results.rglob("*")] if p.is_file()}
     assert [where for where, text in {"stdout": result.stdout.str(), "stderr": result.stderr.str(), **written}.items() if key in text] == []
     assert "the token is [redacted]" in written[str(junit)] and "the token is [redacted]" in written[str(results / "s" / "run_1.json")]
+
+
+def safe_env_project(pytester) -> tuple[Path, Path]:
+    """A project whose scenario has its Python agent told `${MY_SECRET}`; the agent notes what it was told in a file."""
+    project = pytester.path / "guarded"
+    heard = pytester.path / "heard.txt"
+    (project / "eval" / "scenarios").mkdir(parents=True)
+    (project / "eval" / "conftest.yml").write_text("agent: {type: python, callable: 'agent:respond'}\n")
+    (project / "agent.py").write_text(
+        "def respond(conversation_id, text, initial_slots=None):\n"
+        f"    if text is not None:\n        open({str(heard)!r}, 'a').write(text)\n"
+        "    return {'messages': [{'text': 'ok'}], 'events': []}\n"
+    )
+    (project / "eval" / "scenarios" / "s.yml").write_text("scenario:\n  name: s\n  simulation_context: x\n  script: ['say ${MY_SECRET}']\n")
+    return project, heard
+
+
+def test_dialogcheck_safe_env_keeps_environment_values_from_the_agent_as_run_does(pytester, monkeypatch):
+    """`DIALOGCHECK_SAFE_ENV=1` (which `run` honours): `${MY_SECRET}` is a collection error at its line and column, and
+    the agent is told nothing; `DIALOGCHECK_ALLOW_ENV` lets the named variable through, as `--allow-env` does."""
+    project, heard = safe_env_project(pytester)
+    monkeypatch.setenv("MY_SECRET", "planted-env-value")
+    monkeypatch.setenv("DIALOGCHECK_SAFE_ENV", "1")
+    refused = pytester.runpytest_subprocess(str(project), "-p", "no:randomly")
+    assert refused.ret == pytest.ExitCode.INTERRUPTED
+    refused.stdout.fnmatch_lines([
+        f"*{project / 'eval' / 'scenarios' / 's.yml'}:4:12: environment variable `MY_SECRET` may not be read with --safe-env"
+        " (used as `${MY_SECRET}`): allow it with --allow-env MY_SECRET",
+    ])
+    assert not heard.exists() and "planted-env-value" not in refused.stdout.str() + refused.stderr.str()
+    assert subprocess.run([str(DIALOGCHECK), "run", str(project)], capture_output=True, check=False).returncode == 2  # as `run` refuses it
+
+    monkeypatch.setenv("DIALOGCHECK_ALLOW_ENV", "OTHER MY_SECRET")
+    pytester.runpytest_subprocess(str(project), "-p", "no:randomly").assert_outcomes(passed=1)
+    assert heard.read_text() == "say planted-env-value"
+
+
+def test_a_safe_env_variable_that_is_neither_yes_nor_no_is_a_usage_error(pytester, monkeypatch):
+    project, heard = safe_env_project(pytester)
+    monkeypatch.setenv("MY_SECRET", "planted-env-value")
+    monkeypatch.setenv("DIALOGCHECK_SAFE_ENV", "maybe")
+    result = pytester.runpytest_subprocess(str(project), "-p", "no:randomly")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "DIALOGCHECK_SAFE_ENV='maybe' is neither yes nor no" in result.stderr.str()
+    assert not heard.exists()

@@ -8,12 +8,18 @@ traceback; a run that errored for a harness reason is a pytest error.
 
 Inert elsewhere: a YAML file is collected only inside a project's `eval/scenarios/`
 and only when the project (or a path in it) was asked for, so a repository whose
-tests hold example projects collects what it always did. Only pytest is imported at
-start; dialogcheck's library is imported when a scenario is collected or run.
+tests hold example projects collects what it always did. Only pytest (and the few
+lines that read the two variables below) is imported at start; dialogcheck's library
+is imported when a scenario is collected or run.
+
+`DIALOGCHECK_SAFE_ENV` and `DIALOGCHECK_ALLOW_ENV` set the `--safe-env` policy as they do for
+`dialogcheck run`: every file the plugin loads is loaded under it.
 """
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +72,13 @@ def pytest_configure(config: pytest.Config) -> None:
             parse_agent_flag(agent)
         except ValueError as err:
             raise pytest.UsageError(f"--dialogcheck-agent: {err}") from None
-    state = config.stash[_STATE] = _State(config)
+    from ._safe_env import policy_of_environment
+
+    try:
+        allowed_env = policy_of_environment(os.environ)
+    except ValueError as err:
+        raise pytest.UsageError(str(err)) from None
+    state = config.stash[_STATE] = _State(config, allowed_env)
     config.pluginmanager.register(state, "dialogcheck-state")
 
 
@@ -206,8 +218,9 @@ class _State:
     runs of every worker, and it alone writes the results folder and the JUnit properties.
     """
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, allowed_env: frozenset[str] | None = None) -> None:
         self.config = config
+        self.allowed_env = allowed_env  # what `${VAR}` may read (None: any variable), from DIALOGCHECK_SAFE_ENV and _ALLOW_ENV
         self.runs: int = config.getoption("dialogcheck_runs")
         self.is_worker = hasattr(config, "workerinput")
         invocation = config.invocation_params.dir
@@ -242,9 +255,10 @@ class _State:
         from .scenario.load import load_scenario
 
         try:
-            if root not in self._configs:
-                self._configs[root] = load_config(root / "eval" / "conftest.yml")
-            return load_scenario(path, framework_tools=self._configs[root].framework_tools)
+            with self.env_policy():
+                if root not in self._configs:
+                    self._configs[root] = load_config(root / "eval" / "conftest.yml")
+                return load_scenario(path, framework_tools=self._configs[root].framework_tools)
         except LoadError as err:
             raise ScenarioFile.CollectError(mask(render_load_error(err).plain.rstrip("\n"))) from None
 
@@ -253,7 +267,16 @@ class _State:
             from ._pytest_runs import ProcessRuns
 
             self._runner = ProcessRuns(self.config)
-        return self._runner.run(item)
+        with self.env_policy():
+            return self._runner.run(item)
+
+    @contextmanager
+    def env_policy(self):
+        """Load files under the session's `--safe-env` policy, as `run` does."""
+        from ._yaml import env_policy
+
+        with env_policy(self.allowed_env):
+            yield
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         carried = getattr(report, RUN_ATTRIBUTE, None)
@@ -268,7 +291,8 @@ class _State:
         if self._lock is not None and self._finished:
             from ._pytest_runs import write_results
 
-            write_results(self.results, list(self._finished.values()), self.runs)
+            with self.env_policy():
+                write_results(self.results, list(self._finished.values()), self.runs)
 
     def close(self) -> None:
         if self._runner is not None:

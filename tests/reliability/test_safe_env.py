@@ -2,7 +2,8 @@
 
 The mechanism is `dialogcheck._yaml.env_policy`; the CLI sets it from `--safe-env` and
 `--allow-env NAME` (or $DIALOGCHECK_SAFE_ENV / $DIALOGCHECK_ALLOW_ENV) on validate,
-check and run. The default allow-list is empty.
+check, run and mcp; the pytest plugin reads the two variables as the CLI does. The
+default allow-list is empty.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from dialogcheck._cli.env_options import DEFAULT_ALLOWED_ENV, allowed_names
 from dialogcheck._cli.main import cli
+from dialogcheck._safe_env import DEFAULT_ALLOWED_ENV, allowed_names, policy_of_environment
 from dialogcheck._yaml import allowed_env, env_policy, parse_yaml, plain
 from dialogcheck.errors import LoadError
 
@@ -66,6 +67,22 @@ def test_the_flags_make_the_allow_list():
     assert allowed_names(False, ()) is None
     assert allowed_names(True, ()) == frozenset()
     assert allowed_names(False, ("A",)) == allowed_names(True, ("A",)) == frozenset({"A"})
+
+
+@pytest.mark.parametrize("value", ["", "1", "0", "true", "False", " yes ", "n", "on", "OFF", "t", "f"])
+def test_the_environment_asks_as_the_options_do(value):
+    """What the pytest plugin reads from the environment is what click makes of the same variables for the commands."""
+    import click
+
+    assert policy_of_environment({"DIALOGCHECK_SAFE_ENV": value}) == allowed_names(click.BOOL.convert(value, None, None), ())
+    both = {"DIALOGCHECK_SAFE_ENV": value, "DIALOGCHECK_ALLOW_ENV": " CARD_TYPE\tCI_SECRET "}
+    assert policy_of_environment(both) == frozenset({"CARD_TYPE", "CI_SECRET"})
+
+
+def test_a_safe_env_variable_that_is_neither_yes_nor_no_is_refused():
+    with pytest.raises(ValueError, match="DIALOGCHECK_SAFE_ENV='maybe' is neither yes nor no"):
+        policy_of_environment({"DIALOGCHECK_SAFE_ENV": "maybe"})
+    assert policy_of_environment({}) is None
 
 
 SCENARIO = """\

@@ -14,17 +14,8 @@ from typing import Any
 
 import click
 
+from .._safe_env import ALLOW_ENV_VAR, SAFE_ENV_VAR, allowed_names
 from .._yaml import env_policy
-
-#: Variables `${VAR}` may read under `--safe-env` without `--allow-env`: none, so nothing is readable by default.
-DEFAULT_ALLOWED_ENV: tuple[str, ...] = ()
-
-
-def allowed_names(safe_env: bool, allow_env: tuple[str, ...]) -> frozenset[str] | None:
-    """The allow-list the flags ask for; None (any variable) unless `--safe-env` or `--allow-env` was given."""
-    if not safe_env and not allow_env:
-        return None
-    return frozenset(DEFAULT_ALLOWED_ENV) | frozenset(allow_env)
 
 
 def env_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -36,10 +27,10 @@ def env_options(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
 
     with_policy = click.option(
-        "--allow-env", "allow_env", multiple=True, metavar="NAME", envvar="DIALOGCHECK_ALLOW_ENV",
+        "--allow-env", "allow_env", multiple=True, metavar="NAME", envvar=ALLOW_ENV_VAR,
         help="With --safe-env, let ${NAME} be read (repeatable; implies --safe-env).",
     )(with_policy)
     return click.option(
-        "--safe-env", is_flag=True, envvar="DIALOGCHECK_SAFE_ENV",
+        "--safe-env", is_flag=True, envvar=SAFE_ENV_VAR,
         help="${VAR} in scenario, SOP and config files may read only variables named by --allow-env.",
     )(with_policy)
