@@ -5,6 +5,7 @@ prints, bad arguments and paths outside the project are tool errors, and the ser
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -36,11 +37,11 @@ def cli_json(project: Path, *args: str) -> dict:
     return json.loads(done.stdout)
 
 
-def session(project: Path, script) -> None:
+def session(project: Path, script, env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> None:
     """Start `dialogcheck mcp` in the project, connect the SDK's client over stdio, and run `script(client)`."""
 
     async def main():
-        params = StdioServerParameters(command=str(DIALOGCHECK), args=["mcp"], cwd=str(project))
+        params = StdioServerParameters(command=str(DIALOGCHECK), args=["mcp", *args], cwd=str(project), env=env)
         async with Client(params) as client:
             await script(client)
 
@@ -215,13 +216,56 @@ def test_without_the_sdk_the_command_says_how_to_install_it():
     assert "dialogcheck mcp needs the MCP SDK: pip install 'dialogcheck[mcp]'" in done.stderr
 
 
-def test_a_crash_of_a_tool_is_a_tool_error_not_the_end_of_the_server():
-    from dialogcheck._cli.mcp_server import tool_body
+def test_a_crash_of_a_tool_is_a_tool_error_not_the_end_of_the_server(tmp_path):
+    from dialogcheck._cli.mcp_server import Project, tool_body
 
-    def broken() -> None:
+    def broken(project: Project) -> None:
         raise KeyError("lost")
 
-    result = anyio.run(tool_body(broken))
+    result = anyio.run(tool_body(broken), Project(tmp_path))
     assert result.is_error
     assert result.content[0].text == "dialogcheck failed: KeyError: 'lost'"
     assert result.structured_content == {"error": {"message": "dialogcheck failed: KeyError: 'lost'", "file": None, "line": None, "column": None}}
+
+
+
+SECRET_SCENARIO = "scenario:\n  name: s\n  simulation_context: x\n  script: ['say ${MY_SECRET}']\n  goals:\n    criteria: ['leak ${MY_SECRET}']\n"
+
+
+@pytest.mark.parametrize(
+    ("how", "args"),
+    [({"DIALOGCHECK_SAFE_ENV": "1"}, ()), ({"DIALOGCHECK_ALLOW_ENV": "OTHER"}, ()), ({}, ("--safe-env",))],
+    ids=["DIALOGCHECK_SAFE_ENV", "DIALOGCHECK_ALLOW_ENV", "--safe-env"],
+)
+def test_the_server_loads_every_file_under_safe_env_as_the_commands_do(project, how, args):
+    """`${MY_SECRET}` reaches neither the agent (`run`) nor the judge (`check`'s criterion): each tool refuses the
+    scenario at its line and column, as `dialogcheck run` and `check` refuse it."""
+    heard = project / "heard.txt"
+    (project / "agent.py").write_text(
+        "def respond(conversation_id, text, initial_slots=None):\n"
+        f"    if text is not None:\n        open({str(heard)!r}, 'a').write(text)\n"
+        "    return {'messages': [{'text': 'ok'}], 'events': []}\n"
+    )
+    (project / "eval" / "conftest.yml").write_text("agent: {type: python, callable: 'agent:respond'}\n")
+    scenarios = project / "eval" / "scenarios"
+    shutil.rmtree(scenarios)
+    scenarios.mkdir()
+    (scenarios / "s.yml").write_text(SECRET_SCENARIO)
+    (project / "c.jsonl").write_text('{"event": "user", "text": "hi"}\n')
+    refused = "eval/scenarios/s.yml:4:12: environment variable `MY_SECRET` may not be read with --safe-env (used as `${MY_SECRET}`)"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIALOGCHECK_")} | {"MY_SECRET": "planted-env-value", **how}
+
+    async def script(client):
+        for name, arguments in [
+            ("validate", {"paths": ["eval/scenarios"]}),
+            ("check", {"subject": "eval/scenarios/s.yml", "conversations": ["c.jsonl"], "no_judge": True}),
+            ("run", {"paths": ["."], "no_judge": True}),
+        ]:
+            result = await client.call_tool(name, arguments)
+            said = result.content[0].text
+            assert refused in said, (name, said)
+            assert "planted-env-value" not in said + json.dumps(result.structured_content), name
+        assert not heard.exists()
+
+    session(project, script, env, args)
+    assert subprocess.run([str(DIALOGCHECK), "run", ".", "--no-judge", *args], cwd=project, env=env, capture_output=True, check=False).returncode == 2

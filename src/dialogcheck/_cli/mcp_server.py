@@ -28,6 +28,7 @@ from pydantic import Field
 from .. import __version__
 from .._paths import inside
 from .._redact import mask
+from .._yaml import allowed_env, env_policy
 from ..connectors.base import AgentError, AgentSetupError, describe
 from ..errors import LoadError
 from ..llm.base import LLMError
@@ -83,12 +84,17 @@ def _failure(err: ToolFailure) -> CallToolResult:
 
 
 def tool_body(work: Callable[..., CallToolResult]) -> Callable[..., Any]:
-    """Run `work` in a worker thread; whatever goes wrong comes back as a tool error, never an end of the server."""
+    """Run `work` in a worker thread, under the project's `--safe-env` policy; whatever goes wrong comes back as a
+    tool error, never an end of the server."""
 
     @functools.wraps(work)
-    async def body(*args: Any) -> CallToolResult:
+    async def body(project: Project, *args: Any) -> CallToolResult:
+        def under_policy() -> CallToolResult:
+            with env_policy(project.allowed_env):
+                return work(project, *args)
+
         try:
-            return await anyio.to_thread.run_sync(lambda: work(*args))
+            return await anyio.to_thread.run_sync(under_policy)
         except ToolFailure as err:
             return _failure(err)
         except LoadError as err:
@@ -100,10 +106,12 @@ def tool_body(work: Callable[..., CallToolResult]) -> Callable[..., Any]:
 
 
 class Project:
-    """The folder the server was started in: where every path must stay."""
+    """The folder the server was started in: where every path must stay; and the `--safe-env` policy it was started
+    under (`allowed_env` when it is made), which every tool's files load under."""
 
     def __init__(self, root: Path):
         self.root = root.resolve()
+        self.allowed_env = allowed_env()
 
     def path(self, name: str) -> str:
         """`name` as the library takes it, once it is known to stay inside the project (a `LoadError` otherwise):
