@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dialogcheck._shown import TEXT_LIMIT, cut, shown, visible
+from dialogcheck import _redact
+from dialogcheck._shown import TEXT_LIMIT, clip, cut, shown, visible
 
 
 @pytest.mark.parametrize(
@@ -47,3 +48,13 @@ def test_long_text_is_cut_to_the_limit_saying_how_long_it_was_and_where_it_is_wh
 def test_shown_cuts_then_escapes():
     assert shown("a\nb") == "a\\nb"
     assert len(shown("\n" * 50_000)) <= 2 * TEXT_LIMIT
+
+
+def test_clip_keeps_short_text_and_cuts_long_text_after_masking_it(monkeypatch):
+    assert clip("twelve chars", 12) == "twelve chars"
+    assert clip("thirteen char", 12) == "thirteen ch…"  # `limit - 1` characters and the ellipsis
+    assert clip("thirteen char", 12, keep=12) == "thirteen cha…"
+    secret = "tok-0123456789abcdef"
+    monkeypatch.setattr(_redact, "_held", (secret,))
+    assert clip(f"the token is {secret}", 20) == "the token is [redac…"  # no head of the secret is left
+    assert clip(f"it is {secret}", 20) == "it is [redacted]"  # masked, it fits: nothing is cut

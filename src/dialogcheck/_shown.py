@@ -43,6 +43,17 @@ def cut(text: str, whole_in: str | None = None, limit: int = TEXT_LIMIT) -> str:
     return text[: max(limit - len(notice), 0)] + notice
 
 
+def clip(text: str, limit: int, keep: int | None = None) -> str:
+    """`text` when it has at most `limit` characters, else its first `keep` (default `limit - 1`) and `…`: a quote
+    of outside text inside a one-line message. Held secrets are masked before the cut, as in `cut`."""
+    if len(text) <= limit:
+        return text
+    text = mask(text)
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1 if keep is None else keep] + "…"
+
+
 def visible(text: str) -> str:
     """`text` with every control character written as an escape (the same text when there is none)."""
     if _CONTROL.search(text) is None:

@@ -29,7 +29,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.scanner import Scanner, ScannerError
 
-from ._redact import mask
+from ._shown import clip
 from .errors import LoadError, Problem, decode_utf8
 
 _SCALAR_TAGS = {
@@ -219,8 +219,7 @@ def _bad_scalar(node: ScalarNode) -> str:
     if node.tag == _INT and len(digits) > limit and digits.isdigit():
         return f"an integer of {len(digits):,} digits is too long: at most {limit:,} digits are read"
     kind = node.tag.rsplit(":", 1)[-1]
-    shown = text if len(text) <= 40 else mask(text)
-    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    shown = clip(text, 40)
     return f"{shown!r}, tagged `!!{kind}`, is not {_TAG_NOUNS.get(kind, 'a ' + kind)}"
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from .._redact import mask
+from .._shown import clip
 from .judged import NO_JUDGE_SKIP, JudgedCheck, JudgeRequest
 
 
@@ -26,9 +26,7 @@ class LlmJudge(JudgedCheck):
 
     @cached_property
     def label(self) -> str:
-        text = self.criterion if len(self.criterion) <= 60 else mask(self.criterion)
-        text = text if len(text) <= 60 else text[:59] + "…"
-        return f"llm_judge: {text}"
+        return f"llm_judge: {clip(self.criterion, 60)}"
 
     def request(self) -> JudgeRequest:
         return JudgeRequest(self.criterion, self.rubric, self.model)

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from .._redact import mask
+from .._shown import clip
 from ..events.bounds import MAX_WRITTEN_DEPTH as MAX_DEPTH
 from .base import AgentError
 #: How many steps of a path an error message shows before eliding the rest.
@@ -36,11 +36,7 @@ def json_copy(value: Any, where: str) -> Any:
 
 
 def _quote(value: Any) -> str:
-    text = repr(value)
-    if len(text) <= _QUOTE_CHARS:
-        return text
-    text = mask(text)
-    return text if len(text) <= _QUOTE_CHARS else text[:_QUOTE_CHARS] + "…"
+    return clip(repr(value), _QUOTE_CHARS, keep=_QUOTE_CHARS)
 
 
 def _path_text(path: list[str | int]) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from .._redact import mask
+from .._shown import clip
 
 
 class _MaskedRepr(reprlib.Repr):
@@ -68,10 +69,7 @@ def show(value: Any, limit: int = 80) -> str:
                 text = _SHORT_REPR.repr(value)
             except ValueError:  # an integer past Python's limit on digits written out
                 text = f"an integer of {value.bit_length():,} bits"
-    if len(text) <= limit:
-        return text
-    text = mask(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 def _long_string_head(value: str, limit: int) -> str:

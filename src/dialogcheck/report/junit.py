@@ -19,8 +19,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .._redact import mask
-from .._shown import cut
+from .._shown import clip, cut
 from ..checks.base import Outcome
 from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, TranscriptLine, UserReview
 
@@ -34,11 +33,7 @@ def _clean(value: Any) -> str:
 
 
 def _short(text: str) -> str:
-    line = " ".join(text.split())
-    if len(line) <= MESSAGE_LIMIT:
-        return line
-    line = mask(line)
-    return line if len(line) <= MESSAGE_LIMIT else line[: MESSAGE_LIMIT - 1] + "…"
+    return clip(" ".join(text.split()), MESSAGE_LIMIT)
 
 
 def _time(seconds: float | None) -> str:
