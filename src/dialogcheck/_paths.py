@@ -73,13 +73,14 @@ def files_in(folder: Path, suffixes: Iterable[str], *, skip_dirs: Iterable[str] 
     return found
 
 
-def file_in_the_way(folder: Path) -> Path | None:
-    """The nearest part of `folder` that exists, when it is not a folder (a file, a link to nothing): what stops
-    anything being written in `folder`; None when nothing does."""
+def require_folder(folder: Path, what: str, target: str | Path) -> None:
+    """`LoadError` when the nearest part of `folder` that exists is not a folder (a file, a link to nothing), so
+    `target` cannot be written in it: said before anything is written, the same way by every command that writes."""
     for part in (folder, *folder.parents):
         if os.path.lexists(part):
-            return None if part.is_dir() else part
-    return None
+            if not part.is_dir():
+                raise LoadError.one(f"cannot write {what}: expected a folder here, to hold {target}", str(part))
+            return
 
 
 def resolved(path: Path) -> Path | None:

@@ -24,7 +24,7 @@ import click
 import orjson
 from rich.text import Text
 
-from .._paths import file_in_the_way
+from .._paths import require_folder
 from ..errors import LoadError, Problem
 from ..events.bounds import MAX_WRITTEN_DEPTH
 from ..importers import IMPORTERS, import_file
@@ -37,13 +37,6 @@ from .output import FORMAT_OPTION, fail_with_load_error, print_json, print_text
 def _cannot_write(what: str, err: OSError, path: str | Path) -> LoadError:
     """The error naming PATH (not a temporary file beside it): what could not be written, and the system's reason."""
     return LoadError.one(f"cannot write {what}: {err.strerror or err}", str(path))
-
-
-def _check_folder(folder: Path, what: str, target: str) -> None:
-    """Before anything is written: nothing in the way of FOLDER; said as `run --junit` says it."""
-    blocking = file_in_the_way(folder)
-    if blocking is not None:
-        raise LoadError.one(f"cannot write {what}: expected a folder here, to hold {target}", str(blocking))
 
 
 class _Placement:
@@ -184,9 +177,9 @@ def import_cmd(fmt: str, output: str | None, scenarios_dir: str | None, output_f
         if not Path(file).is_file():
             raise LoadError.one("no such file", file)
         if output is not None:
-            _check_folder(Path(output).parent, "the output", output)
+            require_folder(Path(output).parent, "the output", output)
         if scenarios_dir is not None:
-            _check_folder(Path(scenarios_dir), "the scenarios", scenarios_dir)
+            require_folder(Path(scenarios_dir), "the scenarios", scenarios_dir)
         with _Placement() as placement, _staged(output, placement) as (handle, staged):
             conversations, events = _convert(file, fmt, handle)
             scenarios = list(derive_scenarios(file)) if scenarios_dir is not None else []

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from .._paths import file_in_the_way
+from .._paths import require_folder
 from .._redact import mask
 from ..errors import LoadError
 from ..report.styled import Styled
@@ -104,14 +104,12 @@ def claim_report_paths(paths: Iterable[str | None], what: str, output_format: st
 
     for path in filter(None, paths):
         try:
+            require_folder(Path(path).parent, f"the {what}", path)
             AtomicFile(path).discard()
-        except OSError as err:
-            blocking = file_in_the_way(Path(path).parent)
-            if blocking is not None:
-                problem = LoadError.one(f"cannot write the {what}: expected a folder here, to hold {path}", str(blocking))
-            else:
-                problem = LoadError.one(f"cannot write the {what}: {err.strerror or err}", str(err.filename or path))
+        except LoadError as problem:
             fail_with_load_error(problem, output_format)
+        except OSError as err:
+            fail_with_load_error(LoadError.one(f"cannot write the {what}: {err.strerror or err}", str(err.filename or path)), output_format)
 
 
 def exit_code_of(outcome: Outcome) -> int:
