@@ -71,9 +71,48 @@ def test_a_flaky_key_whose_interval_spans_zero_is_too_noisy_to_call(tmp_path):
     new = [simple("noisy", "fail"), simple("noisy", "pass"), simple("noisy", "fail")] + [simple("clear", "fail")] * 10
     comparison = compare_results(*sides(tmp_path, base, new))
     noisy, clear = by_key(comparison)["noisy"], by_key(comparison)["clear"]
-    assert noisy.noisy and noisy.interval[0] < 0 < noisy.interval[1]
-    assert clear.status is Status.FLAKY and clear.interval[1] < 0 and not clear.noisy
+    assert noisy.status is Status.FLAKY and noisy.noisy and noisy.interval[0] < 0 < noisy.interval[1]
+    assert clear.status is Status.REGRESSED and clear.interval[1] < 0 and not clear.noisy  # 9/10 -> 0/10: significant
     assert [key.key for key in comparison.noisy] == ["noisy"]
+
+
+@pytest.mark.parametrize(
+    "before, after, status",
+    [
+        ((10, 10), (5, 10), Status.REGRESSED),  # from passing every run to half: significant, though NEW's runs disagree
+        ((5, 10), (10, 10), Status.FIXED),
+        ((400, 400), (200, 400), Status.REGRESSED),
+        ((9, 10), (1, 10), Status.REGRESSED),  # both sides mixed
+        ((2, 20), (15, 20), Status.FIXED),
+        ((10, 10), (8, 10), Status.FLAKY),  # not significant: the interval holds zero
+        ((3, 6), (4, 6), Status.FLAKY),
+        ((1, 1), (0, 1), Status.REGRESSED),  # one run a side: a flip, significant or not (McNemar counts it)
+        ((3, 3), (3, 3), Status.STILL_PASSING),
+        ((0, 4), (0, 4), Status.STILL_FAILING),
+    ],
+)
+def test_a_significant_change_is_regressed_or_fixed_whatever_the_rates(tmp_path, before, after, status):
+    def runs(passed, judged):
+        return [simple("k", "pass")] * passed + [simple("k", "fail")] * (judged - passed)
+
+    key = compare_results(*sides(tmp_path, runs(*before), runs(*after))).keys[0]
+    assert key.status is status
+    assert key.interval == change_interval(*before, *after)
+    significant = key.interval[1] < 0 or key.interval[0] > 0
+    assert (key.status is Status.FLAKY) == (not significant and (key.base.mixed or key.new.mixed))
+    assert key.noisy == (key.status is Status.FLAKY)
+
+
+def test_keys_that_fell_from_every_run_to_half_are_regressed_and_drive_the_verdict(tmp_path):
+    keys = [f"k{i}" for i in range(8)]
+    base = [simple(k, "pass") for k in keys for _ in range(10)]
+    new = [simple(k, "pass" if run < 5 else "fail") for k in keys for run in range(10)]
+    comparison = compare_results(*sides(tmp_path, base, new))
+    assert comparison.verdict is Verdict.REGRESSED
+    assert [key.key for key in comparison.by_status(Status.REGRESSED)] == keys
+    assert comparison.status_counts()[Status.FLAKY] == 0
+    assert [key.key for key in comparison.drivers] == keys
+    assert compare_results(*sides(tmp_path, new, base)).status_counts()[Status.FIXED] == 8
 
 
 def test_per_check_flips_name_the_check_and_the_keys(tmp_path):

@@ -37,7 +37,7 @@ def test_text_output_leads_with_the_verdict_and_traces_the_flips(regression):
     base, new = regression
     done = compare(base, new, "--match", r"task-(\d+)")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[:9] == [
+    assert done.stdout.splitlines()[:10] == [
         f"BASE {base} (check --format json document): 8 conversations, 8 keys",
         f"NEW  {new} (check --format json document): 8 conversations, 8 keys",
         "keys: what --match /task-(\\d+)/ captures",
@@ -45,6 +45,7 @@ def test_text_output_leads_with_the_verdict_and_traces_the_flips(regression):
         "pass rate 87.5% -> 0.0%: -87.5 points (95% interval -100.0 to -57.9) over 8 keys",
         "exact McNemar test (one judged run a side at every key): p = 0.0156",
         "verdict: regressed (alpha 0.05)",
+        "driven by the 7 keys whose pass rate fell (7 regressed), listed below",
         "",
         "keys: 7 regressed, 0 fixed, 0 flaky, 1 still failing, 0 still passing",
     ]

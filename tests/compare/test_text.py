@@ -42,3 +42,20 @@ def test_max_rows_zero_lists_no_row_but_says_how_many(tmp_path):
     text = text_of(tmp_path, [simple("a", "pass"), simple("b", "pass")], [simple("a", "fail"), simple("b", "fail")], max_rows=0)
     assert "regressed (2):\n  2 more: see --format json or --html\n" in text
     assert "  fell  rose  check\n  1 more: see --format json or --html\n" in text
+
+
+def test_a_regression_of_keys_whose_repeats_disagree_lists_them_under_the_verdict(tmp_path):
+    keys = [f"k{i}" for i in range(8)]
+    base = [simple(k, "pass") for k in keys for _ in range(10)] + [simple("f", "pass"), simple("f", "fail")] * 2
+    base += [simple("g", "pass"), simple("g", "fail")]
+    new = [simple(k, "pass" if run < 5 else "fail") for k in keys for run in range(10)] + [simple("f", "fail")] * 3 + [simple("f", "pass")]
+    new += [simple("g", "pass")] * 2
+    text = text_of(tmp_path, base, new)
+    assert "verdict: regressed (alpha 0.05)\ndriven by the 9 keys whose pass rate fell (8 regressed, 1 flaky), listed below\n" in text
+    assert "keys: 8 regressed, 0 fixed, 2 flaky, 0 still failing, 0 still passing\n" in text
+    assert "regressed (8):\n" + "".join(f"  {k} 10/10 -> 5/10  -50.0 points (-76.3 to -11.7)" for k in keys[:1]) in text
+    assert all(f"  {k} 10/10 -> 5/10  -50.0 points" in text for k in keys)
+    # the flaky key that fell comes before the one that rose, though it is not first in key order
+    noisy = text.split("too noisy to call (flaky, and the interval of the change spans zero) (2):\n")[1]
+    assert noisy.startswith("  f 2/4 -> 1/4  -25.0 points") and "\n  g 1/2 -> 2/2  +50.0 points" in noisy
+

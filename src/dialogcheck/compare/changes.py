@@ -2,7 +2,9 @@
 
 Keys pair the sides: runs of one key on one side are its repeats. Per key, the
 pass rate on each side (errored runs left out), the 95% interval of its
-change, and a status. Per check, at how many keys its pass rate fell and rose.
+change, and a status: a change whose interval leaves out zero is `regressed`
+or `fixed` whatever the rates; a key whose repeats disagree without one is
+`flaky`. Per check, at how many keys its pass rate fell and rose.
 Overall, the mean per-key change with its interval, and a paired test across
 keys: exact McNemar when every key has one judged run a side, else a paired
 permutation test on the per-key pass rates. The verdict is `regressed` or
@@ -72,7 +74,7 @@ def compare_sides(base: Side, new: Side, *, alpha: float = ALPHA, match: str | N
         for check in mended:
             flips.setdefault(check, _Flips()).up(key)
         interval = _interval(before.passed, before.judged, after.passed, after.judged)
-        keys.append(KeyChange(key, before, after, _status(before, after), interval, broke, mended))
+        keys.append(KeyChange(key, before, after, _status(before, after, interval), interval, broke, mended))
     base_rates = [k.base.value for k in keys]
     new_rates = [k.new.value for k in keys]
     test, p_value = _test(keys, base_rates, new_rates)
@@ -126,7 +128,15 @@ def _interval(base_passed: int, base_judged: int, new_passed: int, new_judged: i
     return change_interval(base_passed, base_judged, new_passed, new_judged)
 
 
-def _status(before: Rate, after: Rate) -> Status:
+def _status(before: Rate, after: Rate, interval: tuple[float, float]) -> Status:
+    """A significant change (its interval leaves out zero) is regressed or fixed however mixed the runs; else runs
+    that disagree on a side are flaky; else the key passed or failed every run of each side (a single flip is
+    regressed or fixed: McNemar's test counts them)."""
+    low, high = interval
+    if high < 0:
+        return Status.REGRESSED
+    if low > 0:
+        return Status.FIXED
     if before.mixed or after.mixed:
         return Status.FLAKY
     was, now = before.passed > 0, after.passed > 0

@@ -29,7 +29,8 @@ class Status(str, Enum):
     REGRESSED = "regressed"
     STILL_FAILING = "still failing"
     STILL_PASSING = "still passing"
-    #: Passed some runs and failed others, on either side.
+    #: Passed some runs and failed others on a side, and the change is not significant (its interval holds zero).
+    #: A significant change is `REGRESSED` or `FIXED`, however mixed the runs.
     FLAKY = "flaky"
 
     def __str__(self) -> str:
@@ -168,8 +169,8 @@ class KeyChange:
 
     @property
     def noisy(self) -> bool:
-        """Too noisy to call: flaky, and its interval holds both a gain and a loss (zero inside)."""
-        return self.status is Status.FLAKY and self.interval[0] <= 0 <= self.interval[1]
+        """Too noisy to call: flaky, so its interval holds both a gain and a loss (zero inside)."""
+        return self.status is Status.FLAKY
 
 
 #: Keys of a check's flips kept as examples, each way.
@@ -229,6 +230,16 @@ class Comparison:
     @property
     def noisy(self) -> list[KeyChange]:
         return [key for key in self.keys if key.noisy]
+
+    @property
+    def drivers(self) -> list[KeyChange]:
+        """The keys that moved the way the verdict says (their pass rate fell for `regressed`, rose for `improved`);
+        none without a significant change."""
+        if self.verdict is Verdict.REGRESSED:
+            return [key for key in self.keys if key.change < 0]
+        if self.verdict is Verdict.IMPROVED:
+            return [key for key in self.keys if key.change > 0]
+        return []
 
     @property
     def judge_flips(self) -> int:

@@ -1,13 +1,17 @@
 """`compare --format text`: the verdict first, then what moved, readable however many keys there are.
 
-Lists (keys that changed, keys too noisy to call, checks that flipped) show at
-most `max_rows` entries each and say how many more `--format json` and
+Under a significant verdict, how many keys moved its way and with which
+status, so the change is traced to its keys. Lists (keys that regressed, that
+were fixed, that are too noisy to call, those that moved the verdict's way
+first; checks that flipped) show at most `max_rows` entries each and say how
+many more `--format json` and
 `--html` hold. Keys, labels and sources come from files: they go through
 `_shown.shown`, so none can forge a line.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from .._shown import shown
@@ -60,7 +64,7 @@ def render_comparison(comparison: Comparison, max_rows: int = MAX_ROWS) -> Style
     text.append("\nkeys: " + ", ".join(f"{counts[status]:,} {status}" for status in STATUS_ORDER) + "\n")
     for status in (Status.REGRESSED, Status.FIXED):
         _key_list(text, f"{status}", comparison.by_status(status), max_rows, _STATUS_STYLES[status])
-    noisy = comparison.noisy
+    noisy = _drivers_first(comparison.noisy, comparison)
     if noisy:
         _key_list(text, "too noisy to call (flaky, and the interval of the change spans zero)", noisy, max_rows, "yellow")
     _checks(text, comparison.checks, max_rows)
@@ -78,6 +82,20 @@ def _overall(text: Styled, comparison: Comparison) -> None:
     text.append("verdict: ")
     text.append(comparison.verdict.value, _VERDICT_STYLES[comparison.verdict])
     text.append(f" (alpha {comparison.alpha:g})\n")
+    drivers = comparison.drivers
+    if drivers:
+        way = "fell" if comparison.verdict is Verdict.REGRESSED else "rose"
+        counts = Counter(key.status for key in drivers)
+        statuses = ", ".join(f"{counts[status]:,} {status}" for status in STATUS_ORDER if counts[status])
+        text.append(f"driven by the {len(drivers):,} keys whose pass rate {way} ({statuses}), listed below\n")
+
+
+def _drivers_first(keys: Sequence[KeyChange], comparison: Comparison) -> list[KeyChange]:
+    """The keys that moved the verdict's way first, most first; the rest after, in key order."""
+    if comparison.verdict is Verdict.NO_CHANGE:
+        return list(keys)
+    sign = 1 if comparison.verdict is Verdict.REGRESSED else -1
+    return sorted(keys, key=lambda key: min(sign * key.change, 0.0))
 
 
 def _key_row(key: KeyChange, width: int) -> str:
