@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
 
 from dialogcheck.judging import iter_results
+from dialogcheck.checks import patterns
 from dialogcheck.checks.base import Outcome
 from dialogcheck.errors import LoadError
 from dialogcheck.judge.base import JudgeVerdict
-from dialogcheck.pairing import ScenarioSet, compile_pair, pair_key
+from dialogcheck.pairing import PairError, ScenarioSet, compile_pair, pair_key
 from dialogcheck.scenario.load import load_scenario
 from tests.conftest import FakeJudge, bot, conv, user
 
@@ -75,3 +77,71 @@ def test_a_conversation_without_a_scenario_stops_before_its_window_is_judged(tmp
     with pytest.raises(LoadError, match="no scenario for conversation unpaired"):
         list(iter_results(several, talks, judge=judge))
     assert judge.requests == []  # paired as read: nothing was sent to the judge
+
+
+
+#: Patterns that backtrack catastrophically in the engine, each with a name it takes far more than a second on.
+CATASTROPHIC = [
+    (r"(a+)+$", "a" * 5000 + "!"),
+    (r"(a|aa)+$", "a" * 40 + "!"),
+    (r"(a|a)+$", "a" * 40 + "!"),
+    (r"task-(?:a|aa)+(\d*)$", "task-" + "a" * 40 + "!"),
+]
+
+
+@pytest.fixture
+def short_budget(monkeypatch):
+    """A fifth of the budget, so the tests that run out of it are quick (what runs out of 0.2 s runs out of 1 s)."""
+    monkeypatch.setattr(patterns, "CHECK_BUDGET", 0.2)
+
+
+@pytest.mark.usefixtures("short_budget")
+@pytest.mark.parametrize("pattern, name", CATASTROPHIC)
+def test_a_pattern_that_backtracks_catastrophically_on_a_name_is_an_error_not_a_hang(pattern, name):
+    compiled = compile_pair(pattern)
+    with pytest.raises(PairError) as err:
+        pair_key(compiled, name)
+    assert str(err.value) == (
+        f"/{pattern}/ ran out of its 0.2 s for searching `{name if len(name) <= 80 else name[:79] + '…'}` ({len(name):,} characters):"
+        " it backtracks catastrophically: simplify it"
+    )
+    assert pair_key(compiled, name[:-1].replace("a" * 30, "", 1)) is not None  # a name it can search is paired as before
+
+
+def test_a_pattern_past_the_engines_bounds_is_refused_when_compiled():
+    with pytest.raises(PairError, match=r"^too large a regular expression: a repeat count of 5,000 is more than the limit of 1,000$"):
+        compile_pair(r"(x{5000})")
+    with pytest.raises(PairError, match=r"^too large a regular expression: the pattern is 1,003 characters long"):
+        compile_pair("(" + "x" * 1001 + ")")
+    with pytest.raises(PairError, match=r"^not a valid regular expression: missing \) at position 6$"):
+        compile_pair("task-(")
+
+
+@pytest.mark.usefixtures("short_budget")
+def test_a_pattern_compiled_by_re_is_compiled_again_within_the_bounds_with_its_flags():
+    folded = compile_pair(re.compile(r"TASK-(\d+)", re.IGNORECASE))
+    assert folded.pattern == r"(?i)TASK-(\d+)" and pair_key(folded, "task-7-trial-2") == "7"
+    assert pair_key(compile_pair(re.compile(r"task-(\d+)")), "task-7") == "7"
+    with pytest.raises(PairError, match="ran out of its 0.2 s"):
+        pair_key(compile_pair(re.compile(r"(a|aa)+$")), "a" * 40 + "!")
+
+
+@pytest.mark.usefixtures("short_budget")
+def test_a_slug_or_an_id_the_pattern_runs_out_of_time_on_is_bad_input_where_it_is(tmp_path):
+    slow = "a" * 40 + "!"
+    path = tmp_path / f"{slow}.yml"
+    path.write_text(SCENARIO.format(name="Slow", criterion="c", word="hello"))
+    with pytest.raises(LoadError) as err:
+        ScenarioSet.of([load_scenario(path)], compile_pair(r"(a|aa)+$"))
+    assert str(err.value) == (
+        f"{path}:1:1: --pair /(a|aa)+$/ ran out of its 0.2 s for searching `{slow}` (41 characters):"
+        " it backtracks catastrophically: simplify it (the slug of this scenario)"
+    )
+    several = ScenarioSet.of(scenarios(tmp_path), compile_pair(r"(a|aa)+$"))  # `task-7` and `task-17` give no key
+    stray = replace(conv(user("hi")), conversation_id=slow, place=("logs.jsonl", 12))
+    with pytest.raises(LoadError) as err:
+        several.scenario_of(stray)
+    assert str(err.value) == (
+        f"logs.jsonl:12:1: no scenario for conversation {slow}: --pair /(a|aa)+$/ ran out of its 0.2 s for searching `{slow}`"
+        " (41 characters): it backtracks catastrophically: simplify it (its id)"
+    )

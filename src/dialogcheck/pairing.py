@@ -6,6 +6,10 @@ and a conversation goes with the scenario whose key equals its own. Keys are com
 `task-7-trial-2` (key `7`) pairs with `tau-bench-task-7`, never with `tau-bench-task-17` (key `17`).
 A conversation that pairs with no scenario is bad input, named by its file and line; so are two
 scenarios with one key, which would make the pairing a guess.
+
+The pattern comes from a flag or a tool argument, so it is compiled and searched as the checks' patterns are
+(`checks.patterns`): within bounds when compiled, and each name's search within a time budget of its own. A
+pattern that backtracks catastrophically on a name is bad input naming it, never a hang.
 """
 
 from __future__ import annotations
@@ -13,26 +17,58 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from ._shown import clip
+from .checks import patterns
 from .errors import LoadError, Problem, did_you_mean
 from .events.model import Conversation
 from .scenario.model import Scenario
 
+if TYPE_CHECKING:
+    import regex
 
-def compile_pair(pattern: str) -> re.Pattern[str]:
-    """`--pair REGEX`: a pattern with exactly one capturing group, the key. Raises ValueError saying what is wrong."""
+#: Characters of a name a message quotes.
+_QUOTED = 80
+#: `re` flags a compiled pattern may carry, as the inline flags the engine reads.
+_INLINE_FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"), (re.ASCII, "a"))
+
+
+class PairError(ValueError):
+    """A pairing pattern that cannot pair: it does not compile, has not one group, or ran out of its time on a name."""
+
+
+def compile_pair(pattern: str | re.Pattern[str]) -> regex.Pattern:
+    """`--pair REGEX`: a pattern with exactly one capturing group, the key, compiled within the bounds of
+    `checks.patterns` (a pattern `re` compiled already is compiled again so). Raises `PairError` saying what is wrong."""
+    source = pattern if isinstance(pattern, str) else _source(pattern)
     try:
-        compiled = re.compile(pattern)
-    except re.error as err:
-        raise ValueError(f"not a valid regular expression: {err}") from None
+        compiled = patterns.compile_pattern(source)
+    except patterns.PatternTooLarge as err:
+        raise PairError(f"too large a regular expression: {err}") from None
+    except patterns.PatternError as err:
+        raise PairError(f"not a valid regular expression: {err}") from None
     if compiled.groups != 1:
-        raise ValueError(f"needs exactly one capturing group, the key to pair by (it has {compiled.groups}), e.g. 'task-(\\d+)'")
+        raise PairError(f"needs exactly one capturing group, the key to pair by (it has {compiled.groups}), e.g. 'task-(\\d+)'")
     return compiled
 
 
-def pair_key(pattern: re.Pattern[str], name: str) -> str | None:
-    """The key `pattern` captures from `name` (its first match), or None when it does not match."""
-    found = pattern.search(name)
+def _source(pattern: re.Pattern[str]) -> str:
+    flags = "".join(letter for flag, letter in _INLINE_FLAGS if pattern.flags & flag)
+    return f"(?{flags}){pattern.pattern}" if flags else pattern.pattern
+
+
+def pair_key(pattern: regex.Pattern, name: str) -> str | None:
+    """The key `pattern` (from `compile_pair`) captures from `name` (its first match), or None when it does not match.
+
+    The search has `patterns.CHECK_BUDGET` seconds; `PairError` when the pattern runs out of them, naming it and the name."""
+    try:
+        found = patterns.first_match(pattern, name)
+    except patterns.PatternTimeout:
+        raise PairError(
+            f"/{pattern.pattern}/ ran out of its {patterns.CHECK_BUDGET:g} s for searching `{clip(name, _QUOTED)}` ({len(name):,} characters):"
+            " it backtracks catastrophically: simplify it"
+        ) from None
     return found.group(1) if found is not None and found.group(1) is not None else None
 
 
@@ -41,12 +77,13 @@ class ScenarioSet:
     """The scenarios of a batch by slug, and how a conversation finds its own. Built by `of`."""
 
     scenarios: dict[str, Scenario]
-    pattern: re.Pattern[str] | None = None
+    pattern: regex.Pattern | None = None
     by_key: dict[str, Scenario] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, scenarios: Sequence[Scenario], pattern: re.Pattern[str] | None = None) -> ScenarioSet:
-        """Raises `LoadError` for two scenarios with one slug, or (with a pattern) with one key."""
+    def of(cls, scenarios: Sequence[Scenario], pattern: regex.Pattern | None = None) -> ScenarioSet:
+        """Raises `LoadError` for two scenarios with one slug, or (with a pattern) with one key or a slug the
+        pattern ran out of its time on."""
         problems: list[Problem] = []
         by_slug: dict[str, Scenario] = {}
         for scenario in scenarios:
@@ -55,7 +92,11 @@ class ScenarioSet:
             by_slug.setdefault(scenario.slug, scenario)
         by_key: dict[str, Scenario] = {}
         for scenario in by_slug.values() if pattern is not None else ():
-            key = pair_key(pattern, scenario.slug)
+            try:
+                key = pair_key(pattern, scenario.slug)
+            except PairError as err:
+                problems.append(Problem(f"--pair {err} (the slug of this scenario)", scenario.path))
+                continue
             if key is None:
                 continue
             if key in by_key:
@@ -80,7 +121,10 @@ class ScenarioSet:
         if self.pattern is None:
             raise self._unpaired(conversation, "its record names none (a `scenario` key holding a scenario's slug) and no --pair REGEX pairs by id")
         name = conversation.conversation_id or conversation.source
-        key = pair_key(self.pattern, name)
+        try:
+            key = pair_key(self.pattern, name)
+        except PairError as err:
+            raise self._unpaired(conversation, f"--pair {err} (its id)") from None
         if key is None:
             raise self._unpaired(conversation, f"--pair /{self.pattern.pattern}/ finds no key in its id `{name}`")
         found = self.by_key.get(key)
@@ -96,4 +140,4 @@ class ScenarioSet:
     @staticmethod
     def _unpaired(conversation: Conversation, why: str) -> LoadError:
         file, line = conversation.place or (conversation.source, 1)
-        return LoadError.one(f"no scenario for conversation {conversation.conversation_id or conversation.source}: {why}", file, line)
+        return LoadError.one(f"no scenario for conversation {clip(conversation.conversation_id or conversation.source, _QUOTED)}: {why}", file, line)

@@ -167,7 +167,8 @@ def test_ambiguous_pairs_and_slugs_are_refused_before_anything_is_judged(tmp_pat
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--pair", "task-("], "Invalid value for '--pair': not a valid regular expression: missing ), unterminated subpattern at position 5"),
+        (["--pair", "task-("], "Invalid value for '--pair': not a valid regular expression: missing ) at position 6"),
+        (["--pair", "task-(\\d{5000})"], "Invalid value for '--pair': too large a regular expression: a repeat count of 5,000 is more than the limit of 1,000"),
         (["--pair", "task-\\d+"], "Invalid value for '--pair': needs exactly one capturing group, the key to pair by (it has 0), e.g. 'task-(\\d+)'"),
         (["--sop", "x.yml", "--sop", "y.yml"], "give --sop once: an SOP applies to every conversation (several scenarios may be given with --scenario)"),
     ],
@@ -177,6 +178,18 @@ def test_usage_errors(named, args, message):
     done = check(*subject, *args, named)
     assert done.returncode == 2
     assert done.stderr.decode().splitlines()[-1] == f"Error: {message}"
+
+
+def test_a_pair_pattern_that_backtracks_catastrophically_on_an_id_exits_2_at_its_line(tmp_path):
+    slow = "a" * 5000 + "!"
+    path = tmp_path / "slow.jsonl"
+    path.write_text(line("a", OK, "card_replace_confirms_first") + "\n" + line(slow, OK) + "\n")
+    done = check("--scenario", CONFIRMS, "--scenario", ONE_TURN, "--pair", "(a+)+$", path)
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        f"{path}:2:1: no scenario for conversation {slow[:79]}…: --pair /(a+)+$/ ran out of its 1 s for searching `{slow[:79]}…`"
+        " (5,001 characters): it backtracks catastrophically: simplify it (its id)\n"
+    )
 
 
 def test_one_scenario_is_judged_as_it_always_was(tmp_path, named):

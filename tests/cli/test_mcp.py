@@ -18,6 +18,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from tests.compare.builders import simple, write_batch
 from tests.conftest import EXAMPLE
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -168,6 +169,28 @@ def test_bad_arguments_and_paths_outside_the_project_are_tool_errors_and_the_ser
         assert set(tool.name for tool in (await client.list_tools()).tools) == TOOLS  # still serving
         still = await client.call_tool("validate", {"paths": ["sops"]})
         assert not still.is_error and still.structured_content["valid"] is True
+
+    session(project, script)
+
+
+def test_a_match_that_backtracks_catastrophically_is_a_tool_error_and_the_server_answers_the_next_call(project):
+    slow = "a" * 5000 + "!"
+    write_batch(project / "base.json", [simple(slow, "pass"), simple("task-1", "pass")])
+    write_batch(project / "new.json", [simple("task-1", "fail")])
+
+    async def script(client):
+        for match, said in [
+            ("(a+)+$", f"base.json:1:1: --match /(a+)+$/ ran out of its 1 s for searching `{slow[:79]}…` (5,001 characters):"),
+            ("(a|aa)+$", "base.json:1:1: --match /(a|aa)+$/ ran out of its 1 s for searching"),
+            ("(x{5000})", "too large a regular expression: a repeat count of 5,000 is more than the limit of 1,000"),
+        ]:
+            result = await client.call_tool("compare", {"base": "base.json", "new": "new.json", "match": match})
+            assert result.is_error, match
+            assert result.content[0].text.startswith(said), result.content[0].text
+        still = await client.call_tool("validate", {"paths": ["sops"]})
+        assert not still.is_error and still.structured_content["valid"] is True
+        compared = await client.call_tool("compare", {"base": "new.json", "new": "new.json", "match": r"task-(\d+)"})
+        assert not compared.is_error and compared.structured_content["verdict"] == "no significant change"
 
     session(project, script)
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from dialogcheck import LoadError, compare_results
+from dialogcheck.checks import patterns
 from dialogcheck.compare import Status, Verdict
 from dialogcheck.compare.stats import change_interval, mcnemar_exact, paired_permutation
 from dialogcheck.results.model import CheckKind
@@ -199,6 +202,20 @@ def test_a_name_match_finds_no_key_in_is_bad_input_at_its_line(tmp_path):
 def test_a_bad_match_pattern_is_a_value_error(tmp_path, match, message):
     with pytest.raises(ValueError, match=message):
         compare_results(*sides(tmp_path, [simple("a", "pass")], [simple("a", "pass")]), match=match)
+
+
+@pytest.mark.parametrize("match", [r"(a+)+$", r"(a|aa)+$", re.compile(r"(a|aa)+$"), re.compile(r"(A|AA)+$", re.IGNORECASE)])
+def test_a_match_that_backtracks_catastrophically_on_a_name_is_bad_input_not_a_hang(tmp_path, monkeypatch, match):
+    monkeypatch.setattr(patterns, "CHECK_BUDGET", 0.2)  # what runs out of 0.2 s runs out of 1 s
+    slow = "a" * 5000 + "!"
+    base, new = sides(tmp_path, [simple("aaaa", "pass"), simple(slow, "pass")], [simple("aaaa", "pass")])
+    with pytest.raises(LoadError) as info:
+        compare_results(base, new, match=match)
+    source = match if isinstance(match, str) else ("(?i)" if match.flags & re.IGNORECASE else "") + match.pattern
+    assert str(info.value) == (
+        f"{base}:1:1: --match /{source}/ ran out of its 0.2 s for searching `{slow[:79]}…` (5,001 characters):"
+        " it backtracks catastrophically: simplify it"
+    )
 
 
 @pytest.mark.parametrize("alpha", [0, 1, -0.1, 1.5])

@@ -132,10 +132,26 @@ def test_nothing_in_common_exits_2(regression):
     assert "nothing to compare" in done.stderr and "--match REGEX" in done.stderr
 
 
+def test_a_match_that_backtracks_catastrophically_exits_2_naming_the_side_and_the_name(tmp_path):
+    slow = "a" * 5000 + "!"
+    base, new = write_batch(tmp_path / "base.json", [simple(slow, "pass")]), write_batch(tmp_path / "new.json", [simple(slow, "fail")])
+    done = compare(base, new, "--match", "(a+)+$", "--fail-on", "regression")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"{base}:1:1: --match /(a+)+$/ ran out of its 1 s for searching `{slow[:79]}…` (5,001 characters):"
+        " it backtracks catastrophically: simplify it\n"
+    )
+    done = compare(base, new, "--match", "(a|aa)+$", "--format", "json")
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["error"]["message"].startswith("--match /(a|aa)+$/ ran out of its 1 s for searching")
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
         (["--match", "task-\\d+"], "needs exactly one capturing group"),
+        (["--match", "(x{5000})"], "Invalid value for '--match': too large a regular expression: a repeat count of 5,000"),
+        (["--match", "task-("], "Invalid value for '--match': not a valid regular expression: missing ) at position 6"),
         (["--alpha", "1.5"], "Invalid value for '--alpha'"),
         (["--fail-on", "anything"], "Invalid value for '--fail-on'"),
     ],

@@ -1,7 +1,9 @@
-"""Regular expressions from user files: bounded when compiled, and one time budget per check.
+"""Regular expressions from users: bounded when compiled, and one time budget per check.
 
 Patterns in `text_matches`, `matches` and `pattern` come from files a
-pipeline did not write. They are compiled and run by the `regex` engine (with
+pipeline did not write; those of `--pair` and `--match` from flags and MCP
+tool arguments (`pairing`, where each name's search has a budget of its own).
+They are compiled and run by the `regex` engine (with
 the syntax and meaning of Python's `re`, its default V0 mode), with two bounds:
 
 - compiling: the engine copies a repeated part once per repeat
@@ -246,13 +248,10 @@ class Pattern:
     def found(self, text: str) -> bool:
         """`re.search(pattern, text) is not None`, within what is left of the current check's budget; the engine's
         own time limit is set only where a search could backtrack (`is_plain`)."""
-        left, budget = _time_left(self.source, text)
         if self.plain:
+            _time_left(self.source, text)
             return self.compiled.search(text) is not None
-        try:
-            return self.compiled.search(text, timeout=left) is not None
-        except TimeoutError:
-            raise _out_of_time(self.source, text, budget) from None
+        return first_match(self.compiled, text) is not None
 
     def found_in(self, texts: Sequence[str]) -> list[bool]:
         """Whether the pattern is found in each of `texts`: one search over all of them where the pattern allows
@@ -273,6 +272,16 @@ class Pattern:
 def prepared(source: str) -> Pattern:
     """The `Pattern` of `source`, compiled once for the few patterns a process searches."""
     return Pattern(source)
+
+
+def first_match(compiled: regex.Pattern, text: str) -> regex.Match | None:
+    """`compiled.search(text)`, the match itself (for its groups), within what is left of the current check's budget
+    (a direct call has a budget of its own); `PatternTimeout` past it. `compiled` comes from `compile_pattern`."""
+    left, budget = _time_left(compiled.pattern, text)
+    try:
+        return compiled.search(text, timeout=left)
+    except TimeoutError:
+        raise _out_of_time(compiled.pattern, text, budget) from None
 
 
 def search(source: str, text: str) -> bool:

@@ -18,13 +18,17 @@ import re
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..checks.base import Outcome
 from ..errors import LoadError
-from ..pairing import compile_pair
+from ..pairing import PairError, compile_pair
 from .model import EXAMPLES, CheckFlips, CheckId, Comparison, KeyChange, Rate, Run, Side, SideSummary, Status, Verdict
 from .read import Interner, read_side
 from .stats import change_interval, mcnemar_exact, paired_interval, paired_permutation, scipy_stats
+
+if TYPE_CHECKING:
+    import regex
 
 ALPHA = 0.05
 #: Keys a "nothing pairs" error shows of each side.
@@ -37,16 +41,25 @@ def compare_results(
     """Compare two batches, each a `run` results folder, a `check --output` folder or `check --format json` output.
 
     `match` is a pattern with one capturing group: runs and conversations pair by what it captures
-    from their scenario slug or conversation id. Raises `LoadError` for bad input, `ValueError` for
-    a bad `match` or `alpha`, and `stats.MissingStats` when scipy is not installed.
+    from their scenario slug or conversation id, searched as the checks' patterns are (`pairing`).
+    Raises `LoadError` for bad input (a `match` that backtracks catastrophically on a name too),
+    `ValueError` for a bad `match` or `alpha`, and `stats.MissingStats` when scipy is not installed.
     """
-    pattern = compile_pair(match) if isinstance(match, str) else match
+    pattern = compile_pair(match) if match is not None else None
     _check_alpha(alpha)
     scipy_stats()  # before reading anything: without scipy nothing can be concluded
     interner = Interner()
-    base_side = read_side(base, pattern, interner)
-    new_side = read_side(new, pattern, interner)
+    base_side = _read(base, pattern, interner)
+    new_side = _read(new, pattern, interner)
     return compare_sides(base_side, new_side, alpha=alpha, match=pattern.pattern if pattern is not None else None)
+
+
+def _read(path: str | Path, pattern: regex.Pattern | None, interner: Interner) -> Side:
+    """`read_side`; a pattern that ran out of its time on a name is bad input in that side."""
+    try:
+        return read_side(path, pattern, interner)
+    except PairError as err:
+        raise LoadError.one(f"--match {err}", str(path)) from None
 
 
 def _check_alpha(alpha: float) -> None:
