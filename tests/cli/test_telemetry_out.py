@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from click.testing import CliRunner
@@ -85,3 +87,58 @@ def test_the_endpoint_needs_the_sdk_and_ray_writes_none(monkeypatch, tmp_path):
     assert not (tmp_path / "r").exists()  # nothing ran
     result = invoke("check", "--no-judge", "--sop", SOP, CONVERSATIONS, "--engine", "ray", "--output", tmp_path / "o", "--otlp-out", tmp_path / "v.jsonl")
     assert result.exit_code == 2 and "written by --engine local" in result.output
+
+
+class _Redirecting(BaseHTTPRequestHandler):
+    """A collector behind a proxy that answers every export with a redirect, and the authorizations it was sent."""
+
+    status = 308
+    sent: list[str | None] = []
+
+    def do_POST(self):  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.sent.append(self.headers.get("Authorization"))
+        self.send_response(self.status)
+        self.send_header("Location", "http://bob:PW@127.0.0.1:1/v1/logs")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("status", [308, 301, 307])
+def test_a_collector_answering_a_redirect_is_not_counted_as_delivered_and_no_password_is_shown(tmp_path, status):
+    """The exporter does not follow a redirect and takes it for delivered: dialogcheck says the verdicts were not
+    delivered (exit 2), and neither the password of the address given nor of the one redirected to is shown."""
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    _Redirecting.status, _Redirecting.sent = status, []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Redirecting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://bob:PW@127.0.0.1:{server.server_address[1]}"
+        result = invoke("check", "--no-judge", "--sop", SOP, CONVERSATIONS, "--otlp-endpoint", url)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert _Redirecting.sent, "the collector was never asked"
+    assert result.exit_code == 2, result.output
+    assert f"http://bob:[redacted]@127.0.0.1:{server.server_address[1]}/v1/logs:1:1: the collector did not take" in result.output
+    assert f"it answered {status} " in result.output and "(a redirect, to http://bob:[redacted]@127.0.0.1:1/v1/logs)" in result.output
+    assert "PW" not in result.output
+
+
+def test_a_collector_refusing_the_verdicts_is_named_without_its_password(tmp_path):
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    _Redirecting.status, _Redirecting.sent = 400, []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Redirecting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://alice:s3cr3t-pass@127.0.0.1:{server.server_address[1]}/v1/logs"
+        result = invoke("check", "--no-judge", "--sop", SOP, CONVERSATIONS, "--otlp-endpoint", url)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.exit_code == 2, result.output
+    assert f"http://alice:[redacted]@127.0.0.1:{server.server_address[1]}/v1/logs:1:1: the collector did not take 48 of the verdicts sent\n" in result.output
+    assert "s3cr3t" not in result.output and "redirect" not in result.output

@@ -4,7 +4,9 @@ Files are written as the results go by (one OTLP/JSON line a conversation) to
 a temporary file that becomes the output only when the batch is done, as
 `--html` is. The endpoint gets the same events through the OpenTelemetry SDK
 and its OTLP/HTTP exporter (the `otlp` extra), flushed at the end; a
-collector that cannot be reached is reported, never a silent loss.
+collector that cannot be reached, or answers with a redirect (which the
+exporter does not follow, and counts as delivered), is reported, never a
+silent loss. The address is shown with its password masked.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 
 import click
 
+from .._redact import hold_url, redact_url
+from .._shown import clip, visible
 from ..errors import LoadError
 from ..report.telemetry import emit_sdk, openinference_spans_line, otlp_logs_line
 from ..results.atomic import AtomicFile
@@ -57,9 +61,14 @@ class _Sdk:
         from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
         from opentelemetry.sdk.resources import Resource
 
+        import requests
+
+        hold_url(endpoint)
         url = endpoint.rstrip("/") + "/v1/logs" if endpoint.count("/") <= 2 else endpoint
-        self.endpoint = url
-        self.exporter = _Counting(OTLPLogExporter(endpoint=url))
+        self.endpoint = redact_url(url) or url
+        session = requests.Session()
+        self.exporter = _Counting(OTLPLogExporter(endpoint=url, session=session))
+        session.hooks["response"].append(self.exporter.seen)
         self.provider = LoggerProvider(resource=Resource.create({"service.name": "dialogcheck"}))
         self.provider.add_log_record_processor(BatchLogRecordProcessor(self.exporter))
         self.logger = self.provider.get_logger("dialogcheck")
@@ -68,22 +77,38 @@ class _Sdk:
         self.provider.force_flush()
         self.provider.shutdown()
         if self.exporter.failed:
-            raise LoadError.one(f"the collector did not take {self.exporter.failed} of the verdicts sent", self.endpoint)
+            raise LoadError.one(f"the collector did not take {self.exporter.failed} of the verdicts sent{self.exporter.redirect}", self.endpoint)
 
 
 class _Counting:
-    """The SDK exporter, counting what it could not deliver (the SDK only logs it)."""
+    """The SDK exporter, counting what it could not deliver (the SDK only logs it). The exporter takes any status
+    below 400 for delivered, a redirect too, which it does not follow: a batch answered with a 3xx is counted lost."""
 
     def __init__(self, exporter: Any):
         self.exporter = exporter
         self.failed = 0
+        self.redirect = ""  # how the last redirect is said in the message: its status and where it led
+        self._redirected = False
+
+    def seen(self, response: Any, *args: Any, **kwargs: Any) -> Any:
+        """The session's response hook: note a redirect (the exporter runs each batch's request in its own thread)."""
+        if 300 <= response.status_code < 400:
+            self._redirected = True
+            target = redact_url(clip(visible(response.headers.get("Location", "")), 200)) or "no address"
+            self.redirect = (
+                f": it answered {response.status_code} {clip(visible(response.reason or ''), 80)} (a redirect, to {target}),"
+                " which is not followed: give the collector's own address"
+            )
+        return response
 
     def export(self, batch):
         from opentelemetry.sdk._logs.export import LogRecordExportResult
 
+        self._redirected = False
         outcome = self.exporter.export(batch)
-        if outcome != LogRecordExportResult.SUCCESS:
+        if outcome != LogRecordExportResult.SUCCESS or self._redirected:
             self.failed += len(batch)
+            return LogRecordExportResult.FAILURE
         return outcome
 
     def shutdown(self):
