@@ -14,9 +14,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from ._shown import clip, visible
 from .errors import LoadError, Problem
 
 #: Bytes a file name made from input may take (most file systems allow 255), with room for a suffix.
@@ -91,11 +93,43 @@ def resolved(path: Path) -> Path | None:
         return None
 
 
+#: The bytes of one name in a path, and of a whole path, that Linux and macOS take (NAME_MAX, PATH_MAX less its NUL).
+NAME_MAX_BYTES, PATH_MAX_BYTES = 255, 4095
+
+
+def path_problem(name: str) -> str | None:
+    """Why no system call can take `name` as a path (a NUL, a name or the whole too long, not encodable), or None.
+
+    Said before the path is used, as the user's mistake it is: the OS would answer with a `ValueError`, or an
+    `OSError` deep in some library, which reads as a bug of dialogcheck's.
+    """
+    if "\x00" in name:
+        return "a path cannot hold a NUL character (\\x00)"
+    try:
+        raw = name.encode(sys.getfilesystemencoding(), "surrogateescape")
+    except UnicodeEncodeError:
+        return f"this path cannot be written in the file system's encoding ({sys.getfilesystemencoding()})"
+    if len(raw) > PATH_MAX_BYTES:
+        return f"this path is {len(raw):,} bytes long, and the system takes at most {PATH_MAX_BYTES:,}"
+    longest = max(raw.split(b"/"), key=len)
+    if len(longest) > NAME_MAX_BYTES:
+        return f"a name in this path is {len(longest):,} bytes long, and the system takes at most {NAME_MAX_BYTES} a name"
+    return None
+
+
+def check_path(name: str) -> None:
+    """`LoadError` naming `name` (its start, its control characters escaped) when `path_problem` finds one."""
+    problem = path_problem(name)
+    if problem is not None:
+        raise LoadError.one(problem, clip(visible(name), 120))
+
+
 def inside(root: Path, name: str) -> Path:
     """`name` (relative to `root`, or absolute) once links are resolved, when it stays inside `root`; else `LoadError`.
 
     A server started in a project folder (`dialogcheck mcp`) reads and writes only there, whatever path a client sends.
     """
+    check_path(name)
     base = root.resolve()
     target = resolved(base / name)
     if target is None:

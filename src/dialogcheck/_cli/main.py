@@ -39,7 +39,8 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             module, attr = COMMANDS[cmd_name][0].split(":")
-            self.add_command(getattr(import_module(f".{module}", __package__), attr), cmd_name)
+            command = getattr(import_module(f".{module}", __package__), attr)
+            self.add_command(_paths_checked(command), cmd_name)
         return self.commands.get(cmd_name)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
@@ -61,6 +62,29 @@ class LazyGroup(click.Group):
                 rows.append((name, command.get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+class CheckedPath(click.Path):
+    """`click.Path`, refusing first a path no system call takes (a NUL, a name over 255 bytes): a usage error naming
+    it, where the OS would answer with a `ValueError` or an `OSError` from deep inside a command."""
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, str):
+            from .._paths import path_problem
+            from .._shown import clip, visible
+
+            problem = path_problem(value)
+            if problem is not None:
+                self.fail(f"{problem}: {clip(visible(value), 120)}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def _paths_checked(command: click.Command) -> click.Command:
+    """`command` with every path it takes (an argument or option of type `click.Path`) checked as `CheckedPath`."""
+    for param in command.params:
+        if type(param.type) is click.Path:
+            param.type.__class__ = CheckedPath
+    return command
 
 
 @click.group(
