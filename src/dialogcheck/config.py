@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -414,10 +416,33 @@ def load_config(path: str | Path) -> ProjectConfig:
     return config
 
 
+#: The folder the search for a project's config stops at (see `search_within`), or None: up to the file system's root.
+_SEARCH_ROOT: ContextVar[Path | None] = ContextVar("dialogcheck_search_root", default=None)
+
+
+@contextmanager
+def search_within(root: Path | None) -> Iterator[None]:
+    """Within the block, `find_config` (and the project folder guessed without one) looks no higher than `root`.
+
+    A server started in a project (`dialogcheck mcp`) must not load, and run the agent of, a config above it.
+    """
+    token = _SEARCH_ROOT.set(None if root is None else root.resolve())
+    try:
+        yield
+    finally:
+        _SEARCH_ROOT.reset(token)
+
+
+def searched(folders: Iterable[Path]) -> list[Path]:
+    """`folders` (a folder and its parents, nearest first) as far as the search may go: none outside `search_within`'s root."""
+    root = _SEARCH_ROOT.get()
+    return [folder for folder in folders if root is None or folder.is_relative_to(root)]
+
+
 def find_config(start: str | Path) -> Path | None:
     """The `eval/conftest.yml` of the project a file or folder belongs to, if any."""
     here = resolved(Path(start)) or Path(start).absolute()  # a loop of links: reading the file says so, at its name
-    for folder in (here, *here.parents) if here.is_dir() else here.parents:
+    for folder in searched((here, *here.parents) if here.is_dir() else here.parents):
         candidate = folder / "eval" / "conftest.yml" if folder.name != "eval" else folder / "conftest.yml"
         if candidate.is_file():
             return candidate

@@ -6,17 +6,24 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.compare.builders import simple, write_batch
 from tests.conftest import EXAMPLE
@@ -195,6 +202,67 @@ def test_a_match_that_backtracks_catastrophically_is_a_tool_error_and_the_server
     session(project, script)
 
 
+def test_a_path_the_system_cannot_take_and_a_run_number_too_long_are_argument_errors(project):
+    """A NUL, a name over 255 bytes, a path over 4,095, a run number of 5,000 digits: each the caller's mistake, said
+    as one, never `dialogcheck failed` (the mark of a bug of ours)."""
+    long_name, long_path, digits = "x" * 300, "/".join(["d" * 200] * 21), "9" * 5000
+
+    async def script(client):
+        for name, arguments, said in [
+            ("validate", {"paths": ["sops/a\x00b.yml"]}, "a path cannot hold a NUL character"),
+            ("validate", {"paths": [long_name]}, "a name in this path is 300 bytes long"),
+            ("check", {"subject": f"eval/{long_name}/s.yml", "conversations": ["conversations"]}, "a name in this path is 300 bytes long"),
+            ("check", {"subject": "sops/replace_card.yml", "conversations": [long_path]}, "this path is 4,220 bytes long"),
+            ("run", {"paths": ["\x00"]}, "a path cannot hold a NUL character"),
+            ("report", {"results": long_name}, "a name in this path is 300 bytes long"),
+            ("compare", {"base": "eval", "new": f"a\x00{long_name}"}, "a path cannot hold a NUL character"),
+            ("explain", {"results": long_name, "run": "x"}, "a name in this path is 300 bytes long"),
+            ("explain", {"results": "eval/results/b", "run": f"s/run_{digits}"}, "no run 's/run_999"),
+            ("explain", {"results": "eval/results/b", "run": f"s[run-{digits}]"}, "no run 's[run-999"),
+        ]:
+            result = await client.call_tool(name, arguments)
+            text = result.content[0].text
+            assert result.is_error, (name, arguments)
+            assert said in text and "dialogcheck failed" not in text, (name, text[:300])
+            assert len(text) < 1_000, (name, text[:300])  # the path is named by its start, not whole
+
+    folder = project / "eval" / "results" / "b"
+    subprocess.run([str(DIALOGCHECK), "run", str(project / "eval" / "scenarios" / "card_replace_confirms_first.yml"), "--no-judge", "--results", str(folder)], cwd=project, capture_output=True, check=True)
+    session(project, script)
+
+
+def test_no_config_above_the_server_s_folder_is_searched_or_loaded(tmp_path):
+    """Started in outer/inner (or with --root outer/inner), `run` and `check` find no config: outer/eval/conftest.yml,
+    whose agent is outer/outer_agent.py, is neither loaded nor run."""
+    outer = tmp_path / "outer"
+    inner = outer / "inner"
+    (inner / "eval" / "scenarios").mkdir(parents=True)
+    (outer / "eval").mkdir()
+    ran = outer / "ran.txt"
+    (outer / "outer_agent.py").write_text(
+        f"open({str(ran)!r}, 'w').write('imported')\n"
+        "def respond(conversation_id, text, initial_slots=None):\n    return {'messages': [{'text': 'ok'}], 'events': []}\n"
+    )
+    (outer / "eval" / "conftest.yml").write_text("agent: {type: python, callable: 'outer_agent:respond'}\nnot_a_setting: 1\n")
+    (inner / "eval" / "scenarios" / "s.yml").write_text(SECRET_SCENARIO.replace("${MY_SECRET}", "x"))
+    (inner / "c.jsonl").write_text('{"event": "user", "text": "hi"}\n')
+
+    async def script(client):
+        result = await client.call_tool("run", {"paths": ["."], "no_judge": True})
+        text = result.content[0].text
+        assert result.is_error, text
+        assert "outer" not in text.replace(str(inner), "INNER"), text
+        checked = await client.call_tool("check", {"subject": "eval/scenarios/s.yml", "conversations": ["c.jsonl"], "no_judge": True})
+        assert not checked.is_error, checked.content[0].text  # the outer config, which has a problem, was not read
+        valid = await client.call_tool("validate", {"paths": ["."]})
+        assert valid.structured_content["valid"] is True, valid.content[0].text
+
+    session(inner, script)
+    session(outer, script, args=("--root", "inner"))
+    assert not ran.exists()
+    assert not (outer / "eval" / "results").exists() and not (inner / "eval" / "results").exists()
+
+
 def test_an_agent_that_is_down_is_a_tool_error_with_runs_message(project):
     (project / "eval" / "conftest.yml").write_text("agent: {type: http, url: 'http://127.0.0.1:9/chat'}\n")
 
@@ -207,29 +275,76 @@ def test_an_agent_that_is_down_is_a_tool_error_with_runs_message(project):
     session(project, script)
 
 
-def test_streamable_http_on_loopback(project):
+def serve_http(project: Path, *args: str) -> tuple[subprocess.Popen, int, str]:
+    """`dialogcheck mcp --http PORT` in the project, once it listens: the process, its port and the token it printed."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = subprocess.Popen([str(DIALOGCHECK), "mcp", "--http", str(port)], cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    server = subprocess.Popen([str(DIALOGCHECK), "mcp", "--http", str(port), *args], cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: lines.put(server.stderr.readline()), daemon=True).start()
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+        line = lines.get(timeout=60)  # said before it listens
+    except queue.Empty:
+        line = "(nothing within 60 s)"
+    token = re.search(r"Authorization: Bearer ([A-Za-z0-9_-]{40,})`", line)
+    if token is None:
+        server.kill()
+        server.wait(timeout=30)
+    assert token, line
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.1)
+    return server, port, token.group(1)
 
-        async def main():
-            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
-                result = await client.call_tool("validate", {"paths": ["sops"]})
-                assert result.structured_content == cli_json(project, "validate", "sops")
 
-        anyio.run(main)
+def http_session(port: int, headers: dict[str, str], script, statuses: list[int]) -> None:
+    """Connect the SDK's Streamable HTTP client, sending `headers` with every request, and run `script(client)`;
+    the status of every response the server gave goes to `statuses`."""
+
+    async def seen(response):
+        statuses.append(response.status_code)
+
+    async def main():
+        async with create_mcp_http_client(headers=headers) as http:
+            http.event_hooks["response"].append(seen)
+            async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client:
+                await script(client)
+
+    anyio.run(main)
+
+
+def test_streamable_http_on_loopback_answers_only_the_token_printed_at_its_start(project):
+    server, port, token = serve_http(project)
+    try:
+        async def script(client):
+            assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
+            result = await client.call_tool("validate", {"paths": ["sops"]})
+            assert result.structured_content == cli_json(project, "validate", "sops")
+
+        statuses: list[int] = []
+        http_session(port, {"Authorization": f"Bearer {token}"}, script, statuses)
+        assert statuses and set(statuses) <= {200, 202, 204}, statuses
+        for refused in [{}, {"Authorization": f"Bearer {token[:-1]}{'x' if token[-1] != 'x' else 'y'}"}, {"Authorization": f"Basic {token}"}, {"Authorization": token}]:
+            statuses = []
+            with pytest.raises(Exception):  # noqa: B017, PT011 - the SDK's client gives up (an exception group), and the statuses say why
+                http_session(port, refused, script, statuses)
+            assert statuses and set(statuses) == {401}, (refused, statuses)
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=b"{}", headers={**refused, "Content-Type": "application/json"})
+            with pytest.raises(urllib.error.HTTPError) as status:
+                urllib.request.urlopen(request, timeout=60)
+            assert status.value.code == 401
+        assert server.poll() is None  # still serving
     finally:
         server.terminate()
         server.wait(timeout=30)
+    again, _, other = serve_http(project)
+    again.terminate()
+    again.wait(timeout=30)
+    assert other != token  # a new one each start
 
 
 def test_without_the_sdk_the_command_says_how_to_install_it():

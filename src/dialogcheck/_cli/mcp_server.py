@@ -13,6 +13,7 @@ Blocking work runs in a worker thread, so a long run reports its progress.
 from __future__ import annotations
 
 import functools
+import hmac
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +29,9 @@ from pydantic import Field
 from .. import __version__
 from .._paths import inside
 from .._redact import mask
+from .._shown import clip
 from .._yaml import allowed_env, env_policy
+from ..config import search_within
 from ..connectors.base import AgentError, AgentSetupError, describe
 from ..errors import LoadError
 from ..llm.base import LLMError
@@ -84,13 +87,13 @@ def _failure(err: ToolFailure) -> CallToolResult:
 
 
 def tool_body(work: Callable[..., CallToolResult]) -> Callable[..., Any]:
-    """Run `work` in a worker thread, under the project's `--safe-env` policy; whatever goes wrong comes back as a
-    tool error, never an end of the server."""
+    """Run `work` in a worker thread, under the project's `--safe-env` policy, with no config above the project
+    searched or loaded; whatever goes wrong comes back as a tool error, never an end of the server."""
 
     @functools.wraps(work)
     async def body(project: Project, *args: Any) -> CallToolResult:
         def under_policy() -> CallToolResult:
-            with env_policy(project.allowed_env):
+            with env_policy(project.allowed_env), search_within(project.root):
                 return work(project, *args)
 
         try:
@@ -106,8 +109,9 @@ def tool_body(work: Callable[..., CallToolResult]) -> Callable[..., Any]:
 
 
 class Project:
-    """The folder the server was started in: where every path must stay; and the `--safe-env` policy it was started
-    under (`allowed_env` when it is made), which every tool's files load under."""
+    """The folder the server was started in (or its `--root`): where every path must stay, and above which no config
+    is looked for; and the `--safe-env` policy it was started under (`allowed_env` when it is made), which every
+    tool's files load under."""
 
     def __init__(self, root: Path):
         self.root = root.resolve()
@@ -241,7 +245,8 @@ def _compare(project: Project, base: str, new: str, match: str | None) -> CallTo
 
 
 #: How `explain` names a run: `SLUG/run_N` (its files), `SLUG[run-N]` (its pytest id), or `SLUG` for run 1.
-_RUN_NAME = re.compile(r"(?P<slug>.+?)(?:/run_(?P<file>\d+)|\[run-(?P<item>\d+)\])?")
+#: N has at most as many digits as `MAX_RUNS`: a longer number names no run, and `int` would refuse one of 4,300.
+_RUN_NAME = re.compile(rf"(?P<slug>.+?)(?:/run_(?P<file>\d{{1,{len(str(MAX_RUNS))}}})|\[run-(?P<item>\d{{1,{len(str(MAX_RUNS))}}})\])?")
 
 
 def _explain(project: Project, results: str, run: str) -> CallToolResult:
@@ -255,7 +260,7 @@ def _explain(project: Project, results: str, run: str) -> CallToolResult:
     chosen = next((one for one in batch.runs if one.key == (slug, number)), None)
     if chosen is None:
         names = ", ".join(f"{one.slug}/run_{one.number}" for one in batch.runs[:20])
-        raise ToolFailure.of(f"no run {run!r} in {results}: its runs are {names or 'none'}")
+        raise ToolFailure.of(f"no run {clip(run, 120)!r} in {results}: its runs are {names or 'none'}")
     events = list(chosen.events)
     failing = [
         {
@@ -319,3 +324,37 @@ def make_server(root: Path) -> MCPServer:
 
     return server
 
+
+class BearerToken:
+    """ASGI middleware: a request without `Authorization: Bearer TOKEN` gets 401, before the MCP app sees it.
+
+    Loopback is not private: any process of any user of the machine can connect to it, and the tools run the
+    project's agent and read its transcripts. The token is made anew at each start and shown only to its user.
+    """
+
+    def __init__(self, app: Any, token: str):
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not self._allowed(scope):
+            body = b'{"error": "unauthorized: send the token dialogcheck mcp printed at its start as Authorization: Bearer TOKEN"}'
+            await send({
+                "type": "http.response.start", "status": 401,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), (b"www-authenticate", b"Bearer")],
+            })
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+    def _allowed(self, scope: dict[str, Any]) -> bool:
+        sent = [value for name, value in scope.get("headers", ()) if name.lower() == b"authorization"]
+        return len(sent) == 1 and hmac.compare_digest(sent[0], self.expected)
+
+
+def serve_http(server: MCPServer, host: str, port: int, token: str) -> None:
+    """Serve `server` over Streamable HTTP at http://HOST:PORT/mcp, to clients that send `token` as a bearer token."""
+    import uvicorn
+
+    app = BearerToken(server.streamable_http_app(host=host), token)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

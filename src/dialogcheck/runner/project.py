@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._paths import files_in
-from ..config import ProjectConfig, find_config, load_config
+from ..config import ProjectConfig, find_config, load_config, searched
 from ..errors import LoadError, Problem
 from ..results.plan import PLAN_VERSION, Plan, PlannedScenario
 from ..scenario.load import load_scenario
@@ -160,7 +160,7 @@ def _project(config: ProjectConfig, files: Sequence[Path]) -> Project:
 def _guess_root(target: Path) -> Path:
     here = target.resolve()
     folder = here if here.is_dir() else here.parent
-    for candidate in (folder, *folder.parents):
+    for candidate in searched((folder, *folder.parents)):
         if candidate.name == "eval":
             return candidate.parent
     return folder
