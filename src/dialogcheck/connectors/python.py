@@ -22,11 +22,11 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from .base import AgentError, AgentSetupError, AgentTurn, describe
+from .daemon_pool import DaemonPool
 from .json_values import json_copy
 from .protocol import turn_from_answer
 
@@ -127,7 +127,7 @@ class PythonConnector:
         self._is_async = inspect.iscoroutinefunction(self._func)
         self._takes_slots = _takes_keyword(self._func, "initial_slots")
         self._threads = threads
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: DaemonPool | None = None
 
     async def check_reachable(self) -> None:
         """Always reachable: the function was found when the connector was built."""
@@ -147,10 +147,10 @@ class PythonConnector:
         if self._is_async:
             return await self._func(*args, **kwargs)
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix="dialogcheck-agent")
-        # What asyncio.to_thread does, on a pool of our own size.
+            self._executor = DaemonPool(self._threads, "dialogcheck-agent")
+        # What asyncio.to_thread does, on a pool of our own size whose threads never hold up the end of the process.
         call = functools.partial(contextvars.copy_context().run, self._func, *args, **kwargs)
-        answer = await asyncio.get_running_loop().run_in_executor(self._executor, call)
+        answer = await asyncio.wrap_future(self._executor.submit(call))
         return await answer if inspect.isawaitable(answer) else answer
 
     async def _call(self, conversation_id: str, text: str | None, kwargs: dict[str, Any]) -> AgentTurn:
@@ -173,4 +173,4 @@ class PythonConnector:
     async def aclose(self) -> None:
         if self._executor is not None:
             executor, self._executor = self._executor, None
-            executor.shutdown(wait=False, cancel_futures=True)
+            executor.shutdown()
