@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .engines.chunks import CHUNK_BYTES, ReadChunk, held_bytes, input_files, is_stream, plan_local
-from .engines.local import judged_in_order, shards_in_order, usable_cores
+from .engines.local import WorkerLost, judged_in_order, shards_in_order, usable_cores
 from .engines.work import CheckJob, ChunkResult, Encoder, Judged
 from .errors import LoadError, Problem
 from .events.model import FRAMEWORK_TOOLS, Conversation
@@ -263,7 +263,7 @@ class CheckBatch:
                 for item in result.items:
                     if item.result is not None:
                         self._seen(item.result)
-        except (LoadError, OSError):
+        except (LoadError, OSError, WorkerLost):
             results.close()  # the chunks still in flight finish (and write) first
             remove_shards(folder, fmt)
             raise

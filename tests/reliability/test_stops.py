@@ -69,3 +69,89 @@ def test_sigterm_while_a_python_agent_call_blocks_ends_run_at_once_with_130_and_
     assert f"interrupted: 0 of 2 runs finished; finish with: dialogcheck run --resume {results}" in stderr
     assert "Traceback" not in stderr
     assert (results / "plan.json").is_file()
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes under `pid`, read from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = [], [pid]
+    while todo:
+        pid = todo.pop()
+        children = [child for child, parent in parents.items() if parent == pid]
+        found.extend(children)
+        todo.extend(children)
+    return found
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def a_worker(pid: int) -> int | None:
+    """A worker process of the pool under `pid`: forked from it (its command line), or from its fork server."""
+    for child in descendants(pid):
+        line = cmdline(child)
+        if b"resource_tracker" in line:
+            continue
+        if line == cmdline(pid) or (b"forkserver" in line and any(child in descendants(server) for server in descendants(pid) if server != child)):
+            return child
+    return None
+
+
+def gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_a_killed_jobs_worker_is_one_error_line_exit_3_and_a_json_error(tmp_path, output_format):
+    """The input's last part is a FIFO only the test writes to, so the batch cannot be over (nor its workers gone)
+    before the test has killed one: then the FIFO gets its conversation and is closed."""
+    tracker = json.dumps({"sender_id": "c", "events": [json.loads(line) for line in (EXAMPLE / "conversations" / "sop_follows_procedure.jsonl").read_text().splitlines()]})
+    first = tmp_path / "first.jsonl"
+    first.write_text(tracker + "\n")
+    fifo = tmp_path / "rest.jsonl"
+    os.mkfifo(fifo)
+    process = subprocess.Popen(
+        [str(DIALOGCHECK), "check", "--jobs", "2", "--stream", "--no-judge", "--sop", str(EXAMPLE / "sops" / "replace_card.yml"),
+         str(first), str(fifo), "--format", output_format],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        worker: list[int] = []
+        wait_for(lambda: worker.append(a_worker(process.pid)) or worker[-1] is not None, "a worker process started", process)
+        os.kill(worker[-1], signal.SIGKILL)
+        wait_for(lambda: gone(worker[-1]), "the killed worker was gone", process)
+        deadline = time.monotonic() + BOUND
+        while True:  # dialogcheck has the FIFO open for reading (or soon has): opening it to write then never blocks
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and process.poll() is None, "dialogcheck never opened the FIFO"
+                time.sleep(0.05)
+        with os.fdopen(fd, "w") as rest:
+            rest.write(tracker + "\n")
+        stdout, stderr = process.communicate(timeout=BOUND)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    said = "a worker process of --jobs ended before it gave back its results"
+    assert process.returncode == 3, (stdout, stderr)
+    assert "Traceback" not in stderr
+    if output_format == "json":
+        assert said in json.loads(stdout)["error"]["message"]
+    else:
+        assert stderr.startswith(f"error: {said}") and stderr.count("\n") == 1, stderr

@@ -18,7 +18,7 @@ import click
 from ..checking import CheckBatch, CheckTally, judged_count, load_subject
 from ..config import QUALITY_METRICS, ProjectConfig, find_config, load_config
 from ..engines.chunks import is_stream
-from ..engines.local import usable_cores
+from ..engines.local import WorkerLost, usable_cores
 from ..engines.work import CheckJob, ChunkResult
 from ..errors import LoadError
 from ..events.model import FRAMEWORK_TOOLS
@@ -375,6 +375,8 @@ def _check_locally(batch: CheckBatch, out: CheckOptions, html: HtmlReportFile | 
             telemetry.commit()
     except LoadError as err:  # bad input: before anything was written, or (streaming) where it stands
         _fail(err, writer, out.output_format)
+    except WorkerLost as err:
+        _errored(str(err), writer, out.output_format)
     if writer is not None:
         writer.finish()
     if out.output_dir:
@@ -431,6 +433,21 @@ def _fail(err: LoadError, writer, output_format: str) -> None:
         writer.fail(err)
         raise SystemExit(EXIT_BAD_INPUT)
     fail_with_load_error(err, output_format)
+
+
+def _errored(message: str, writer, output_format: str) -> None:
+    """A batch that could not finish for a reason not the input's (a worker killed): exit 3, one line; in JSON one
+    document with its `error`, the one begun closed with it."""
+    sys.stdout.flush()
+    error = {"message": message, "file": None, "line": None, "column": None}
+    if output_format == "json":
+        if writer is not None and writer.started:
+            writer.fail(error)
+        else:
+            print_json(dumps({"error": error}))
+    else:
+        print_text(Styled(f"error: {message}\n", "bold red"), stderr=True)
+    raise SystemExit(EXIT_ERRORED)
 
 
 def _check_on_ray(o: CheckOptions, subject) -> None:

@@ -9,6 +9,7 @@ the conversations, the tally. `--jobs 1` and `--jobs N` write the same bytes.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import orjson
 
@@ -130,10 +131,11 @@ class JsonWriter:
         """Whether the document has begun: a conversation is written, or held to be written."""
         return self.written > 0
 
-    def fail(self, error: LoadError) -> None:
-        """End the document begun with the bad input met after it: `{"conversations": [...judged so far],
-        "error": {...}}`, so stdout still holds exactly one JSON document."""
-        tail = b'\n], "error": ' + orjson.dumps(load_error_document(error)) + self._warnings() + b"}\n"
+    def fail(self, error: LoadError | dict[str, Any]) -> None:
+        """End the document begun with the bad input (or the error document) met after it: `{"conversations":
+        [...judged so far], "error": {...}}`, so stdout still holds exactly one JSON document."""
+        document = error if isinstance(error, dict) else load_error_document(error)
+        tail = b'\n], "error": ' + orjson.dumps(document) + self._warnings() + b"}\n"
         _write_bytes(b'{"conversations": [\n' + self.first + tail if self.written == 1 else tail)  # type: ignore[operator]
         sys.stdout.flush()
 

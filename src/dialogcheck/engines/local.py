@@ -21,6 +21,11 @@ AHEAD_PER_WORKER = 2
 _job: CheckJob | None = None
 
 
+class WorkerLost(Exception):
+    """A worker process ended before it gave back its chunk's results (killed by a signal, by the OOM killer):
+    the batch cannot be complete, and the input is not to blame."""
+
+
 def usable_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -55,16 +60,23 @@ def _context():
 
 def _in_workers(job: CheckJob, chunks: Iterable, jobs: int, write_shard: ShardWriter | None = None) -> Iterator[ChunkResult]:
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_start_worker, initargs=(job,))
     try:
         todo = enumerate(chunks)
-        waiting = deque(pool.submit(_check_in_worker, i, chunk, write_shard) for i, chunk in islice(todo, jobs * AHEAD_PER_WORKER))
-        while waiting:
-            result = waiting.popleft().result()
-            for i, chunk in islice(todo, 1):
-                waiting.append(pool.submit(_check_in_worker, i, chunk, write_shard))
-            yield result
+        try:
+            waiting = deque(pool.submit(_check_in_worker, i, chunk, write_shard) for i, chunk in islice(todo, jobs * AHEAD_PER_WORKER))
+            while waiting:
+                result = waiting.popleft().result()
+                for i, chunk in islice(todo, 1):
+                    waiting.append(pool.submit(_check_in_worker, i, chunk, write_shard))
+                yield result
+        except (BrokenProcessPool, EOFError):  # EOFError: the fork server the workers come from is gone
+            raise WorkerLost(
+                "a worker process of --jobs ended before it gave back its results (killed by a signal, or by the system"
+                " when memory ran out): the batch is incomplete; run it again, with fewer --jobs if memory is short"
+            ) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # chunks in flight finish first: no shard is written later
 
