@@ -23,9 +23,11 @@ SUITES = {
     "2. property-based tests": ["tests/property"],
     "3. patterns cannot hang a run": ["tests/checks/test_patterns.py"],
     "4. broken peers": ["tests/reliability/test_broken_peers.py", "tests/connectors/test_run_with_servers.py"],
-    "5. interruption": ["tests/cli/test_run.py::test_sigint_and_sigterm_keep_finished_runs_and_say_the_batch_was_interrupted"],
+    "5. interruption": [
+        "tests/cli/test_run.py::test_sigint_and_sigterm_keep_finished_runs_and_say_the_batch_was_interrupted", "tests/reliability/test_stops.py",
+    ],
     "6. secrets and --safe-env": ["tests/reliability/test_secrets.py", "tests/reliability/test_redact.py", "tests/reliability/test_safe_env.py"],
-    "7. paths": ["tests/reliability/test_paths.py"],
+    "7. paths": ["tests/reliability/test_paths.py", "tests/cli/test_path_arguments.py"],
     "8. templates in a sandbox": ["tests/llm/test_template_sandbox.py"],
     "9. no environment value leaves under --safe-env": ["tests/reliability/test_api_key_env.py"],
     "10. held credentials masked wherever text is written": ["tests/reliability/test_held_secrets.py", "tests/llm/test_cache.py"],
