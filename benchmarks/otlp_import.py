@@ -28,8 +28,13 @@ with every event it should have. Memory is flat when peak RSS at the largest
 size is within 1.5x of the smallest's; times are given as ratios over the
 baseline's CPU seconds on the same file.
 
+`--chain N` measures instead one trace of N `execute_tool` spans, each the
+child of the last and each naming a tool of its own: the deepest span tree
+there is, where a walk from every span to the root costs N*N/2 steps.
+
 Run: .venv/bin/python benchmarks/otlp_import.py                 # 10k, 100k and 1M spans
      .venv/bin/python benchmarks/otlp_import.py --quick         # 2k and 20k spans (a test runs it)
+     .venv/bin/python benchmarks/otlp_import.py --chain 12000   # a chain of 12,000 tool spans
 """
 
 from __future__ import annotations
@@ -248,6 +253,35 @@ def write_traces(path: Path, spans: int, seed: int, expected: dict[str, list[tup
     return counts | {"bytes": path.stat().st_size}
 
 
+def write_chain(path: Path, spans: int) -> None:
+    """One trace of `spans` tool spans, each the child of the one before and each of a tool of its own name."""
+    trace = "c0ffee" + "0" * 25 + "1"
+    chain = [{"traceId": trace, "spanId": f"{i + 1:016x}", **({"parentSpanId": f"{i:016x}"} if i else {}),
+              "name": f"execute_tool tool_{i}", "kind": 1, "startTimeUnixNano": str(1_796_182_691_000_000_000 + i * 1000),
+              "endTimeUnixNano": str(1_796_182_691_000_000_000 + (2 * spans - i) * 1000),
+              "attributes": [_attr("gen_ai.operation.name", "execute_tool"), _attr("gen_ai.tool.name", f"tool_{i}")], "status": {}}
+             for i in range(spans)]
+    path.write_bytes(orjson.dumps(_document([(GENAI_SCOPE, span) for span in chain])) + b"\n")
+
+
+def run_chain(spans: int) -> dict[str, Any]:
+    """`import --from otlp` of one chain of `spans` tool spans: every span must come out as its tool run."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    data, imported = WORK / f"chain_{spans}.jsonl", WORK / f"chain_{spans}_imported.jsonl"
+    write_chain(data, spans)
+    log(f"a chain of {spans:,} tool spans: import")
+    found = measured(cli_command() + ["import", "--from", "otlp", str(data), "-o", str(imported)], WORK / "import.out")
+    counts = imported_counts(imported)
+    if counts != {"conversations": 1, "events": spans}:
+        raise SystemExit(f"{data}: import found {counts}; the chain holds 1 conversation of {spans} tool runs")
+    data.unlink()
+    imported.unlink()
+    print(f"\n## OTLP: a chain of {spans:,} tool spans, each the child of the last\n")
+    print(table(["spans", "command", "CPU s", "wall s", "peak RSS MiB"],
+                [[f"{spans:,}", "import --from otlp", f"{found['cpu_s']:.2f}", f"{found['wall_s']:.2f}", f"{found['peak_rss_mib']:.1f}"]]))
+    return save("otlp_import_chain", {"spans": spans, "import": found})
+
+
 def trace_path(spans: int, seed: int) -> Path:
     return OUT / "data" / f"otlp_{spans}_{seed}.jsonl"
 
@@ -324,7 +358,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help=f"sizes {' and '.join(f'{n:,}' for n in QUICK_SIZES)} spans")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep-data", action="store_true", help="keep the largest trace file (otherwise deleted after)")
+    parser.add_argument("--chain", type=int, metavar="N", help="measure instead one trace of N tool spans, each the child of the last")
     args = parser.parse_args(argv)
+    if args.chain:
+        run_chain(args.chain)
+        return 0
     sizes = sorted(args.spans or (QUICK_SIZES if args.quick else SIZES))
     found = {n: run_size(n, args.seed) for n in sizes}
     if not args.keep_data and len(sizes) > 1:

@@ -323,6 +323,14 @@ def test_otlp_traces_are_shaped_as_the_real_instrumentation_writes_them_and_impo
     assert sum(len(events) for events in expected.values()) == stats["events"]
 
 
+def test_otlp_import_chain_imports_every_tool_span_of_one_deep_trace(out: Path):
+    bench = _script("otlp_import")
+    assert bench.main(["--chain", "300"]) == 0
+    saved = json.loads((out / "otlp_import_chain.json").read_text())
+    assert saved["spans"] == 300 and saved["import"]["cpu_s"] > 0
+    assert not list((out / "otlp_import").glob("chain_*"))  # the trace and what it imported as are not kept
+
+
 def test_otlp_import_quick_measures_import_and_check_against_decoding_and_run_all_reads_it(out: Path, monkeypatch):
     bench = _script("otlp_import")
     run_all = _script("run_all")

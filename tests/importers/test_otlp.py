@@ -448,3 +448,84 @@ def test_a_text_that_is_not_a_string_is_bad_input_in_every_form(tmp_path, what):
         events_of(path)
     (problem,) = err.value.problems
     assert (problem.file, problem.line, problem.message) == (str(path), 2, f"span {_NOT_TEXT[what]['name']!r} (spanId {'b' * 16}): `{what}` must be a string, got a number")
+
+
+# --- the span tree: one pass over parent ids, a cycle refused ---------------------------------------------------
+
+
+def tool_span(n, parent, name=None, **extra):
+    return span(f"{n:016x}", f"execute_tool {name or f't{n}'}", 10 + n, 20 + n, f"{parent:016x}" if parent else None,
+                **{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name or f"t{n}", **extra})
+
+
+_CHAINS = {
+    "tools each of its own name": lambda n: [tool_span(i, i - 1) for i in range(1, n + 1)],
+    "tools of one name": lambda n: [tool_span(i, i - 1, "lookup") for i in range(1, n + 1)],
+    "tools under http spans": lambda n: [span(f"{i:016x}", "GET /", 10 + i, parent=f"{i - 1:016x}" if i > 1 else None, **{"http.method": "GET"})
+                                         if i % 2 else tool_span(i, i - 1) for i in range(1, n + 1)],
+    "chat spans": lambda n: [chat(f"{i:016x}", 10 + i, [user(f"q{i}")], [bot(f"a{i}")], parent=f"{i - 1:016x}" if i > 1 else None)
+                             for i in range(1, n + 1)],
+}
+
+
+@pytest.mark.parametrize("chain", list(_CHAINS))
+def test_a_chain_of_spans_each_the_child_of_the_last_is_read_with_a_few_parent_id_reads_a_span(tmp_path, monkeypatch, chain):
+    """Every walk over parent ids is one pass over the trace, not one walk to the root a span: the spans count
+    how often their `parentSpanId` is read, and a chain of 3,000 reads it a few times a span (a walk to the root
+    from every tool span read it 4.5 million times)."""
+    from dialogcheck.importers import otlp_spans
+
+    reads = [0]
+
+    class CountingSpan(otlp_spans.Span):
+        def __getattribute__(self, name):
+            if name == "parent_id":
+                reads[0] += 1
+            return object.__getattribute__(self, name)
+
+    monkeypatch.setattr(otlp_spans, "Span", CountingSpan)
+    n = 3000
+    events = events_of(write(tmp_path, doc(*_CHAINS[chain](n))))
+    assert len(events) == {"tools of one name": 1, "tools under http spans": n // 2, "chat spans": 2}.get(chain, n)  # nested chat spans: the innermost speaks
+    assert 0 < reads[0] <= 10 * n, reads
+
+
+def test_a_span_under_a_span_no_convention_names_is_read(tmp_path):
+    """An HTTP span between the agent's spans (an instrumented client inside a tool run) is passed over, not a crash."""
+    http = span("c" * 16, "GET /weather", 12, 18, "a" * 16, **{"http.method": "GET"})
+    tool = span("d" * 16, "execute_tool lookup", 13, 17, "c" * 16, **{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"})
+    assert [e["tool_name"] for e in events_of(write(tmp_path, doc(http, tool, root(0))))] == ["lookup"]
+
+
+#: Traces whose parent ids form a cycle, with the cycle the error must name (ids by number).
+_CYCLES = {
+    "a span its own parent": ([root(0), tool_span(1, 1)], "1 -> 1", 1),
+    "a tool span under two spans each the other's parent": (
+        [root(0), chat(f"{2:016x}", 12, [user("q")], [bot("a")], parent=f"{3:016x}"),
+         chat(f"{3:016x}", 13, [user("q")], [bot("a")], parent=f"{2:016x}"), tool_span(4, 2)], "2 -> 3 -> 2", 1),
+    "a whole trace, no root": ([tool_span(i, i - 1 if i > 1 else 10) for i in range(1, 11)], "1 -> a -> 9 -> ... -> 2 -> 1", 0),
+}
+
+
+def test_parent_ids_in_a_cycle_are_bad_input_naming_the_span_and_the_cycle(tmp_path):
+    """A cycle has no root to order its spans from: refused at the `parentSpanId` of its first span in the file,
+    never a loop without end, nor a guessed order. Run in a process of its own, bounded, so a loop cannot hang the suite."""
+    paths = {}
+    for name, (spans, _, _) in _CYCLES.items():
+        paths[name] = tmp_path / f"{name.replace(' ', '_')}.jsonl"
+        paths[name].write_text(json.dumps(doc(root(0, trace="9" * 32)), separators=(",", ":")) + "\n"
+                               + json.dumps(doc(*spans), separators=(",", ":")) + "\n")
+    script = ("import sys\nfrom dialogcheck.errors import LoadError\nfrom dialogcheck.importers import import_file\n"
+              "for path in sys.argv[1:]:\n    try:\n        list(import_file(path, 'otlp'))\n        print('imported')\n"
+              "    except LoadError as err:\n        print(err.problems[0])\n")
+    done = subprocess.run([sys.executable, "-c", script, *map(str, paths.values())], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    said = dict(zip(_CYCLES, done.stdout.splitlines()))
+    for name, (spans, cycle, at) in _CYCLES.items():
+        first = f"{int(cycle.split()[0], 16):016x}"
+        shown = " -> ".join(part if part == "..." else f"{int(part, 16):016x}" for part in cycle.split(" -> "))
+        text = paths[name].read_text().splitlines()[1]
+        column = text.index('"parentSpanId":', text.index(f'"spanId":"{first}"')) + len('"parentSpanId":') + 1
+        size = len(cycle.split(" -> ")) - 1 if "..." not in cycle else 10
+        assert said[name] == (f"{paths[name]}:2:{column}: the parents of span {first} form a cycle of {size} span{'s' if size > 1 else ''} "
+                              f"({shown}, each arrow to the span's parent): expected the spans of a trace to form a tree under `parentSpanId`"), name

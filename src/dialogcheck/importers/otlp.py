@@ -35,7 +35,7 @@ spans into conversations and turns what they said into native events.
 
 Spans that follow neither convention (HTTP, database, ...) are ignored, and
 so are attributes no convention here names; a file none of whose spans
-follows one is bad input.
+follows one is bad input, and so are parent ids that form a cycle (`otlp_tree`).
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ from ._build import Draft, ImportedConversation, convert_items
 from ._records import Item, ItemProblem, file_items
 from .otlp_conventions import CONVERSATION_KEYS, GENAI, OPENINFERENCE, SpanSays, conversation_key, convention, read_span
 from .otlp_spans import Span, document_spans, raw_attribute, raw_spans
-from .otlp_threads import Thread, add_trace, innermost_messages, merge_tool_spans, tree_order
+from .otlp_threads import Thread, add_trace, innermost_messages, merge_tool_spans
+from .otlp_tree import SpanTree
 
 _LOGS_HINT = (
     "log records (`resourceLogs`) are not read: messages recorded as log events (the older GenAI form) "
@@ -133,17 +134,16 @@ class _Reader:
         if not says:
             return
         self.any_convention = True
-        order = tree_order(spans)
-        ordered = sorted(spans, key=lambda s: order[s.span_id])
+        tree = SpanTree.of(spans)
         key = conversation_key([s.attributes for s in spans])
         thread = self.threads.get(key) if key is not None else None
         if thread is None:
             thread = Thread(key or spans[0].trace_id)
             if key is not None:
                 self.threads[key] = thread
-        merge_tool_spans(ordered, says)
-        innermost_messages(spans, says, order)
-        add_trace(thread, ordered, says, order)
+        merge_tool_spans(tree, says)
+        innermost_messages(tree, says)
+        add_trace(thread, tree, says)
         if key is not None and (self.last or {}).get(key) != spans[0].trace_id:
             return  # the conversation goes on in a later trace
         self.threads.pop(key, None)

@@ -20,6 +20,7 @@ from ._chat import tool_event
 from ._records import Item, JsonPath
 from .otlp_conventions import Message, SpanSays, ToolRun
 from .otlp_spans import Span
+from .otlp_tree import SpanTree
 
 
 @dataclass
@@ -58,50 +59,39 @@ class Thread:
         return draft
 
 
-def tree_order(spans: list[Span]) -> dict[str, int]:
-    """Each span's place in a depth-first walk of the trace (a parent before its children, siblings by start)."""
-    ids = {s.span_id for s in spans}
-    children: dict[str | None, list[Span]] = {}
-    for span in spans:
-        children.setdefault(span.parent_id if span.parent_id in ids else None, []).append(span)
-    order: dict[str, int] = {}
-    stack = sorted(children.get(None, []), key=lambda s: (s.start, s.span_id), reverse=True)
-    while stack:
-        span = stack.pop()
-        if span.span_id in order:
+def merge_tool_spans(tree: SpanTree, says: dict[str, SpanSays]) -> None:
+    """An MCP client span under the `execute_tool` span of the same tool is the same run: one event, source mcp.
+
+    One walk down the tree keeps the path from the root to the span and, by tool name, the tool spans on it
+    still standing for their run: the nearest of the span's own name is the one it merges into."""
+    path: list[Span] = []
+    runs: dict[str, list[str]] = {}  # tool name: span ids on the path, innermost last
+    for span in tree.ordered:
+        while path and path[-1].span_id != span.parent_id:
+            left = path.pop()
+            said = says.get(left.span_id)
+            if said is not None and said.tool is not None and runs.get(said.tool.name, [None])[-1] == left.span_id:
+                runs[said.tool.name].pop()
+        path.append(span)
+        said = says.get(span.span_id)
+        run = said.tool if said is not None else None
+        if run is None:
             continue
-        order[span.span_id] = len(order)
-        stack.extend(sorted(children.get(span.span_id, []), key=lambda s: (s.start, s.span_id), reverse=True))
-    for span in spans:  # a cycle of parents (a broken exporter) keeps file order
-        order.setdefault(span.span_id, len(order))
-    return order
+        outer = runs.get(run.name)
+        if outer:
+            outer_run = says[outer[-1]].tool
+            outer_run.mcp_server = outer_run.mcp_server or run.mcp_server
+            says[span.span_id] = SpanSays(said.convention)
+        else:
+            runs.setdefault(run.name, []).append(span.span_id)
 
 
-def merge_tool_spans(spans: list[Span], says: dict[str, SpanSays]) -> None:
-    """An MCP client span under the `execute_tool` span of the same tool is the same run: one event, source mcp."""
-    by_id = {s.span_id: s for s in spans}
-    for span in spans:
-        run = says[span.span_id].tool
-        parent = by_id.get(span.parent_id or "")
-        while run is not None and parent is not None:
-            outer = says.get(parent.span_id)
-            if outer is not None and outer.tool is not None and outer.tool.name == run.name:
-                outer.tool.mcp_server = outer.tool.mcp_server or run.mcp_server
-                says[span.span_id] = SpanSays(says[span.span_id].convention)
-                break
-            parent = by_id.get(parent.parent_id or "")
-
-
-def innermost_messages(spans: list[Span], says: dict[str, SpanSays], order: dict[str, int]) -> None:
+def innermost_messages(tree: SpanTree, says: dict[str, SpanSays]) -> None:
     """Messages of a span some span under which carries messages too are a summary of theirs (an `invoke_agent`
     or workflow span around its model calls): only the innermost are read, so nothing is said twice."""
-    children: dict[str, list[str]] = {}
-    for span in spans:
-        if span.parent_id is not None:
-            children.setdefault(span.parent_id, []).append(span.span_id)
     below: dict[str, bool] = {}
-    for span in sorted(spans, key=lambda s: order[s.span_id], reverse=True):  # children before their parents
-        below[span.span_id] = any(_carries(says.get(c)) or below.get(c, False) for c in children.get(span.span_id, ()))
+    for span in tree.descendants_first():
+        below[span.span_id] = any(_carries(says.get(c.span_id)) or below.get(c.span_id, False) for c in tree.children.get(span.span_id, ()))
         said = says.get(span.span_id)
         if below[span.span_id] and said is not None:
             said.inputs, said.outputs = [], []
@@ -111,9 +101,10 @@ def _carries(said: SpanSays | None) -> bool:
     return said is not None and bool(said.inputs or said.outputs)
 
 
-def add_trace(thread: Thread, spans: list[Span], says: dict[str, SpanSays], order: dict[str, int]) -> None:
+def add_trace(thread: Thread, tree: SpanTree, says: dict[str, SpanSays]) -> None:
     """What one trace said, in time order, added to its conversation as the events not seen in it before."""
-    root = min((s for s in spans if s.parent_id is None or order[s.span_id] == 0), key=lambda s: (order[s.span_id], s.start))
+    spans, order = tree.ordered, tree.order
+    root = spans[0]
     block = Block(min(s.start for s in spans), root.trace_id, root.span_id)
     thread.ran.update(said.tool.call_id for said in says.values() if said.tool is not None and said.tool.call_id)
     unnamed = Counter(said.tool.name for said in says.values() if said.tool is not None and not said.tool.call_id)
