@@ -49,6 +49,67 @@ class LoadError(Exception):
         return LoadError(replace(p, file=p.file or file) for p in self.problems)
 
 
+#: Problems of one file shown at most; past them one more line says how many were left out, and where they start.
+MAX_PROBLEMS = 50
+
+
+@dataclass(frozen=True)
+class LeftOut(Problem):
+    """The line that stands for the problems left out past the limit, at the first of them."""
+
+    count: int = 0
+
+
+class ProblemLog:
+    """A file's problems as they are found: the first `MAX_PROBLEMS` kept, the rest counted, never dropped unsaid."""
+
+    def __init__(self, limit: int = MAX_PROBLEMS) -> None:
+        self.limit = limit
+        self.kept: list[Problem] = []
+        self.left_out = 0
+        self._first_left_out: Problem | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.kept)
+
+    @property
+    def full(self) -> bool:
+        return len(self.kept) >= self.limit
+
+    @property
+    def counting(self) -> bool:
+        """Whether a further problem is only counted, its place unused: call `count_one` and spare working it out."""
+        return self.full and self._first_left_out is not None
+
+    def count_one(self) -> None:
+        self.left_out += 1
+
+    def add(self, problem: Problem) -> None:
+        if isinstance(problem, LeftOut):  # another log's count, taken over
+            self.left_out += problem.count
+        elif not self.full:
+            self.kept.append(problem)
+            return
+        else:
+            self.left_out += 1
+        self._first_left_out = self._first_left_out or problem
+
+    def extend(self, problems: Iterable[Problem]) -> None:
+        for problem in problems:
+            self.add(problem)
+
+    def problems(self) -> list[Problem]:
+        """The kept problems, then one at the first left out saying how many were (when any were)."""
+        first = self._first_left_out
+        if not self.left_out or first is None:
+            return list(self.kept)
+        more = f"... and {self.left_out} more error{'s' if self.left_out > 1 else ''} from here on (only the first {self.limit} are shown)"
+        return [*self.kept, LeftOut(more, first.file, first.line, first.column, self.left_out)]
+
+    def error(self) -> LoadError:
+        return LoadError(self.problems())
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """A ' (did you mean `x`?)' suffix for a misspelt key, or ''."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)

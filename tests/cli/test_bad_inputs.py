@@ -412,3 +412,79 @@ def test_check_refuses_a_scenario_holding_a_lone_surrogate_before_any_output():
     error = json.loads(result.stdout)["error"]
     assert (error["file"], error["line"], error["column"]) == (str(scenario), 3, 23)
     assert error["message"].startswith("`\\udc9f` is half of a UTF-16 surrogate pair")
+
+
+# --- a file in another format, and the problems past the first 50 ---------------------------------------------
+
+IMPORT_DATA = REPO / "tests" / "importers" / "data"
+_OPENAI = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
+
+
+def _other_format_files(folder: Path) -> dict[str, tuple[Path, str]]:
+    """A file of each format `import` tells from its content, and the `line:col` of its first item."""
+    from tests.importers.test_rasa_proto import STREAM
+
+    made = {"openai-jsonl": ("openai", "".join(json.dumps(_OPENAI) + "\n" for _ in range(60))),
+            "openai-list": ("openai", json.dumps(_OPENAI["messages"], indent=2)),
+            "rasa-proto": ("rasa-proto", "".join(json.dumps(row) + "\n" for row in STREAM if "sequence" in row))}
+    files = {"tau-bench": (IMPORT_DATA / "tau_bench_airline_sample.json", "tau-bench", "2:3"),
+             "tau2": (IMPORT_DATA / "tau2_airline_sample.json", "tau2", "1:1"),
+             "otlp": (IMPORT_DATA / "otlp_weather.jsonl", "otlp", "1:1")}
+    for name, (fmt, text) in made.items():
+        (folder / f"{name}.jsonl").write_text(text)
+        files[name] = (folder / f"{name}.jsonl", fmt, "2:3" if name == "openai-list" else "1:1")
+    return files
+
+
+@pytest.mark.parametrize("name", ["tau-bench", "tau2", "otlp", "openai-jsonl", "openai-list", "rasa-proto"])
+def test_check_of_another_format_without_input_format_says_once_which_format(tmp_path, name):
+    """Not 50 lines of "field `event` is missing": one line naming the format, as `import` recognises it."""
+    from dialogcheck.importers import FORMAT_NAMES
+
+    path, fmt, at = _other_format_files(tmp_path)[name]
+    result = CliRunner().invoke(cli, ["check", "--scenario", str(SCENARIO), str(path)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"{path}:{at}: this looks like {FORMAT_NAMES[fmt]}, not native events: add `--input-format {fmt}`"
+        f" (or convert it with `dialogcheck import --from {fmt}`)"]
+
+
+def test_a_native_event_with_a_mistake_is_never_taken_for_another_format(tmp_path):
+    path = tmp_path / "events.jsonl"
+    path.write_text(json.dumps({"event": "user", "role": "user", "messages": [], "text": 5}) + "\n")
+    result = CliRunner().invoke(cli, ["check", "--scenario", str(SCENARIO), str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"{path}:1:51: event 0: field `text` must be a string or null, got a number"]
+
+
+_MISSING = "field `event` is missing: every event names its type"
+
+
+@pytest.mark.parametrize("container", ["json", "jsonl"])
+def test_problems_past_the_first_50_are_counted_at_the_first_left_out(tmp_path, container):
+    """362 bad events: 50 lines, then one that says 312 more were left out and where they start."""
+    events = [{"event": "user", "text": "hi"}] * 3 + [{"text": f"x{i}"} for i in range(362)]
+    path = tmp_path / f"events.{container}"
+    path.write_text(json.dumps(events) if container == "json" else "".join(json.dumps(e) + "\n" for e in events))
+    result = CliRunner().invoke(cli, ["check", "--scenario", str(SCENARIO), str(path)])
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 51 and all(_MISSING in line for line in lines[:50])
+    text = path.read_text()
+    first_left_out = text.index(json.dumps({"text": "x50"})) + 1
+    at = f"1:{first_left_out}" if container == "json" else "54:1"
+    assert lines[50] == f"{path}:{at}: ... and 312 more errors from here on (only the first 50 are shown)"
+    document = json.loads(CliRunner().invoke(cli, ["check", "--scenario", str(SCENARIO), "--format", "json", str(path)]).stdout)
+    assert len(document["error"]["problems"]) == 51 and document["error"]["problems"][-1]["message"].startswith("... and 312 more errors")
+
+
+def test_an_imported_file_past_50_problems_says_how_many_more(tmp_path):
+    """The same for the importers: every item of the file is read, 50 shown, the rest counted."""
+    path = tmp_path / "messages.jsonl"
+    path.write_text('{"messages": 5}\n' * 60)
+    for args in (["check", "--scenario", str(SCENARIO), "--input-format", "openai", str(path)], ["import", "--from", "openai", str(path)]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2
+        lines = result.stderr.splitlines()
+        assert len(lines) == 51 and lines[49] == f"{path}:50:14: `messages` must be a list, got a number", args
+        assert lines[50] == f"{path}:51:14: ... and 10 more errors from here on (only the first 50 are shown)", args

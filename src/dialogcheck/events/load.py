@@ -11,16 +11,17 @@ import itertools
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import orjson
 
 from .._paths import files_in
-from ..errors import LoadError, Problem, decode_utf8
+from ..errors import LoadError, Problem, ProblemLog, decode_utf8
 from . import bounds
 from .fast import TrackerDecoder
+from .formats import FORMAT_NAMES, NATIVE_FORMAT, guess_format
 from .model import Conversation
 from .parse import EventFieldError, EventReader, json_type
 from .typos import NameWarning
@@ -31,7 +32,6 @@ EMPTY_FILE = "the file holds no events: expected JSON or JSONL event objects"
 NO_EVENTS = "`events` is empty: a conversation without events cannot be judged (expected at least one event object)"
 #: One decoder for every file read, so the event types it learns carry over.
 _TRACKERS = TrackerDecoder()
-_MAX_PROBLEMS = 50
 
 
 @dataclass(frozen=True)
@@ -150,20 +150,21 @@ def _events_to_conversation(
     objects: list[Any], file: str, located: _Located, source: str, conversation_id: str | None, offsets=None, **fields: Any
 ) -> Conversation:
     reader = EventReader()
-    problems: list[Problem] = []
+    problems = ProblemLog()
     for i, obj in enumerate(objects):
         try:
             reader.add(obj)
         except EventFieldError as err:
+            if problems.counting:  # past the limit: only how many (each place costs a scan of the text before it)
+                problems.count_one()
+                continue
             if offsets is None:
                 offsets = event_offsets(located.text)
             start = offsets[i] if i < len(offsets) else None
             end = offsets[i + 1] if i + 1 < len(offsets) else None
-            problems.append(_field_problem(err, file, located, start, end, f"event {i}"))
-            if len(problems) >= _MAX_PROBLEMS:
-                break
+            problems.add(_field_problem(err, file, located, start, end, f"event {i}"))
     if problems:
-        raise LoadError(problems)
+        raise problems.error()
     warnings = _warnings_at(reader.warnings, file, located, offsets) if reader.warnings else ()
     return Conversation(tuple(reader.events), source, conversation_id, objects, warnings=warnings, **fields)
 
@@ -227,7 +228,7 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
     """
     mode: str | None = None
     reader = EventReader()
-    problems: list[Problem] = []
+    problems = ProblemLog()
     pending: Conversation | None = None
     recorded: list[Any] = []  # the event objects of a one-event-a-line file
     warnings: list[Problem] = []  # their probable typos, each placed as its line is read
@@ -235,7 +236,7 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
     seen = 0  # event objects read, failed ones included, so `event N` is the N-th object of the file
     for lineno, raw in lines:
         if len(raw) > bounds.MAX_RECORD_BYTES:  # lines read from memory (a chunk, a download) were not bounded yet
-            problems.append(bounds.too_long(file, lineno).problems[0])
+            problems.add(bounds.too_long(file, lineno).problems[0])
             break
         if mode == "conversations":
             decoded = _TRACKERS.decode(raw)  # the hot path; None sends the line the general way below
@@ -254,14 +255,14 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
             text = decode_utf8(raw, file, lineno)  # bad UTF-8 is reported at its byte
             if not text.strip():
                 continue
-            problems.append(_json_error(err, file, _Located(text, lineno)).problems[0])
+            problems.add(_json_error(err, file, _Located(text, lineno)).problems[0])
             break
         line_mode = "conversations" if _is_tracker(obj) else "events"
         if mode is None:
             mode = line_mode
         elif mode != line_mode:
             expected = "a conversation object with `events`" if mode == "conversations" else "one event object"
-            problems.append(Problem(f"this line mixes containers: expected {expected} as on the first line", file, lineno, 1))
+            problems.add(Problem(f"this line mixes containers: expected {expected} as on the first line", file, lineno, 1))
             break
         if mode == "conversations":
             # One line behind, so that a file of a single conversation is named by the file alone.
@@ -277,15 +278,13 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
         try:
             reader.add(obj)
         except EventFieldError as err:
-            problems.append(_field_problem(err, file, located, 0, None, f"event {seen - 1}"))
-            if len(problems) >= _MAX_PROBLEMS:
-                break
+            problems.add(_field_problem(err, file, located, 0, None, f"event {seen - 1}"))
         for warning in reader.warnings[len(warnings) :]:  # this line's typos, placed in this line
             warnings.append(Problem(warning.message, file, *_name_position(warning.name, located, 0, None)))
     if problems:
         if pending is not None:  # a conversation before the bad line is judged, as each one before it was
             yield pending
-        raise LoadError(problems)
+        raise problems.error()
     if pending is not None:
         yield pending if batch > 1 else replace(pending, source=file)
     if mode == "events":
@@ -300,9 +299,50 @@ def read_conversations(handle: BinaryIO, file: str) -> Iterator[Conversation]:
     lines = bounds.bounded_lines(handle, file)
     head = bounds.first_lines(lines)
     if lines_look_like_jsonl(raw for _, raw in head):
-        yield from _read_jsonl(itertools.chain(head, lines), file)
+        first = next(((lineno, raw) for lineno, raw in head if raw.strip()), (1, b""))
+        conversations, hint = _read_jsonl(itertools.chain(head, lines), file), partial(_another_format, *first, file)
     else:
-        yield from _read_document(bounds.read_whole(handle, file, b"".join(raw for _, raw in head)), file)
+        data = bounds.read_whole(handle, file, b"".join(raw for _, raw in head))
+        conversations, hint = _read_document(data, file), partial(_another_document_format, data, file)
+    try:
+        yield from conversations
+    except LoadError as err:
+        raise hint() or err from None
+
+
+def _another_format(lineno: int, raw: bytes, file: str) -> LoadError | None:
+    """For a JSONL file refused as native events: one error saying the format its first line is in, if another."""
+    try:
+        item = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return _format_hint(item, file, lineno, len(raw) - len(raw.lstrip()) + 1)
+
+
+def _another_document_format(data: bytes, file: str) -> LoadError | None:
+    """For a JSON document refused as native events: one error saying the format its first item is in, if another."""
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(doc, list):
+        return _format_hint(doc, file, 1, 1)
+    if not doc:
+        return None
+    offsets = event_offsets(decode_utf8(data, file))
+    line, column = _Located(data).position(offsets[0]) if offsets else (1, 1)
+    return _format_hint(doc[0], file, line, column)
+
+
+def _format_hint(item: Any, file: str, line: int, column: int) -> LoadError | None:
+    """"add `--input-format X`", said once, when the item looks like the files of format X (a native event never does)."""
+    if isinstance(item, dict) and "event" in item:
+        return None
+    guess = guess_format(item)
+    if guess is None or guess == NATIVE_FORMAT:
+        return None
+    message = f"this looks like {FORMAT_NAMES[guess]}, not native events: add `--input-format {guess}` (or convert it with `dialogcheck import --from {guess}`)"
+    return LoadError.one(message, file, line, column)
 
 
 def looks_like_jsonl(path: Path, *, objects_only: bool = False) -> bool:

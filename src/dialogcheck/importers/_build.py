@@ -13,12 +13,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import LoadError, Problem
+from ..errors import LoadError, ProblemLog
 from ..events.model import Conversation
 from ..events.parse import EventFieldError, EventReader, json_type
 from ._records import Item, ItemProblem, JsonPath
-
-_MAX_PROBLEMS = 50
 
 
 @dataclass(frozen=True)
@@ -58,14 +56,17 @@ class Draft:
 def finish(draft: Draft, source: str) -> ImportedConversation:
     """Read the draft's events as native events; every refused field is a problem at its source."""
     reader = EventReader()
-    problems: list[Problem] = []
+    problems = ProblemLog()
     for i, (event, (item, path)) in enumerate(zip(draft.events, draft.origins)):
         try:
             reader.add(event)
         except EventFieldError as err:
-            problems.append(item.problem(f"converted event {i} ({event.get('event')}): {err}", path))
+            if problems.counting:
+                problems.count_one()
+            else:
+                problems.add(item.problem(f"converted event {i} ({event.get('event')}): {err}", path))
     if problems:
-        raise LoadError(problems[:_MAX_PROBLEMS])
+        raise problems.error()
     return ImportedConversation(Conversation(tuple(reader.events), source, draft.conversation_id, tuple(draft.events)))
 
 
@@ -77,13 +78,13 @@ def convert_items(
     Conversations of a batch are named `file#conversation_id`; a file holding
     just one is named by the file, as the native loader names it. After the
     first problem nothing more is yielded, but the rest of the file is still
-    read for problems, so one run shows them all.
+    read for problems, so one run shows them all (past the first 50, how many).
     """
-    problems: list[Problem] = []
+    problems = ProblemLog()
     pending: ImportedConversation | None = None
     count = 0
     iterator = iter(items)
-    while len(problems) < _MAX_PROBLEMS:
+    while True:
         try:
             item = next(iterator)
         except StopIteration:
@@ -100,11 +101,14 @@ def convert_items(
                     yield pending
                 pending, count = imported, count + 1
         except ItemProblem as err:
-            problems.append(item.problem(str(err), err.path))
+            if problems.counting:
+                problems.count_one()
+            else:
+                problems.add(item.problem(str(err), err.path))
         except LoadError as err:
             problems.extend(err.problems)
     if problems:
-        raise LoadError(problems[:_MAX_PROBLEMS])
+        raise problems.error()
     if pending is None:
         raise LoadError.one("the file holds no conversations", file)
     yield pending if count > 1 else replace(pending, conversation=replace(pending.conversation, source=file))
