@@ -79,7 +79,7 @@ def tau2_brief(instructions: dict) -> Brief:
 def tau2_cases(path: Path, dataset: str | None = None) -> list[Case]:
     results = orjson.loads(path.read_bytes())
     briefs = {task["id"]: tau2_brief(task["user_scenario"]["instructions"]) for task in results["tasks"]}
-    task_of = {run["id"]: run["task_id"] for run in results["simulations"]}
+    task_of = {f"task-{run['task_id']}-trial-{run['trial']}": run["task_id"] for run in results["simulations"]}
     name = dataset or f"tau2 {results['info']['environment_info']['domain_name']}"
     return [Case(name, c.conversation_id, transcript_of(c.conversation), briefs[task_of[c.conversation_id]]) for c in import_file(path, "tau2")]
 

@@ -49,6 +49,9 @@ EXIT_CODES = {
     ".venv/bin/dialogcheck import --from tau-bench tests/importers/data/tau_bench_airline_sample.json"
     " -o tau/runs.jsonl --derive-scenarios tau/scenarios": 0,
     ".venv/bin/dialogcheck check --no-judge --scenario tau/scenarios --pair 'task-(\\d+)' tau/runs.jsonl": 1,
+    ".venv/bin/dialogcheck import --from tau2 tests/importers/data/tau2_airline_sample.json"
+    " -o tau2/runs.jsonl --derive-scenarios tau2/scenarios": 0,
+    ".venv/bin/dialogcheck check --no-judge --scenario tau2/scenarios --pair 'task-(\\d+)' tau2/runs.jsonl": 1,
     ".venv/bin/dialogcheck import --from tau-bench tests/importers/data/tau_bench_airline_sample.json"
     " -o review/runs.jsonl --derive-scenarios review/scenarios": 0,
     ".venv/bin/dialogcheck check --no-judge --review-user --scenario review/scenarios --pair 'task-(\\d+)' review/runs.jsonl": 1,

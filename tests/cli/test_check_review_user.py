@@ -42,7 +42,7 @@ def tau2(tmp_path) -> Path:
     for task in source["tasks"]:
         context = json.dumps(task["user_scenario"]["instructions"]["reason_for_call"])
         (tmp_path / "scenarios" / f"tau2-task-{task['id']}.yml").write_text(SCENARIO.format(task=task["id"], context=context))
-    task_of = {simulation["id"]: simulation["task_id"] for simulation in source["simulations"]}
+    task_of = {f"task-{simulation['task_id']}-trial-{simulation['trial']}": simulation["task_id"] for simulation in source["simulations"]}
     lines = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
     for line in lines:
         line["scenario"] = f"tau2-task-{task_of[line['sender_id']]}"

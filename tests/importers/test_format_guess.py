@@ -93,7 +93,7 @@ def test_what_an_item_looks_like(item, fmt):
 def test_a_results_file_written_on_one_line_reads_as_its_runs(files):
     """`json.dump` without indent writes a tau2 results file on one line, which reads like JSONL of one object."""
     assert "\n" not in files["tau2"].read_text()
-    assert [c.conversation_id for c in import_file(files["tau2"], "tau2")][:2] == ["r0", "r1"]
+    assert [c.conversation_id for c in import_file(files["tau2"], "tau2")][:2] == ["task-1-trial-0", "task-1-trial-1"]
 
 
 def test_check_with_the_wrong_input_format_says_it_once(files):

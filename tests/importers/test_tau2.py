@@ -35,7 +35,7 @@ RUN = {
         {"role": "user", "content": "Thanks, it works. ###STOP###", "turn_idx": 8},
     ],
 }
-RESULTS = {"timestamp": "2025-06-02T10:02:00", "info": {"num_trials": 1, "max_steps": 100}, "tasks": [{"id": "3"}], "simulations": [RUN, {**RUN, "id": "sim-2", "messages": RUN["messages"][:3]}]}
+RESULTS = {"timestamp": "2025-06-02T10:02:00", "info": {"num_trials": 1, "max_steps": 100}, "tasks": [{"id": "3"}], "simulations": [RUN, {**RUN, "id": "sim-2", "trial": 1, "messages": RUN["messages"][:3]}]}
 
 
 def convert(tmp_path: Path, document, name: str = "results.json") -> list:
@@ -46,7 +46,7 @@ def convert(tmp_path: Path, document, name: str = "results.json") -> list:
 
 def test_a_results_file_gives_one_conversation_per_simulation(tmp_path):
     first, second = convert(tmp_path, RESULTS)
-    assert first.conversation_id == "6f1c2a0e-sim-1" and second.conversation_id == "sim-2"
+    assert first.conversation_id == "task-3-trial-0" and second.conversation_id == "task-3-trial-1"
     convo = first.conversation
     assert [e.type for e in convo.events] == ["bot", "user", "tool_executed", "tool_executed", "bot", "tool_executed", "user"]
     lookup, line, toggle = convo.tool_runs
@@ -77,8 +77,8 @@ def test_a_single_run_and_jsonl_of_runs(tmp_path):
     (single,) = convert(tmp_path, RUN, "sim.json")
     assert single.conversation.source == str(tmp_path / "sim.json")
     path = tmp_path / "runs.jsonl"
-    path.write_text(json.dumps(RUN) + "\n" + json.dumps({**RUN, "id": "b"}) + "\n")
-    assert [c.conversation_id for c in import_file(path, "tau2")] == ["6f1c2a0e-sim-1", "b"]
+    path.write_text(json.dumps(RUN) + "\n" + json.dumps({**RUN, "id": "b", "trial": 1}) + "\n")
+    assert [c.conversation_id for c in import_file(path, "tau2")] == ["task-3-trial-0", "task-3-trial-1"]
 
 
 def test_a_full_duplex_run_without_messages_is_refused(tmp_path):

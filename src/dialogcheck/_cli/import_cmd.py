@@ -28,7 +28,7 @@ from .._paths import require_folder
 from ..errors import LoadError, Problem
 from ..events.bounds import MAX_WRITTEN_DEPTH
 from ..importers import IMPORTERS, import_file
-from ..importers.tau_bench_scenarios import derive_scenarios
+from ..importers import tau2_scenarios, tau_bench_scenarios
 from ..report.json import dumps
 from ..results.atomic import AtomicFile
 from .output import FORMAT_OPTION, fail_with_load_error, print_json, print_text
@@ -155,12 +155,16 @@ def _commit(handle: IO[bytes], staged: str, output: str | None, as_json_document
     out.flush()
 
 
+#: The formats whose files hold their tasks' expectations, and what derives a scenario of each task.
+_DERIVED = {"tau-bench": tau_bench_scenarios.derive_scenarios, "tau2": tau2_scenarios.derive_scenarios}
+
+
 @click.command("import")
 @click.option("--from", "fmt", required=True, type=click.Choice(list(IMPORTERS)), help="Format of FILE.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help="File to write (default, or -: stdout).")
 @click.option(
     "--derive-scenarios", "scenarios_dir", type=click.Path(file_okay=False),
-    help="tau-bench only: also write one scenario per task into this folder, its goals the task's expectations.",
+    help="tau-bench and tau2 only: also write one scenario per task into this folder, its goals the task's expectations.",
 )
 @FORMAT_OPTION
 @click.argument("file", type=click.Path())
@@ -169,8 +173,8 @@ def import_cmd(fmt: str, output: str | None, scenarios_dir: str | None, output_f
 
     Exit code 0 when everything converted, 2 for bad input (nothing is written).
     """
-    if scenarios_dir is not None and fmt != "tau-bench":
-        raise click.UsageError("--derive-scenarios works only with --from tau-bench")
+    if scenarios_dir is not None and fmt not in _DERIVED:
+        raise click.UsageError("--derive-scenarios works only with --from tau-bench or --from tau2")
     if output == "-":  # the usual name of stdout, as `check` reads `-` as stdin
         output = None
     try:
@@ -182,7 +186,7 @@ def import_cmd(fmt: str, output: str | None, scenarios_dir: str | None, output_f
             require_folder(Path(scenarios_dir), "the scenarios", scenarios_dir)
         with _Placement() as placement, _staged(output, placement) as (handle, staged):
             conversations, events = _convert(file, fmt, handle)
-            scenarios = list(derive_scenarios(file)) if scenarios_dir is not None else []
+            scenarios = list(_DERIVED[fmt](file)) if scenarios_dir is not None else []
             written = [str(Path(scenarios_dir, f"{slug}.yml")) for slug, _ in scenarios]
             if scenarios_dir is not None:
                 placement.scenarios(Path(scenarios_dir), [(path, text) for path, (_, text) in zip(written, scenarios)])

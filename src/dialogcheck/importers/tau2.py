@@ -27,8 +27,12 @@ when several came at once). Mapping:
 - the run's `termination_reason` (`user_stop`, `agent_stop`, `max_steps`,
   ...) is kept in the `metadata.termination_reason` of its last event.
 
-The conversation is named by the run's `id`. Full-duplex runs stored as
-`ticks` without `messages` are not read.
+A conversation is named `task-{task_id}-trial-{trial}`, as tau-bench's
+runs are, so the trials of a task pair with its derived scenario
+(`tau2_scenarios`) and with each other; the run's own `id` (a UUID) is kept
+in the first event's `metadata.simulation_id` (a run without `task_id` is
+named by it). Full-duplex runs stored as `ticks` without `messages` are not
+read.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from typing import Any
 
 from ._build import Draft, ImportedConversation, convert_items, expect
 from ._chat import ToolPairing, message_text, tool_event
+from .tau_bench import task_id_of, trajectory_id
 from ._records import (
     Item,
     ItemProblem,
@@ -119,8 +124,9 @@ def _convert(item: Item) -> Iterator[Draft]:
         what = "a full-duplex run stored as `ticks` only" if run.get("ticks") else "a simulation run without `messages`"
         raise ItemProblem(f"{what} cannot be read: expected `messages`", ())
     messages = expect(run["messages"], list, "messages", ("messages",))
-    fallback = f"task-{run.get('task_id')}-trial-{run.get('trial')}" if "task_id" in run else f"run-{item.index + 1}"
-    draft = Draft(str(run["id"]) if isinstance(run.get("id"), (str, int)) else fallback)
+    simulation = run.get("id") if isinstance(run.get("id"), (str, int)) and not isinstance(run.get("id"), bool) else None
+    named = task_id_of(run) is not None or simulation is None
+    draft = Draft(trajectory_id(run, item.index) if named else str(simulation))
     pairing = ToolPairing(draft)
     for j, message in enumerate(messages):
         path = ("messages", j)
@@ -143,6 +149,8 @@ def _convert(item: Item) -> Iterator[Draft]:
     reason = run.get("termination_reason")
     if isinstance(reason, str) and draft.events:
         draft.events[-1].setdefault("metadata", {})["termination_reason"] = reason
+    if simulation is not None and named and draft.events:
+        draft.events[0].setdefault("metadata", {})["simulation_id"] = str(simulation)
     yield draft
 
 

@@ -45,7 +45,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ READ_TOOLS: dict[str, frozenset[str]] = {
     "airline": frozenset(
         {
             "calculate",
+            "get_flight_status",  # tau2's airline only
             "get_reservation_details",
             "get_user_details",
             "list_all_airports",
@@ -123,7 +124,7 @@ def domain_of(names: set[str]) -> str:
 
 def task_assertions(task: dict[str, Any], domain: str) -> list[dict[str, Any]]:
     """The scenario assertions of one task: expected writes, no other successful write, expected outputs."""
-    reads, writes = READ_TOOLS[domain], WRITE_TOOLS[domain]
+    reads, writes = READ_TOOLS.get(domain, frozenset()), WRITE_TOOLS.get(domain, frozenset())  # a domain not listed: every action is expected
     expected = [a for a in task["actions"] if a["name"] not in reads]
     keyed = Counter(orjson.dumps([a["name"], a["kwargs"]], option=orjson.OPT_SORT_KEYS) for a in expected)
     assertions: list[dict[str, Any]] = []
@@ -151,17 +152,17 @@ def _yaml_value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False).replace("${", "$${")
 
 
-def scenario_yaml(task_id: Any, task: dict[str, Any], domain: str | None = None) -> str:
-    """The scenario file of one task, in the Mantle form with dialogcheck's `tags`."""
+def scenario_yaml(task_id: Any, task: dict[str, Any], domain: str | None = None, benchmark: str = "tau-bench") -> str:
+    """The scenario file of one task, in the Mantle form with dialogcheck's `tags` (`benchmark`: tau-bench or tau2)."""
     domain = domain or domain_of({a["name"] for a in task["actions"]})
     lines = [
-        f"# Derived by `dialogcheck import --from tau-bench` from {domain} task {task_id}.",
+        f"# Derived by `dialogcheck import --from {benchmark}` from {domain} task {task_id}.",
         "# Goals: each expected write ran with its arguments and succeeded; no other write",
         "# succeeded (times: N per write tool); each expected output said (commas ignored).",
         "scenario:",
-        f"  name: {_yaml_value(f'tau-bench {domain} task {task_id}')}",
+        f"  name: {_yaml_value(f'{benchmark} {domain} task {task_id}')}",
         f"  simulation_context: {_yaml_value(task['instruction'])}",
-        f"  tags: {_yaml_value(['tau-bench', domain, f'task-{task_id}'])}",
+        f"  tags: {_yaml_value([benchmark, domain, f'task-{task_id}'])}",
         "  goals:",
         "    assertions:",
     ]
@@ -213,35 +214,42 @@ def derive_scenarios(path: str | Path) -> Iterator[tuple[str, str]]:
     whose slugs would name the same file (`a/b` and `a_b~…`, or `T1` and `t1`
     on a case-blind file system) are bad input, never one overwriting the other.
     """
+    return scenarios_of_tasks(file_items(path), _task, "tau-bench")
+
+
+def scenarios_of_tasks(items: Iterator[Item], task_of: Callable[[Item], tuple[Any, dict[str, Any], str]], benchmark: str,
+                       id_key: str = "task_id") -> Iterator[tuple[str, str]]:
+    """(slug, scenario YAML) for each distinct task `task_of` reads from the items (its id, the task, its domain),
+    slugs `{benchmark}-task-{id}`; `id_key` is where an item holds its task's id, for errors."""
     seen: dict[Any, set[bytes]] = {}
     slugs: dict[str, tuple[Any, Item]] = {}  # case-folded slug -> the task that took it
-    for item in file_items(path):
+    for item in items:
         try:
-            task_id, task, domain = _task(item)
+            task_id, task, domain = task_of(item)
         except ItemProblem as err:
             raise LoadError([item.problem(str(err), err.path)]) from None
         digest = orjson.dumps(task, option=orjson.OPT_SORT_KEYS)
         versions = seen.setdefault(task_id, set())
         if digest in versions:
             continue
-        slug = f"tau-bench-task-{task_id}"
+        slug = f"{benchmark}-task-{task_id}"
         if versions:
             slug += "-" + hashlib.sha256(digest).hexdigest()[:8]
         versions.add(digest)
         slug = safe_file_name(slug)
-        _claim(slugs, slug, task_id, item)
-        yield slug, scenario_yaml(task_id, task, domain)
+        _claim(slugs, slug, task_id, item, id_key)
+        yield slug, scenario_yaml(task_id, task, domain, benchmark)
 
 
-def _claim(slugs: dict[str, tuple[Any, Item]], slug: str, task_id: Any, item: Item) -> None:
+def _claim(slugs: dict[str, tuple[Any, Item]], slug: str, task_id: Any, item: Item, id_key: str) -> None:
     """Take the file name `slug` for `task_id`, or raise `LoadError` when another task has it."""
     taken = slugs.get(slug.casefold())
     if taken is not None:
         other, where = taken
-        line, _ = where.position(("task_id",))
+        line, _ = where.position((id_key,))
         message = (
             f"task {task_id!r} and task {other!r} (line {line}) would both be written as the scenario file"
             f" `{slug}.yml`: give them ids that differ in more than case or punctuation"
         )
-        raise LoadError([item.problem(message, ("task_id",))])
+        raise LoadError([item.problem(message, (id_key,))])
     slugs[slug.casefold()] = (task_id, item)
