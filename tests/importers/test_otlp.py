@@ -529,3 +529,11 @@ def test_parent_ids_in_a_cycle_are_bad_input_naming_the_span_and_the_cycle(tmp_p
         size = len(cycle.split(" -> ")) - 1 if "..." not in cycle else 10
         assert said[name] == (f"{paths[name]}:2:{column}: the parents of span {first} form a cycle of {size} span{'s' if size > 1 else ''} "
                               f"({shown}, each arrow to the span's parent): expected the spans of a trace to form a tree under `parentSpanId`"), name
+
+
+def test_a_span_id_written_twice_in_a_tree_of_tool_spans_is_no_crash(tmp_path):
+    """An exporter that writes one span twice, the copy naming the span as its parent: never a crash,
+    and a tool span of the same name elsewhere in the trace is a run of its own."""
+    once, again, other = tool_span(1, None, "lookup"), tool_span(1, 1, "lookup"), tool_span(3, None, "lookup")
+    events = events_of(write(tmp_path, doc(once, again, other)))
+    assert [e["metadata"]["span_id"] for e in events] == [f"{1:016x}", f"{1:016x}", f"{3:016x}"]  # each copy, as any span

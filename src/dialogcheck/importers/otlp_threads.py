@@ -64,25 +64,23 @@ def merge_tool_spans(tree: SpanTree, says: dict[str, SpanSays]) -> None:
 
     One walk down the tree keeps the path from the root to the span and, by tool name, the tool spans on it
     still standing for their run: the nearest of the span's own name is the one it merges into."""
-    path: list[Span] = []
+    path: list[tuple[str, str | None]] = []  # (span id, the tool name it stands for in `runs`)
     runs: dict[str, list[str]] = {}  # tool name: span ids on the path, innermost last
     for span in tree.ordered:
-        while path and path[-1].span_id != span.parent_id:
-            left = path.pop()
-            said = says.get(left.span_id)
-            if said is not None and said.tool is not None and runs.get(said.tool.name, [None])[-1] == left.span_id:
-                runs[said.tool.name].pop()
-        path.append(span)
+        while path and path[-1][0] != span.parent_id:
+            _, name = path.pop()
+            if name is not None:
+                runs[name].pop()
         said = says.get(span.span_id)
         run = said.tool if said is not None else None
-        if run is None:
-            continue
-        outer = runs.get(run.name)
-        if outer:
-            outer_run = says[outer[-1]].tool
+        outer = runs.get(run.name) if run is not None else None
+        outer_run = says[outer[-1]].tool if outer and outer[-1] != span.span_id else None  # not itself (an id written twice)
+        if said is not None and run is not None and outer_run is not None:
             outer_run.mcp_server = outer_run.mcp_server or run.mcp_server
             says[span.span_id] = SpanSays(said.convention)
-        else:
+            run = None
+        path.append((span.span_id, run.name if run is not None else None))
+        if run is not None:
             runs.setdefault(run.name, []).append(span.span_id)
 
 
