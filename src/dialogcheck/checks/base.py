@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from ..events.model import FRAMEWORK_TOOLS, Conversation, Event
-from ..events.values import show
+from ..events.values import ABSENT, first_difference, show
 from .schema import spec
 
 
@@ -30,6 +30,20 @@ class Outcome(str, Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+class Difference(msgspec.Struct, frozen=True):
+    """A compared field whose recorded value was not the expected one, both kept whole.
+
+    The detail shows the first differing `path` and the two values there, cut for a line of text; the JSON
+    outputs keep `actual` and `expected` whole, so a long argument can be compared outside. `actual` is
+    `ABSENT` for a field the event lacked.
+    """
+
+    field: str
+    path: str
+    actual: Any
+    expected: Any
 
 
 class CheckResult(msgspec.Struct, frozen=True):
@@ -46,6 +60,8 @@ class CheckResult(msgspec.Struct, frozen=True):
     evidence: tuple[int, ...] = ()
     #: What a check that crashed raised (its outcome is then `error`), kept for its traceback.
     exception: BaseException | None = None
+    #: The compared fields of the closest miss that differed (a failed `tool_executed`, ...), values whole.
+    differences: tuple[Difference, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -72,8 +88,10 @@ class Check(ABC):
     @abstractmethod
     def evaluate(self, conversation: Conversation) -> CheckResult: ...
 
-    def result(self, passed: bool, detail: str, evidence: Sequence[int] = ()) -> CheckResult:
-        return CheckResult(self, Outcome.PASS if passed else Outcome.FAIL, detail, tuple(evidence))
+    def result(
+        self, passed: bool, detail: str, evidence: Sequence[int] = (), differences: Sequence[Difference] = ()
+    ) -> CheckResult:
+        return CheckResult(self, Outcome.PASS if passed else Outcome.FAIL, detail, tuple(evidence), differences=tuple(differences))
 
 
 def framework_tools_field() -> Any:
@@ -104,6 +122,10 @@ class EventCheck(Check):
     @abstractmethod
     def mismatches(self, event: Event) -> list[str]:
         """How `event` differs from what the check asks; empty when it matches."""
+
+    def differences(self, event: Event) -> list[Difference]:
+        """The compared fields in which `event` differs, values whole; checks whose fields are names leave it empty."""
+        return []
 
     def same_subject(self, event: Event) -> bool:
         """Whether `event` is about the same thing (tool, skill), for picking the closest miss."""
@@ -136,13 +158,15 @@ class EventCheck(Check):
                     break
         return None if best is None else (best[1], self.mismatches(best[1]))
 
-    def explain_miss(self, events: Sequence[Event]) -> tuple[str, tuple[int, ...]]:
-        """Why none of `events` (candidates that all missed) matched: what the closest one had instead."""
+    def explain_miss(self, events: Sequence[Event]) -> tuple[str, tuple[int, ...], list[Difference]]:
+        """Why none of `events` (candidates that all missed) matched: what the closest one had instead, and
+        the fields in which it differed."""
         if not events:
-            return f"no {self.event_noun} event was recorded", ()
+            return f"no {self.event_noun} event was recorded", (), []
         event, miss = self.closest_miss(events)  # type: ignore[misc]
         count = f"{len(events)} {self.event_noun} event{'s' if len(events) != 1 else ''} recorded, none matched"
-        return f"{count}; closest: {self.describe_event(event)} at {at(event)} but {', '.join(miss)}", (event.index,)
+        detail = f"{count}; closest: {self.describe_event(event)} at {at(event)} but {', '.join(miss)}"
+        return detail, (event.index,), self.differences(event)
 
     @property
     def event_noun(self) -> str:
@@ -156,10 +180,25 @@ class EventCheck(Check):
         event = self.first_match(events)
         if event is not None:
             return self.result(True, f"matched {self.describe_event(event)} at {at(event)}", (event.index,))
-        detail, evidence = self.explain_miss(events)
-        return self.result(False, detail, evidence)
+        detail, evidence, differences = self.explain_miss(events)
+        return self.result(False, detail, evidence, differences)
 
 
 def was(field: str, actual: Any, expected: Any) -> str:
-    """'field was X, expected Y' with compact JSON renderings."""
-    return f"{field} was {show(actual)}, expected {show(expected)}"
+    """'field was X, expected Y' with compact JSON renderings; for two lists or objects, the first path at which
+    they differ and the two values there (`arguments.flights[1].flight_number was 'HAT229', expected 'HAT290'`)."""
+    found = first_difference(actual, expected)
+    if found is None or not found[0]:
+        return f"{field} was {show(actual)}, expected {show(expected)}"
+    path, mine, theirs = found
+    where = field + path
+    if mine is ABSENT:
+        return f"{where} was missing, expected {show(theirs)}"
+    if theirs is ABSENT:
+        index = path[path.rfind("[") + 1 : -1] if path.endswith("]") else ""
+        if not index.isdigit():
+            lacks = "no such key"
+        else:
+            lacks = "an empty list" if index == "0" else f"only {index} item{'' if index == '1' else 's'}"
+        return f"{where} was {show(mine)}, expected {lacks}"
+    return f"{where} was {show(mine)}, expected {show(theirs)}"

@@ -82,8 +82,8 @@ class JudgedCheck(Check):
     def judged(self, judgement: Judgement) -> JudgedResult:
         """The result from what the judge decided (or why it could not)."""
         return JudgedResult(
-            self, judgement.outcome, judgement.detail, judgement.evidence, judgement.exception, judgement.usage, judgement.raw,
-            judgement.inconclusive, judgement.split, judgement.uncalibrated,
+            self, judgement.outcome, judgement.detail, judgement.evidence, judgement.exception, usage=judgement.usage,
+            raw=judgement.raw, inconclusive=judgement.inconclusive, split=judgement.split, uncalibrated=judgement.uncalibrated,
         )
 
 

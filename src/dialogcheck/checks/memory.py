@@ -14,8 +14,8 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from ..events.model import Conversation, Event, MemorySet
-from ..events.values import json_equal, show
-from .base import Check, CheckResult, EventCheck, at
+from ..events.values import first_difference, json_equal, show
+from .base import Check, CheckResult, EventCheck, at, was
 from .schema import spec
 
 
@@ -95,6 +95,15 @@ def _other_keys(conversation: Conversation, event_type: str, name: str) -> str:
     return f" (a similar key was: `{close}`)" if close is not None else ""
 
 
+def _last_differs(entry: MemoryEntry, last: MemorySet) -> str:
+    """Where the last write first differs from the expected value, when both are lists or objects: the cut
+    renderings of two long values can agree in all that is shown."""
+    found = first_difference(last.value, entry.value)
+    if found is None or not found[0]:
+        return ""
+    return f"; in the last write, {was(entry.name, last.value, entry.value)}"
+
+
 def _list_writes(writes: Sequence[MemorySet], limit: int = 3) -> str:
     shown = ", ".join(f"{show(w.value, 40)} at {at(w)}" for w in writes[:limit])
     more = f" and {len(writes) - limit} more" if len(writes) > limit else ""
@@ -134,7 +143,7 @@ class MemoryWasSet(_MemoryCheck):
                 return True, f"{entry.name} = {show(entry.value)} written at {at(write)}", [write.index]
         return (
             False,
-            f"{entry.name} was written as {_list_writes(writes)}, never {show(entry.value)}",
+            f"{entry.name} was written as {_list_writes(writes)}, never {show(entry.value)}{_last_differs(entry, writes[-1])}",
             [w.index for w in writes[:3]],
         )
 

@@ -75,5 +75,5 @@ class Sequencing(Check):
         earlier = step.first_match(candidates[:start])
         if earlier is not None:
             return f"{head}; it matched only earlier, at {at(earlier)}"
-        reason, _ = step.explain_miss(candidates[start:])
+        reason, _, _ = step.explain_miss(candidates[start:])
         return f"{head}: {reason}"

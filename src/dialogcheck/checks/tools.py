@@ -8,8 +8,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..events.model import Conversation, Event, Record, ToolRun
-from ..events.values import json_equal, show
-from .base import Check, CheckResult, EventCheck, at, framework_tools_field, was
+from ..events.values import ABSENT, first_difference, json_equal, show
+from .base import Check, CheckResult, Difference, EventCheck, at, framework_tools_field, was
 from .schema import spec
 
 if TYPE_CHECKING:
@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 
 #: Stands for an argument the run did not have, in `ToolExecuted._differences`.
 _MISSING = object()
+
+
+def _first_path(name: str, actual: Any, expected: Any) -> str:
+    """The path of the first difference inside field `name` (the field itself for values that are not both containers)."""
+    found = None if actual is _MISSING else first_difference(actual, expected)
+    return name if found is None else name + found[0]
 
 
 def _mcp_server_goes_with_mcp(values: Mapping[str, Any], fields: Fields, context: Context) -> None:
@@ -122,6 +128,12 @@ class ToolExecuted(EventCheck):
                 miss.append(was(name, actual, expected))
         return miss
 
+    def differences(self, event: ToolRun) -> list[Difference]:  # type: ignore[override]
+        return [
+            Difference(name, _first_path(name, actual, expected), ABSENT if actual is _MISSING else actual, expected)
+            for name, actual, expected in self._differences(event)
+        ]
+
     def describe_event(self, event: ToolRun) -> str:  # type: ignore[override]
         return f"tool_executed {event.label}"
 
@@ -135,8 +147,8 @@ class ToolExecuted(EventCheck):
             detail = f"ran {len(runs)} time{'s' if len(runs) != 1 else ''} as expected" + (f": {where}" if runs else "")
             return self.result(True, detail, [e.index for e in runs])
         if not runs:
-            miss, evidence = self.explain_miss(candidates)
-            return self.result(False, f"ran 0 times, expected exactly {self.times}: {miss}", evidence)
+            miss, evidence, differences = self.explain_miss(candidates)
+            return self.result(False, f"ran 0 times, expected exactly {self.times}: {miss}", evidence, differences)
         return self.result(
             False, f"ran {len(runs)} times, expected exactly {self.times}: {where}", [e.index for e in runs]
         )

@@ -7,6 +7,7 @@ recorded values must not, so every comparison in dialogcheck goes through
 
 from __future__ import annotations
 
+import re
 import reprlib
 from typing import Any
 
@@ -51,6 +52,60 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
     return False
+
+
+class _Absent:
+    """Stands for a key or item one side lacks, in `first_difference`."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def first_difference(actual: Any, expected: Any) -> tuple[str, Any, Any] | None:
+    """Where two JSON values first differ: a path (`[1].flight_number`, `''` for the values themselves) and the
+    two values there, a side without that key or item being `ABSENT`; None when they are equal.
+
+    A failure on a long list or object cut both renderings at the same place, so the visible halves agreed;
+    the path names what differs. Keys go in the expected value's order, then the actual value's extra keys.
+    Each level descends into one child only, so the walk is as deep as the values and no deeper.
+    """
+    path = ""
+    while True:
+        if isinstance(actual, dict) and isinstance(expected, dict):
+            for key, value in expected.items():
+                if key not in actual:
+                    return path + _step(key), ABSENT, value
+                if not json_equal(actual[key], value):
+                    path, actual, expected = path + _step(key), actual[key], value
+                    break
+            else:
+                extra = next((key for key in actual if key not in expected), ABSENT)
+                return None if extra is ABSENT else (path + _step(extra), actual[extra], ABSENT)
+        elif isinstance(actual, (list, tuple)) and isinstance(expected, (list, tuple)):
+            for index, (mine, theirs) in enumerate(zip(actual, expected)):
+                if not json_equal(mine, theirs):
+                    path, actual, expected = f"{path}[{index}]", mine, theirs
+                    break
+            else:
+                if len(actual) > len(expected):
+                    return f"{path}[{len(expected)}]", actual[len(expected)], ABSENT
+                if len(actual) < len(expected):
+                    return f"{path}[{len(actual)}]", ABSENT, expected[len(actual)]
+                return None
+        else:
+            return None if json_equal(actual, expected) else (path, actual, expected)
+
+
+def _step(key: Any) -> str:
+    """One key of a path: `.name` for a plain name, else `["a key"]`."""
+    if isinstance(key, str) and len(key) <= 40 and _NAME.fullmatch(key):
+        return f".{key}"
+    return f"[{show(key, 40)}]"
 
 
 def show(value: Any, limit: int = 80) -> str:

@@ -20,7 +20,8 @@ import orjson
 
 from .._redact import redact
 from .._shown import cut
-from ..checks.base import CheckResult, Outcome
+from ..checks.base import CheckResult, Difference, Outcome
+from ..events.values import ABSENT
 from ..checks.judged import Criterion, Judgement, JudgedResult
 from ..errors import LoadError, Problem
 from ..llm.base import Usage
@@ -74,6 +75,7 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
             "outcome": r.outcome,  # a str enum: written as its value
             "detail": cut(r.detail),
             "evidence": list(r.evidence),
+            **_differences_document(r.differences),
         }
         for index, r in enumerate(result.assertions, 1)
     ]
@@ -107,6 +109,30 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
     if result.user_review is not None:
         data["user_review"] = user_review_document(result.user_review)
     return data
+
+
+def _differences_document(differences: Sequence[Difference]) -> dict[str, Any]:
+    """`differences`: each compared field that differed, its first differing path and both values whole (an
+    absent `actual` is a field the event lacked), so a long value is compared outside rather than read cut."""
+    if not differences:
+        return {}
+    return {
+        "differences": [
+            {"field": d.field, "path": d.path, **({} if d.actual is ABSENT else {"actual": d.actual}), "expected": d.expected}
+            for d in differences
+        ]
+    }
+
+
+def _read_differences(found: Any) -> tuple[Difference, ...]:
+    """The `differences` of an assertion read back; anything not shaped as written is left out, not guessed."""
+    if not isinstance(found, list):
+        return ()
+    return tuple(
+        Difference(str(d.get("field", "")), str(d.get("path", "")), d.get("actual", ABSENT), d.get("expected"))
+        for d in found
+        if isinstance(d, Mapping)
+    )
 
 
 def user_review_document(review: UserReview) -> dict[str, Any]:
@@ -207,6 +233,7 @@ class _Reader:
                 self.outcome(a.get("outcome"), "an assertion"),
                 str(a.get("detail") or ""),
                 tuple(a.get("evidence") or ()),
+                differences=_read_differences(a.get("differences")),
             )
             for a in self.items(document, "assertions")
         )
