@@ -15,3 +15,13 @@ def test_a_label_is_built_once_and_leaves_equality_and_pickling_alone():
     assert check == fresh and hash(check) == hash(fresh)
     copy = pickle.loads(pickle.dumps(check))
     assert copy == check and copy.label == check.label
+
+
+def test_two_checks_of_one_tool_say_which_asks_for_arguments_and_which_counts_runs():
+    with_arguments = check_from_yaml("tool_executed: {tool_name: book, source: local, arguments: {a: 1}, is_error: false}")
+    counted = check_from_yaml("tool_executed: {tool_name: book, source: local, is_error: false, times: 1}")
+    plain = check_from_yaml("tool_executed: {tool_name: book, source: mcp, mcp_server: s}")
+    assert with_arguments.label == "tool_executed book (local) with arguments"
+    assert counted.label == "tool_executed book (local) times 1"
+    assert check_from_yaml("tool_executed: {tool_name: book, source: local, times: 0}").label == "tool_executed book (local) times 0"
+    assert plain.label == "tool_executed book (mcp:s)"

@@ -107,7 +107,7 @@ def test_failing_example_explains_the_closest_miss():
     assert result.exit_code == 1
     fail_lines = [line for line in result.stdout.splitlines() if line.startswith("  FAIL  ")]
     assert len(fail_lines) == 1
-    assert fail_lines[0].startswith("  FAIL  tool_executed order_replacement (local): ")
+    assert fail_lines[0].startswith("  FAIL  tool_executed order_replacement (local) with arguments: ")
     assert "arguments.shipping was 'express', expected 'standard'" in fail_lines[0]
     assert "in turn 2" in fail_lines[0] or "(turn 2)" in fail_lines[0]
     assert result.stdout.endswith(

@@ -121,7 +121,7 @@ def test_the_check_table_counts_what_the_summary_counts_and_links_to_the_failure
     _wait_for_shown(tab, f"showing {summary['checks'][2]['fail']} of {N} conversations")
     failing = tab.locator("#entries .run").evaluate_all(
         "runs => runs.map(r => Array.from(r.querySelectorAll('.check[data-outcome=fail] .check-label'), l => l.textContent))")
-    assert len(failing) == 100 and all("tool_executed order (local)" in labels for labels in failing)
+    assert len(failing) == 100 and all("tool_executed order (local) times 1" in labels for labels in failing)
     tab.locator('#check-table th button:text("Failed")').click()
     tab.locator('#check-table th button:text("Failed")').click()  # most failures first
     assert tab.locator("#check-table tbody tr").first.locator("td").nth(1).inner_text() == "memory_was_set card.id"

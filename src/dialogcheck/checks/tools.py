@@ -73,7 +73,10 @@ class ToolExecuted(EventCheck):
     @cached_property
     def label(self) -> str:
         where = f"mcp:{self.mcp_server}" if self.source == "mcp" else "local"
-        return f"tool_executed {self.tool_name} ({where})"
+        # Two checks of one tool (its arguments; how often it ran) must not read alike in a report.
+        arguments = " with arguments" if self.arguments else ""
+        times = f" times {self.times}" if self.times is not None else ""
+        return f"tool_executed {self.tool_name} ({where}){arguments}{times}"
 
     def candidates(self, conversation: Conversation) -> Sequence[Event]:
         return conversation.tool_runs
