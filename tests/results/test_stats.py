@@ -165,3 +165,16 @@ def test_run_summary_groups_the_same_failure_of_repeated_runs(results):
     assert f"{other.check_counts().failed:,} more failures: see summary.json" in capped
     every = render_summary(BatchResult(tuple(runs)), show_all=True).plain
     assert every.count("\ns run ") == 5 and every.count("  PASS  ") == 4 * failing.check_counts().passed + other.check_counts().passed
+
+
+def test_the_verdicts_per_scenario_are_the_same_counted_at_once_or_merged_from_pickled_chunks(results):
+    whole = stats_of(results)
+    merged = CheckStats()
+    for chunk in (results[:2], results[2:]):
+        merged.merge(pickle.loads(pickle.dumps(stats_of(chunk))))
+    [row] = whole.scenarios()
+    assert (row.slug, row.runs, row.counts.passed, row.counts.failed) == (SCENARIO.name, len(results), 2, len(results) - 2)
+    assert [(s.slug, s.name, dict(s.counts.by_outcome), s.pass_hat()) for s in merged.scenarios()] == [
+        (s.slug, s.name, dict(s.counts.by_outcome), s.pass_hat()) for s in whole.scenarios()
+    ]
+    assert whole.repeated and not stats_of(results[:1]).repeated

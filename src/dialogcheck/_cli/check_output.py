@@ -20,7 +20,7 @@ from ..errors import LoadError
 from ..report.json import dumps, load_error_document
 from ..checks.base import Outcome
 from ..report.styled import Styled
-from ..report.text import render_check_table, render_conversation, render_more_failures, render_tally, render_warnings
+from ..report.text import render_check_scenarios, render_check_table, render_conversation, render_more_failures, render_tally, render_warnings
 from ..results.codec import check_summary_document
 from .output import print_json, print_text
 
@@ -99,7 +99,7 @@ class TextWriter:
         if self.tally.counts.total > 1:
             if self.hidden:
                 print_text(Styled("\n").extend(render_more_failures(self.hidden, self.MORE)))
-            table = render_check_table(self.tally.stats)
+            table = render_check_scenarios(self.tally.stats).extend(render_check_table(self.tally.stats))
             print_text(Styled("\n").extend(table) if table.pieces else table)
             print_text(render_tally(self.tally.counts))
 

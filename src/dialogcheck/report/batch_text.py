@@ -13,7 +13,7 @@ from ..checks.base import Outcome
 from ..results.model import BatchResult, RunResult, SimulatorInfo
 from ..results.stats import persona_stats, run_stats
 from .styled import Styled
-from .text import STYLES, WORDS, outcome_line, render_check_table, render_user_review, suspect_text, with_citations
+from .text import STYLES, WORDS, outcome_line, rate, render_check_table, render_scenario_rows, render_user_review, suspect_text, with_citations
 
 
 def render_run(run: RunResult) -> Styled:
@@ -61,10 +61,6 @@ def _simulator(simulator: SimulatorInfo) -> str:
     return ", ".join(parts)
 
 
-def _rate(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.0%}"
-
-
 #: Where the failures a summary leaves out can be read.
 MORE = "summary.json, report.html or `dialogcheck report --show all`"
 
@@ -73,17 +69,7 @@ def render_summary(batch: BatchResult, *, show_all: bool = False, max_failures: 
     """Per scenario: runs, passed/failed/errored, pass rate and pass^k; then the failures (each check of every
     run with `show_all`; else the failed checks, the same failure of repeated runs on one line, at most
     `max_failures` lines), the per-check table, and the totals."""
-    text = Styled()
-    for row in batch.scenarios():
-        counts = row.counts
-        style = "green" if counts.failed == 0 and counts.errored == 0 and counts.suspect == 0 else "red" if counts.failed else "yellow"
-        text.append(f"{shown(row.slug):<32}", style)
-        hats = " ".join(f"pass^{k} {_rate(v)}" for k, v in row.pass_hat().items()) if row.runs > 1 else ""
-        text.append(
-            f" {counts.passed}/{row.runs} passed, {counts.failed} failed, {counts.errored} errored{suspect_text(counts.suspect)}"
-            f"  pass rate {_rate(row.pass_rate)}  {hats}".rstrip()
-        )
-        text.append("  flaky\n" if row.flaky else "\n", "bold yellow")
+    text = render_scenario_rows(batch.scenarios())
     text.extend(_personas(batch))
     text.extend(_every_check(batch) if show_all else _failures(batch, max_failures))
     if len(batch.runs) > 1:
@@ -104,7 +90,7 @@ def _personas(batch: BatchResult) -> Styled:
     for row in persona_stats(batch.runs):
         counts = row.counts
         text.append(f"{'persona ' + shown(row.slug):<32}", "cyan")
-        text.append(f" {counts.passed}/{row.runs} passed, {counts.failed} failed, {counts.errored} errored  pass rate {_rate(row.pass_rate)}\n")
+        text.append(f" {counts.passed}/{row.runs} passed, {counts.failed} failed, {counts.errored} errored  pass rate {rate(row.pass_rate)}\n")
     return text
 
 

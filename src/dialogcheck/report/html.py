@@ -269,8 +269,9 @@ def render_batch_html(batch: BatchResult, *, title: str = "dialogcheck report") 
 
 
 def conversations_page() -> HtmlReport:
-    """The page of the conversations `check` judges (`check --html`, and `report --html` of a `check --output` folder)."""
-    return HtmlReport(title="dialogcheck check", noun="conversation", repeated=False)
+    """The page of the conversations `check` judges (`check --html`, and `report --html` of a `check --output` folder):
+    the conversations of one scenario are its repeats, with pass^k and flaky as a batch's runs."""
+    return HtmlReport(title="dialogcheck check", noun="conversation", repeated=True)
 
 
 def render_check_html(results: Iterable[ConversationResult]) -> str:

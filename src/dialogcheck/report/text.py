@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from .._shown import shown, visible
 from ..checks.base import Outcome
 from ..errors import LoadError
-from ..results.model import CheckKind, CheckLine, ConversationResult, Counts, QualityScores, UserReview
+from ..results.model import CheckKind, CheckLine, ConversationResult, Counts, QualityScores, ScenarioStats, UserReview
 from ..results.stats import CheckStats
 from .styled import Styled
 
@@ -127,6 +127,35 @@ def _rate(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
+def rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+def render_scenario_rows(rows: Iterable[ScenarioStats]) -> Styled:
+    """`slug  2/4 passed, 2 failed, 0 errored  pass rate 50%  pass^1 50% pass^2 17%  flaky` a scenario: the
+    per-scenario table of `run`'s summary, and of `check` where a scenario was judged on several conversations."""
+    text = Styled()
+    for row in rows:
+        counts = row.counts
+        style = "green" if counts.failed == 0 and counts.errored == 0 and counts.suspect == 0 else "red" if counts.failed else "yellow"
+        text.append(f"{shown(row.slug):<32}", style)
+        hats = " ".join(f"pass^{k} {rate(v)}" for k, v in row.pass_hat().items()) if row.runs > 1 else ""
+        text.append(
+            f" {counts.passed}/{row.runs} passed, {counts.failed} failed, {counts.errored} errored{suspect_text(counts.suspect)}"
+            f"  pass rate {rate(row.pass_rate)}  {hats}".rstrip()
+        )
+        text.append("  flaky\n" if row.flaky else "\n", "bold yellow")
+    return text
+
+
+def render_check_scenarios(stats: CheckStats) -> Styled:
+    """`check`'s per-scenario table, headed, when some scenario was judged on more than one conversation (its
+    repeats); nothing otherwise."""
+    if not stats.repeated:
+        return Styled()
+    return Styled("per scenario:\n", "bold").extend(render_scenario_rows(stats.scenarios())).append("\n")
+
+
 def render_check_table(stats: CheckStats, *, examples: bool = True) -> Styled:
     """Each check of a batch that failed or errored somewhere, most failures first: its counts, failure rate and
     a few conversations it failed; the checks that never did, in one line."""
@@ -167,7 +196,7 @@ def render_tally(counts: Counts) -> Styled:
 def render_output_summary(counts: Counts, stats: CheckStats, shards: int, folder: str) -> Styled:
     """What `check --output` (and `report` of its folder) prints: the per-check table, the counts and where the
     shards are."""
-    table = render_check_table(stats)
+    table = render_check_scenarios(stats).extend(render_check_table(stats))
     return table.append("\n" if table.pieces else "").append(
         f"{counts.total} conversations: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored{suspect_text(counts.suspect)}\n"
         f"results: {shards} shard{'s' if shards != 1 else ''} in {folder}\n"

@@ -533,6 +533,8 @@ def check_summary_document(counts: Counts, stats: CheckStats | None = None, warn
     if counts.suspect:
         document["suspect"] = counts.suspect
     if stats is not None:
+        # per scenario, the same rows as a run's summary.json: its conversations are its repeats
+        document["scenarios"] = [_scenario_row(s) for s in stats.scenarios()]
         document |= stats_document(stats)
     if warnings:
         document["warnings"] = list(warnings)

@@ -119,6 +119,8 @@ class CheckStats:
         self._patterns: dict[tuple[str | None, tuple[Outcome, ...]], int] = {}
         #: Per pattern, the positions of its failures and of its skips.
         self._marks: dict[tuple[Outcome, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        #: The verdicts of each scenario's conversations (its repeats), by slug: (name, counts).
+        self._scenarios: dict[str, tuple[str, Counts]] = {}
 
     @property
     def rows(self) -> dict[tuple, CheckStat]:
@@ -128,7 +130,10 @@ class CheckStats:
 
     def add(self, result: ConversationResult, example: str, scenario: str | None = None) -> None:
         """Count every check of one result; `example` is how a failure names it (its source, or `slug run N`);
-        `scenario` (else the result's own) tells apart the checks of different scenarios. A suspect one is not counted."""
+        `scenario` (else the result's own) tells apart the checks of different scenarios. A suspect one is not counted
+        in the rows, only in its scenario's verdicts."""
+        key = scenario or result.scenario or result.subject
+        self._scenarios.setdefault(key, (result.subject, Counts()))[1].add(result.verdict)
         if result.verdict is Outcome.SUSPECT:
             return
         scenario = scenario or result.scenario
@@ -177,6 +182,16 @@ class CheckStats:
             row = self._rows[key] = CheckStat(line.kind, line.label, line.index, step_id, scenario)
         return row
 
+    def scenarios(self) -> list[ScenarioStats]:
+        """Per scenario (its slug; a lone scenario's or SOP's name), how its conversations ended, in the order the
+        scenarios were first met: the pass rate and pass^k of its repeats, as `run` gives them per scenario."""
+        return [ScenarioStats(slug, name, counts) for slug, (name, counts) in self._scenarios.items()]
+
+    @property
+    def repeated(self) -> bool:
+        """Whether some scenario was judged on more than one conversation."""
+        return any(counts.total > 1 for _, counts in self._scenarios.values())
+
     def merge(self, other: CheckStats) -> None:
         rows = self.rows  # its patterns counted once, before the other's rows join them
         for key, row in other.rows.items():
@@ -185,12 +200,15 @@ class CheckStats:
                 mine = rows[key] = CheckStat(row.kind, row.label, row.index, row.id, row.scenario)
             mine.merge(row)
         self.sop_scores.merge(other.sop_scores)
+        for slug, (name, counts) in other._scenarios.items():
+            self._scenarios.setdefault(slug, (name, Counts()))[1].update(counts)
 
     def __getstate__(self) -> dict:
-        return {"rows": self.rows, "sop_scores": self.sop_scores}  # the order index is rebuilt where it is needed
+        # the order index is rebuilt where it is needed
+        return {"rows": self.rows, "sop_scores": self.sop_scores, "scenarios": self._scenarios}
 
     def __setstate__(self, state: dict) -> None:
-        self._rows, self.sop_scores = state["rows"], state["sop_scores"]
+        self._rows, self.sop_scores, self._scenarios = state["rows"], state["sop_scores"], state["scenarios"]
         self._in_order, self._patterns, self._marks = {}, {}, {}
 
     def __iter__(self):
