@@ -208,3 +208,41 @@ def test_check_output_and_report_of_its_folder_print_the_same_table(tmp_path):
     assert table.startswith("per scenario:\nCustomer replaces a damaged card 2/8 passed")
     assert "\nchecks, most failures first:\n" in table and "  #7 memory_was_cleared card_replace.draft_order_id" in table
     assert again.stdout.startswith(table) and "results: 8 shards in " in again.stdout  # a shard per file
+
+
+def screen_of(seen: bytes) -> list[str]:
+    """The lines a terminal shows after `seen`: carriage return, line feed, cursor up (`ESC[nA`) and erase line
+    (`ESC[2K`, `ESC[K`) are followed; other escapes (colours, the cursor's visibility) change no character."""
+    import re
+
+    lines, row, col = [[]], 0, 0
+    for token in re.findall(r"\x1b\[[0-9;?]*[A-Za-z]|\r|\n|[^\x1b\r\n]", seen.decode("utf-8", "replace")):
+        if token == "\r":
+            col = 0
+        elif token == "\n":
+            row += 1
+            lines += [[] for _ in range(row + 1 - len(lines))]
+        elif token.startswith("\x1b["):
+            if token[-1] == "A":
+                row = max(row - int(token[2:-1] or 1), 0)
+            elif token[-1] == "K":
+                lines[row] = lines[row][:col] if token[2:-1] in ("", "0") else []
+        else:
+            line = lines[row]
+            line += [" "] * (col + 1 - len(line))
+            line[col] = token
+            col += 1
+    return ["".join(line).rstrip() for line in lines]
+
+
+def test_on_a_terminal_check_s_failure_lines_start_on_a_clean_line_not_after_its_bar(tmp_path):
+    sample = Path(__file__).parents[1] / "importers" / "data" / "tau_bench_airline_sample.json"
+    imported = command("import", "--from", "tau-bench", sample, "-o", tmp_path / "runs.jsonl", "--derive-scenarios", tmp_path / "scenarios")
+    assert imported.returncode == 0, imported.stderr
+    code, seen = on_a_terminal("check", "--no-judge", "--scenario", tmp_path / "scenarios", "--pair", r"task-(\d+)", tmp_path / "runs.jsonl")
+    assert code == 1, seen[-2000:]
+    screen = screen_of(seen)
+    sources = [line for line in screen if "runs.jsonl#task-" in line and "tau-bench airline task" in line]
+    assert len(sources) == 2 and all(line.startswith(str(tmp_path / "runs.jsonl#task-")) for line in sources), screen
+    assert not any("checking" in line or "conversations 0:00" in line for line in screen), screen  # the bar left no trace
+    assert screen[-2] == "4 conversations: 2 passed, 2 failed, 0 errored", screen

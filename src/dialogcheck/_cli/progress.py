@@ -5,6 +5,10 @@ while it runs; a line every `interval` seconds (10 by default,
 `DIALOGCHECK_PROGRESS_INTERVAL` to change it) says how far it got without
 flooding the log. The line is written by a timer thread from the last counts
 it was given, so a batch waiting on a slow agent still shows it is alive.
+
+On a terminal whose stdout is a terminal too (`check` prints failures as it
+goes), the bar leaves its line before anything is written to stdout and comes
+back under it with the next count, so no line starts glued to the bar.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from .output import console
 
 #: Seconds between two plain progress lines when stderr is not a terminal.
 INTERVAL_SECONDS = 10.0
+#: Seconds the bar stays away after something was written under it, so a stream of writes does not redraw it each time.
+AWAY_SECONDS = 0.5
 
 
 def _interval() -> float:
@@ -49,12 +55,17 @@ class Progress:
         self.current = ""
         self.started = time.monotonic()
         self._bar = None
+        #: When the bar last left its line for something written to stdout (None while it is shown).
+        self._away: float | None = None
+        self._stdout = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> Progress:
         if sys.stderr.isatty():
             self._start_bar()
+            if sys.stdout.isatty():
+                self._stdout, sys.stdout = sys.stdout, _Clearing(sys.stdout, self.clear)  # type: ignore[assignment]
         else:
             self._thread = threading.Thread(target=self._tick, name="dialogcheck-progress", daemon=True)
             self._thread.start()
@@ -64,8 +75,16 @@ class Progress:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        if self._bar is not None:
+        if self._stdout is not None:
+            sys.stdout = self._stdout
+        if self._bar is not None and self._away is None:
             self._bar.stop()
+
+    def clear(self) -> None:
+        """Take the bar off its line (it is transient: the line is left empty), for text written to the terminal."""
+        if self._bar is not None and self._away is None:
+            self._bar.stop()
+            self._away = time.monotonic()
 
     def add(self, done: Outcome | Counts, current: str = "") -> None:
         """Count what just finished: one verdict, or a chunk's counts (`current` names the last one, on the bar)."""
@@ -74,6 +93,9 @@ class Progress:
         else:
             self.counts.add(done)
         self.current = current
+        if self._away is not None and time.monotonic() - self._away >= AWAY_SECONDS:
+            self._away = None
+            self._bar.start()  # type: ignore[union-attr]
         if self._bar is not None:
             self._bar.update(self._task, completed=self.counts.total, description=self._label(), tally=self.tally())
 
@@ -101,6 +123,26 @@ class Progress:
 
         columns = [TextColumn("{task.description}", style="bold", markup=False), BarColumn()]  # a file named `[link=...]x.yml` is no markup
         columns += [MofNCompleteColumn()] if self.total is not None else [TextColumn("{task.completed:,} " + self.noun)]
-        self._bar = Bar(*columns, TextColumn("{task.fields[tally]}"), TimeElapsedColumn(), console=console(stderr=True), transient=True)
+        self._bar = Bar(*columns, TextColumn("{task.fields[tally]}"), TimeElapsedColumn(), console=console(stderr=True), transient=True, redirect_stdout=False)
         self._task = self._bar.add_task(self._label(), total=self.total, tally="")
         self._bar.start()
+
+
+class _Clearing:
+    """stdout while the bar is live: the bar leaves its line before text or bytes are written (rich's own redirect
+    would print stdout's text on the bar's console, stderr, and `buffer` writes would still pass under the bar)."""
+
+    def __init__(self, stream, clear) -> None:
+        self._stream, self._clear = stream, clear
+
+    def write(self, text: str) -> int:
+        self._clear()
+        return self._stream.write(text)
+
+    @property
+    def buffer(self):
+        buffer = getattr(self._stream, "buffer", None)
+        return None if buffer is None else _Clearing(buffer, self._clear)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
