@@ -129,17 +129,21 @@ class ProjectSettings:
 
         A config that does not load is reported as its own file's problem, not once per scenario of the project.
         """
+        config = self.config(scenario)
+        return FRAMEWORK_TOOLS if config is None else config.framework_tools
+
+    def config(self, scenario: Path) -> ProjectConfig | None:
+        """The config of the project `scenario` belongs to; None outside a project, or when its config does not load."""
         found = find_config(scenario)
         if found is None:
-            return FRAMEWORK_TOOLS
+            return None
         key = found.resolve()
         if key not in self._configs:
             try:
                 self._configs[key] = load_config(found)
             except LoadError:
                 self._configs[key] = None
-        config = self._configs[key]
-        return FRAMEWORK_TOOLS if config is None else config.framework_tools
+        return self._configs[key]
 
 
 def load_definition(path: str | Path, settings: ProjectSettings | None = None) -> Definition:

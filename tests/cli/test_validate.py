@@ -322,3 +322,52 @@ def test_names_from_a_file_cannot_forge_a_line(tmp_path):
     assert result.exit_code == 0
     assert result.stdout.splitlines()[0] == f"ok    {sop}  SOP a\\rPASS  everything\\n 'n': 1 steps"
     assert "\r" not in result.stdout
+
+
+def project(tmp_path: Path, config: str, scenario: str) -> Path:
+    write(tmp_path, "eval/conftest.yml", "agent: {type: python, callable: 'agent:respond'}\n" + config)
+    write(tmp_path, "eval/scenarios/s.yml", scenario)
+    return tmp_path
+
+
+UNSCRIPTED = "scenario:\n  name: s\n  simulation_context: c\n  goals:\n    criteria:\n      - The agent is polite\n"
+LLM = "  llm: {provider: openai_compatible, model: m, base_url: 'http://127.0.0.1:9/v1'}\n"
+
+
+def test_a_scenario_run_would_refuse_or_leave_unjudged_is_warned_of_at_its_key_and_still_valid(tmp_path, monkeypatch):
+    monkeypatch.chdir(project(tmp_path, "", UNSCRIPTED))
+    result = run(".")
+    assert result.exit_code == 0, result.output
+    config = tmp_path / "eval" / "conftest.yml"
+    assert result.stderr == (
+        f"eval/scenarios/s.yml:1:1: warning: `run` will refuse this scenario: it has no `script`, and no simulation model is"
+        f" configured (simulation.llm in {config})\n"
+        f"eval/scenarios/s.yml:5:5: warning: its criteria will not be judged: no judge is configured (evaluation.llm in {config});"
+        " `run` and `check` count them errored (exit code 3), or skipped with --no-judge\n"
+    )
+    assert result.stdout.endswith("2 files, 2 valid, 0 with problems\n")
+    document = json.loads(run(".", "--format", "json").stdout)
+    assert document["valid"] is True
+    assert [(w["file"], w["line"], w["column"]) for w in document["warnings"]] == [("eval/scenarios/s.yml", 1, 1), ("eval/scenarios/s.yml", 5, 5)]
+
+
+@pytest.mark.parametrize(
+    "config, scenario, warned",
+    [
+        ("simulation:\n" + LLM, UNSCRIPTED, ["criteria"]),
+        ("evaluation:\n" + LLM, UNSCRIPTED, ["script"]),
+        ("", UNSCRIPTED.replace("  goals:", "  script: [hello]\n  goals:"), ["criteria"]),
+        ("simulation:\n" + LLM + "evaluation:\n" + LLM, UNSCRIPTED, []),
+        ("", "scenario:\n  name: s\n  simulation_context: c\n  script: [hi]\n", []),
+    ],
+)
+def test_each_warning_goes_only_with_what_is_missing(tmp_path, monkeypatch, config, scenario, warned):
+    monkeypatch.chdir(project(tmp_path, config, scenario))
+    warnings = json.loads(run(".", "--format", "json").stdout).get("warnings", [])
+    assert [("script" if "`script`" in w["message"] else "criteria") for w in warnings] == warned
+
+
+def test_a_scenario_outside_a_project_gets_no_warning(tmp_path):
+    path = write(tmp_path, "s.yml", UNSCRIPTED)
+    result = run(str(path))
+    assert result.exit_code == 0 and result.stderr == ""

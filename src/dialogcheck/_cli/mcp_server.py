@@ -139,7 +139,7 @@ class Project:
 def _validate(project: Project, paths: list[str]) -> CallToolResult:
     from .validate import validation
 
-    document, text = validation(project.paths(paths))
+    document, text, _ = validation(project.paths(paths))
     return answer(document, text)
 
 

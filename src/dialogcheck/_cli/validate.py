@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import click
 
+from pathlib import Path
+
 from .._shown import shown
+from .._yaml import YMap, read_yaml
 from ..definitions import Definition, ProjectSettings, find_definitions, load_definition
-from ..errors import LoadError
+from ..errors import LoadError, Problem
 from ..report.styled import Styled
 from .env_options import env_options
 from .output import (
@@ -36,6 +39,37 @@ def _summary(definition: Definition) -> str:
 
     agent = f", agent {value.agent.type}" if value.agent else ""
     return f"config: simulation {model(value.simulation)}, evaluation {model(value.evaluation)}{agent}"
+
+
+def run_warnings(path: Path, definition: Definition, settings: ProjectSettings) -> list[Problem]:
+    """What `run` would refuse or leave unjudged in a valid scenario of a project, at the key concerned: no `script`
+    and no simulation model; criteria and no judge. Outside a project (a scenario only `check` reads) nothing."""
+    config = settings.config(path) if definition.kind == "scenario" else None
+    if config is None:
+        return []
+    scenario, where = definition.value, config.path or "eval/conftest.yml"
+    root = read_yaml(path)
+    body = root.get("scenario") if isinstance(root, YMap) else None
+    warnings = []
+    if scenario.script is None and config.simulation.llm is None:
+        at = root.keys["scenario"] if isinstance(root, YMap) and "scenario" in root.keys else None
+        warnings.append(_at(
+            f"`run` will refuse this scenario: it has no `script`, and no simulation model is configured (simulation.llm in {where})",
+            path, at,
+        ))
+    if scenario.goals.criteria and config.evaluation.llm is None:
+        goals = body.get("goals") if isinstance(body, YMap) else None
+        at = goals.keys.get("criteria") if isinstance(goals, YMap) else None
+        warnings.append(_at(
+            f"its criteria will not be judged: no judge is configured (evaluation.llm in {where}); `run` and `check` count them"
+            " errored (exit code 3), or skipped with --no-judge",
+            path, at,
+        ))
+    return warnings
+
+
+def _at(message: str, path: Path, pos) -> Problem:
+    return Problem(message, str(path), pos.line, pos.column) if pos is not None else Problem(message, str(path))
 
 
 #: Skipped files a text output names before it says "and N more".
@@ -69,7 +103,7 @@ def validate(paths: tuple[str, ...], output_format: str) -> None:
     in another folder, the YAML files whose top-level key is `scenario` or `sop` (the others are skipped).
     """
     try:
-        document, text = validation(paths)
+        document, text, warned = validation(paths)
     except LoadError as err:
         fail_with_load_error(err, output_format)
     if output_format == "json":
@@ -78,17 +112,20 @@ def validate(paths: tuple[str, ...], output_format: str) -> None:
         print_json(dumps(document))
     else:
         print_text(text, stderr=False)
+        if warned.pieces:
+            print_text(warned, stderr=True)
     raise SystemExit(EXIT_OK if document["valid"] else EXIT_BAD_INPUT)
 
 
-def validation(paths: tuple[str, ...] | list[str]) -> tuple[dict, Styled]:
-    """What `validate` prints of `paths`: the JSON document and the text; `LoadError` when there is nothing to validate."""
+def validation(paths: tuple[str, ...] | list[str]) -> tuple[dict, Styled, Styled]:
+    """What `validate` prints of `paths`: the JSON document, the text, and the warnings' text (for stderr);
+    `LoadError` when there is nothing to validate."""
     found = find_definitions(paths)
     files = found.files
     if not files:
         what = "no YAML files found" if not found.skipped else _no_definitions(found.skipped)
         raise LoadError.one(what, " ".join(paths))
-    entries, problems = [], []
+    entries, problems, warnings = [], [], []
     text = Styled()
     settings = ProjectSettings()
     for path in files:
@@ -104,13 +141,17 @@ def validation(paths: tuple[str, ...] | list[str]) -> tuple[dict, Styled]:
         entries.append({"path": str(path), "ok": True, "kind": definition.kind})
         text.append("ok    ", style="bold green")
         text.append(f"{shown(str(path))}  {shown(_summary(definition))}\n")
+        warnings.extend(run_warnings(path, definition, settings))
     bad = sum(not e["ok"] for e in entries)
     if found.skipped:
         text.append(_skipped_line(found.skipped))
     text.append(f"{len(files)} files, {len(files) - bad} valid, {bad} with problems\n", style="bold")
     document = {"files": entries, "valid": not problems}
+    if warnings:
+        document["warnings"] = [w.to_dict() for w in warnings]
     if found.skipped:
         document["skipped"] = [str(path) for path in found.skipped]
     if problems:
         document["error"] = problems[0].to_dict()
-    return document, text
+    warned = Styled("".join(f"{shown(w.file)}:{w.line}:{w.column}: warning: {shown(w.message)}\n" for w in warnings))
+    return document, text, warned
