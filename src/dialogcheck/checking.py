@@ -190,6 +190,7 @@ class CheckBatch:
         keep: bool = False,
         on_result: Callable[[ConversationResult], None] | None = None,
         review_user: bool = False,
+        transcript: bool = False,
     ):
         self.subject = subject
         if review_user and not isinstance(subject, (Scenario, ScenarioSet)):
@@ -198,6 +199,8 @@ class CheckBatch:
         self.judge, self.no_judge, self.metrics, self.strict = judge, no_judge, metrics, strict
         self.keep = keep
         self.on_result = on_result
+        #: Each result carries its conversation's transcript (`check --html` shows it).
+        self.transcript = transcript
         self.tally = CheckTally()
         self.kept: list[ConversationResult] = []
         given = list(sources)
@@ -224,7 +227,8 @@ class CheckBatch:
         keep = with_results or self.keep or self.on_result is not None
         join = None if self.on_result is not None else join
         return CheckJob(
-            self.subject, no_judge=self.no_judge, strict=self.strict, encode=encode, keep_results=keep, join=join, encode_alone=encode_alone, review=self.review
+            self.subject, no_judge=self.no_judge, strict=self.strict, encode=encode, keep_results=keep, join=join, encode_alone=encode_alone, review=self.review,
+            transcript=self.transcript,
         )
 
     def judged(

@@ -123,12 +123,14 @@ def test_the_check_table_counts_what_the_statistics_count():
     for result in results:
         stats.add(result, result.source)
     document = stats_document(stats)
+    checks = sorted(document["checks"], key=lambda c: (-c["fail"], -c["error"]))  # most failures first, as the text's table
     rows = _table(_page_of(results))
-    assert [row[1] for row in rows] == [f"{c['id']} {c['label'].split(' ', 1)[1]}" for c in document["checks"]]
-    assert [[int(n.replace(",", "")) for n in row[3:7]] for row in rows] == [[c["pass"], c["fail"], c["error"], c["skip"]] for c in document["checks"]]
-    assert [row[7] for row in rows] == [f"{c['failure_rate']:.0%}" if c["failure_rate"] is not None else "n/a" for c in document["checks"]]
+    assert [row[1] for row in rows] == [f"{c['id']} {c['label'].split(' ', 1)[1]}" for c in checks]
+    assert [[int(n.replace(",", "")) for n in row[3:7]] for row in rows] == [[c["pass"], c["fail"], c["error"], c["skip"]] for c in checks]
+    assert [row[7] for row in rows] == [f"{c['failure_rate']:.0%}" if c["failure_rate"] is not None else "n/a" for c in checks]
     linked = re.findall(r'<a href="#check-(\d+)"', _page_of(results))
-    assert [int(i) for i in linked] == [i for i, c in enumerate(document["checks"]) if c["fail"]]
+    positions = {id(c): i for i, c in enumerate(document["checks"])}
+    assert [int(i) for i in linked] == [positions[id(c)] for c in checks if c["fail"]]
 
 
 def test_the_sop_score_spread():
@@ -166,3 +168,17 @@ def test_an_errored_batch_and_an_empty_one(tmp_path):
     assert '<section id="banner" class="banner error" role="status"><strong class="status">Errored</strong>' in page
     empty = HtmlReport(title="t", noun="run", repeated=True)
     assert '<strong class="status">Nothing to show</strong> <span>no runs finished</span>' in empty.start() + empty.finish()
+
+
+def test_the_first_conversations_that_did_not_pass_carry_their_transcript_and_no_more(monkeypatch):
+    from dialogcheck.results.model import TranscriptLine
+
+    said = (TranscriptLine("user", "where is my <card>"), TranscriptLine("agent", "on its way"))
+    results = [replace(r, transcript=said) for r in _results(SOP)]
+    failing = [i for i, r in enumerate(results) if r.verdict.value != "pass"]
+    assert len(failing) >= 2 and len(failing) < len(results)
+    monkeypatch.setattr(html_module, "TRANSCRIPTS_SHOWN", len(failing) - 1)
+    page = _page_of(results)
+    shown = [int(i) for i in re.findall(r'<template id="dc-t-(\d+)"><div class="run-timeline">', page)]
+    assert shown == failing[:-1]
+    assert "where is my &lt;card&gt;" in page and "<card>" not in page

@@ -238,7 +238,7 @@ def check(**given) -> None:
             subject, o.conversations, jobs=o.jobs, judge=judge, no_judge=o.no_judge,
             metrics=QUALITY_METRICS if o.metrics else (config.evaluation.metrics if config else ()),
             input_format=o.input_format, strict=o.strict, stream=o.stream, chunk_bytes=o.chunk_bytes, keep=bool(o.junit_path),
-            on_result=_each_result(html, telemetry), review_user=o.review_user,
+            on_result=_each_result(html, telemetry), review_user=o.review_user, transcript=html is not None,
         )
     except LoadError as err:
         for output in (html, telemetry):

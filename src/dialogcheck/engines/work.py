@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..checks.base import Outcome
 from ..errors import LoadError, Problem
-from ..events.model import Conversation
+from .._shown import cut
+from ..events.model import BotMessage, Conversation, UserMessage
 from ..judging import iter_results
-from ..results.model import ConversationResult, Counts
+from ..results.model import ConversationResult, Counts, TranscriptLine
 from ..results.stats import CheckStats
 
 #: Turns one result into the bytes the caller wants of it (a JSON line, a text block).
@@ -48,6 +49,8 @@ class CheckJob:
     #: `review(subject, conversation, result)`: the result with its user's review (`check --review-user`);
     #: a top-level function, like `encode`.
     review: Callable[[Any, Conversation, ConversationResult], ConversationResult] | None = None
+    #: Each result carries what the user and the agent said (`ConversationResult.transcript`), for `check --html`.
+    transcript: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,11 +100,15 @@ def judged(
         conversations = _strictly(conversations)
     first = True
     taken: deque[Conversation] = deque()
-    if job.review is not None:
+    if job.review is not None or job.transcript:
         conversations = _taken(conversations, taken)
     for result in iter_results(job.subject, conversations, judge=judge, no_judge=job.no_judge, metrics=metrics):
-        if job.review is not None:  # one result per conversation, in order: the oldest taken is this result's
-            result = job.review(job.subject, taken.popleft(), result)
+        if job.review is not None or job.transcript:  # one result per conversation, in order: the oldest taken is this result's
+            conversation = taken.popleft()
+            if job.review is not None:
+                result = job.review(job.subject, conversation, result)
+            if job.transcript:
+                result = replace(result, transcript=transcript_of(conversation))
         if stats is not None:
             stats.add(result, result.source)
         yield Judged(
@@ -115,6 +122,15 @@ def judged(
             job.encode_alone(result) if first and job.encode_alone is not None else None,
         )
         first = False
+
+
+def transcript_of(conversation: Conversation) -> tuple[TranscriptLine, ...]:
+    """What the user and the agent said, in order, each text cut as reports cut it (a bot message without text is left out)."""
+    return tuple(
+        TranscriptLine("user" if isinstance(event, UserMessage) else "agent", cut(event.text))
+        for event in conversation.events
+        if isinstance(event, (UserMessage, BotMessage)) and event.text
+    )
 
 
 def _taken(conversations: Iterable[Conversation], taken: deque[Conversation]) -> Iterator[Conversation]:

@@ -35,7 +35,7 @@ from ..checks.base import Outcome
 from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult
 from ..results.stats import CheckStat, SopScores
 from .html_overview import CheckRow, Group, banner, checks_table, list_section, personas, scenarios, sop_spread
-from .html_run import anchor_part, esc, run_anchor, run_body, user_review_html
+from .html_run import anchor_part, esc, run_anchor, run_body, transcript_html, user_review_html
 
 __all__ = ["HtmlReport", "conversations_page", "render_batch_html", "render_check_html", "run_anchor"]
 
@@ -46,6 +46,8 @@ BLOCK_RECORDS = 1000
 #: Characters of distinct (outcome, detail) values remembered, all checks together. Past it a new value is
 #: written out each time it comes, so memory stays flat even on a log whose details never repeat.
 REMEMBERED_CHARACTERS = 16 * 2**20
+#: Conversations of a `check` page shown with their transcript: the first this many that did not pass.
+TRANSCRIPTS_SHOWN = 1000
 #: A title shares at least this much with the one before to be written as the rest of it.
 SHARED_TITLE_CHARS = 8
 
@@ -90,6 +92,7 @@ class HtmlReport:
         self._entries = 0
         self._last_title = ""
         self._remembered = 0
+        self._transcripts = 0
 
     # -- the pieces, in the order they are written ----------------------------------------------
 
@@ -110,11 +113,16 @@ class HtmlReport:
         more: dict[str, Any] = {}
         if result.conversation_id and result.conversation_id not in result.source:
             more["id"] = result.conversation_id
-        if result.user_review is not None:  # `check --review-user`: its review, drawn from a template as a run's is
+        # its review (`check --review-user`) and its transcript, drawn from a template as a run's body is
+        body = user_review_html(result.user_review) if result.user_review is not None else ""
+        if result.transcript and result.verdict is not Outcome.PASS and self._transcripts < TRANSCRIPTS_SHOWN:
+            body += transcript_html(result.transcript)  # of the first conversations that did not pass: the page stays small
+            self._transcripts += 1
+        if body:
             more["t"] = 1
         index = self._add(result.source, result.verdict, group, result.scenario, list(result.checks()), more, result.sop)
-        review = f'<template id="dc-t-{index}">{user_review_html(result.user_review)}</template>\n' if result.user_review is not None else ""
-        return review + self._block(full_only=True)
+        template = f'<template id="dc-t-{index}">{body}</template>\n' if body else ""
+        return template + self._block(full_only=True)
 
     def add_run(self, run: RunResult) -> str:
         """A run of a batch: its record, and a template with its transcript, event timeline and errors."""
@@ -144,7 +152,7 @@ class HtmlReport:
         }
         return (
             self._block(full_only=False)
-            + '<a class="skip" href="#runs">Skip to the list</a>'
+            + '<a class="skip-link" href="#runs">Skip to the list</a>'
             + f'<header class="top"><h1>{esc(self.title)}</h1><span class="totals" id="totals">{esc(self._totals())}</span>'
             + '<label><input type="checkbox" id="failures-only"> Failures only</label>'
             + '<span class="shown" id="shown" aria-live="polite"></span></header><main>'

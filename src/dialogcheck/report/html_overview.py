@@ -63,13 +63,15 @@ def banner(counts: Counts, noun: str) -> str:
 
 _TABLE_HEADS = (("#", True), ("Check", False), ("Kind", False), ("Scenario", False), ("Passed", True), ("Failed", True),
                 ("Errored", True), ("Skipped", True), ("Failure rate", True))
-_SORTED, _NUMERIC = ' aria-sort="ascending"', ' data-num="1"'
+_SORTED, _NUMERIC = ' aria-sort="descending"', ' data-num="1"'
 
 
 def checks_table(rows: Iterable[CheckRow], groups: list[Group], *, noun: str) -> str:
-    """Each assertion, SOP step and criterion, in the order they were met: its counts and failure rate, sortable; a
-    check that failed links to the list filtered to the entries that failed it."""
+    """Each assertion, SOP step and criterion, most failures first (then most errors, then the order they were met,
+    as the text's table): its counts and failure rate, sortable; a check that failed links to the list filtered to
+    the entries that failed it."""
     body, several = [], len(groups) > 1
+    rows = sorted(rows, key=lambda row: (-row.stat.counts.failed, -row.stat.counts.errored, row.position))
     for row in rows:
         stat, group, position = row.stat, groups[row.group], row.position
         counts = stat.counts
@@ -87,7 +89,7 @@ def checks_table(rows: Iterable[CheckRow], groups: list[Group], *, noun: str) ->
     if not body:
         return '<section id="check-stats"><h2>Checks</h2><p class="none">No checks were run.</p></section>'
     heads = "".join(
-        f'<th scope="col"{_SORTED if i == 0 else ""}><button type="button" data-col="{i}"{_NUMERIC if num else ""}>{name}</button></th>'
+        f'<th scope="col"{_SORTED if name == "Failed" else ""}><button type="button" data-col="{i}"{_NUMERIC if num else ""}>{name}</button></th>'
         for i, (name, num) in enumerate(h for h in _TABLE_HEADS if several or h[0] != "Scenario")
     )
     return (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -20,7 +20,7 @@ from .._shown import cut
 from ..events.model import BotMessage, ToolRun, UserMessage, opens_turn
 from ..events.values import show
 from ..judge.ledger import ledger_line
-from ..results.model import Crash, RunResult, UserReview
+from ..results.model import Crash, RunResult, TranscriptLine, UserReview
 
 _ID = re.compile(r"[^A-Za-z0-9_-]")
 #: Characters of a message or event shown in one timeline row.
@@ -120,6 +120,22 @@ def _turns(run: RunResult, anchor: str) -> str:
             f'<ol class="events">{items or "<li class=none>no events</li>"}</ol>'
         )
     return "".join(parts) + "</div>"
+
+
+def transcript_html(lines: Sequence[TranscriptLine]) -> str:
+    """A recorded conversation's transcript beside its checks (`check --html`), its messages by turn as a run's are."""
+    if not lines:
+        return ""
+    grouped: dict[int, list[str]] = {}
+    turn = 0
+    for line in lines:
+        role = "user" if line.role == "user" else "agent"
+        if role == "user":
+            turn += 1 if opens_turn(line.text) else 0
+        grouped.setdefault(turn, []).append(f'<div class="msg {role}"><span class="who">{role}</span>{esc(cut(line.text))}</div>')
+    parts = ['<div class="run-timeline"><h4>Transcript</h4><div class="turns said-only"><div class="head">Turn</div><div class="head">Transcript</div>']
+    parts += [f'<div class="turn-no">turn {turn}</div><div class="said">{"".join(said)}</div>' for turn, said in grouped.items()]
+    return "".join(parts) + "</div></div>"
 
 
 def crash_html(crash: Crash) -> str:

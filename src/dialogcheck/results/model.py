@@ -266,6 +266,9 @@ class ConversationResult:
     #: (trace id, root span id) of the trace the conversation was imported from, where verdicts exported as
     #: telemetry hang; None for a conversation not read from traces. Not written to results files.
     trace: tuple[str, str] | None = None
+    #: What the user and the agent said, for a page that shows it (`check --html`); empty unless asked for, and
+    #: not written to results files (the conversation's own file holds it).
+    transcript: tuple[TranscriptLine, ...] = field(default=(), repr=False, compare=False)
 
     def checks(self) -> Iterator[CheckLine]:
         """Every check in the order it is reported: assertions, SOP steps, criteria."""

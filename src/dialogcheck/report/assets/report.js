@@ -84,7 +84,7 @@
     };
   }
   function hasTemplate(e) {
-    /* A run has its body in a template of its own; a conversation whose simulated user was reviewed, its review. */
+    /* A run has its body in a template of its own; a checked conversation, its transcript and the review of its user. */
     return e.more.n !== undefined || e.more.t !== undefined;
   }
   function templateText(e) {
@@ -185,8 +185,15 @@
     } else {
       var facts = [g.name, e.more.id ? "conversation " + e.more.id : ""].filter(Boolean).join(" · ");
       body.appendChild(el("p", "meta", facts));
-      if (template) body.appendChild(template.content.cloneNode(true));  /* the review of its simulated user */
-      body.appendChild(el("div", "run-grid single")).appendChild(el("div", "run-checks"));
+      var grid = el("div", "run-grid single");
+      grid.appendChild(el("div", "run-checks"));
+      if (template) {
+        /* the review of its simulated user, above; its transcript, beside its checks */
+        var content = template.content.cloneNode(true), timeline = content.querySelector(".run-timeline");
+        if (timeline) { grid.className = "run-grid"; grid.appendChild(timeline); }
+        body.appendChild(content);
+      }
+      body.appendChild(grid);
     }
     body.querySelector(".run-checks").appendChild(checkList(e, id));
     return sec;
