@@ -116,7 +116,8 @@ def _only_about_the_removed_writes(result: dict, flipped: set, writes: dict) -> 
     labels = {(c["subject"], c["index"]): c["label"] for c in result["checks"]}
     for subject, index in flipped:
         tools = {tool for s, _, tool in writes.values() if s == subject}
-        assert any(labels[(subject, index)] == f"tool_executed {tool} (local)" for tool in tools), (subject, labels[(subject, index)])
+        label = labels[(subject, index)]  # the write's arguments, or its count (`times N`)
+        assert any(re.fullmatch(rf"tool_executed {tool} \(local\) (with arguments|times \d+)", label) for tool in tools), (subject, label)
 
 
 def test_new_against_its_planted_self_flips_exactly_the_broken_checks(tau):
@@ -133,7 +134,7 @@ def test_new_against_its_planted_self_flips_exactly_the_broken_checks(tau):
     _only_about_the_removed_writes(result, flipped, writes)  # and, beside it, only its tool's count
     keys = {key["key"]: key for key in result["keys"]}
     for cid, (_, index, tool) in writes.items():
-        assert f"assertion {index} tool_executed {tool} (local)" in keys[cid]["broke"]
+        assert f"assertion {index} tool_executed {tool} (local) with arguments" in keys[cid]["broke"]
 
 
 def test_the_text_output_of_the_planted_regression(tau):
