@@ -93,9 +93,11 @@ def test_calibrate_gives_the_confusion_matrix_and_the_library_s_kappa(labelled):
 def test_require_calibration_decides_with_a_good_enough_judge_and_marks_the_rest_uncalibrated(labelled):
     conversation = "conversations/asks_1.jsonl"
     check = ("check", "--format", "json", "--scenario", "eval/scenarios/asks.yml", conversation)
-    none_yet = json.loads(dialogcheck(*check, "--require-calibration", "0.2", cwd=labelled).stdout)
+    uncalibrated = dialogcheck(*check, "--require-calibration", "0.2", cwd=labelled)
+    assert uncalibrated.returncode == 3, uncalibrated.stderr  # nothing decided the criterion: never exit 0
+    none_yet = json.loads(uncalibrated.stdout)
     criterion = none_yet["criteria"][0]
-    assert (criterion["outcome"], criterion["uncalibrated"]) == ("skip", True)
+    assert (none_yet["verdict"], criterion["outcome"], criterion["uncalibrated"]) == ("error", "error", True)
     assert criterion["detail"].startswith("uncalibrated (no calibration file of this judge")
     assert "the judge said pass: the agent's turn 1 says so (PASS)" in criterion["detail"]
 
@@ -103,7 +105,7 @@ def test_require_calibration_decides_with_a_good_enough_judge_and_marks_the_rest
     good = dialogcheck(*check, "--require-calibration", "0.2", cwd=labelled)
     assert good.returncode == 0 and json.loads(good.stdout)["criteria"][0]["outcome"] == "pass"
     strict = json.loads(dialogcheck(*check, "--require-calibration", "0.5", cwd=labelled).stdout)["criteria"][0]
-    assert strict["outcome"] == "skip" and "kappa against human labels is 0.33, below the required 0.5" in strict["detail"]
+    assert strict["outcome"] == "error" and "kappa against human labels is 0.33, below the required 0.5" in strict["detail"]
 
 
 def test_a_changed_prompt_template_no_longer_matches_the_calibration(labelled):
@@ -159,15 +161,15 @@ def test_run_with_require_calibration_marks_criteria_uncalibrated(tmp_path, open
     (tmp_path / "eval" / "scenarios" / "asks.yml").write_text(SCENARIO.replace("  goals:", "  script: [hello]\n  goals:"))
     result = CliRunner().invoke(cli, ["run", str(tmp_path), "--require-calibration", "0.5", "--runs", "2", "--results", str(tmp_path / "r")])
     run = json.loads((tmp_path / "r" / "asks" / "run_1.json").read_text())
-    assert [(c["outcome"], c.get("uncalibrated")) for c in run["criteria"]] == [("skip", True), ("skip", True)]
-    assert run["verdict"] == "pass" and result.exit_code == 0, result.output
+    assert [(c["outcome"], c.get("uncalibrated")) for c in run["criteria"]] == [("error", True), ("error", True)]
+    assert run["verdict"] == "error" and result.exit_code == 3, result.output  # nothing decided: never exit 0
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
-    rows = [(row["kind"], row["skip"], row.get("uncalibrated")) for row in summary["checks"]]
-    assert rows == [("criterion", 2, 2), ("criterion", 2, 2)]  # counted apart from other skips
+    rows = [(row["kind"], row["error"], row["skip"], row.get("uncalibrated")) for row in summary["checks"]]
+    assert rows == [("criterion", 2, 0, 2), ("criterion", 2, 0, 2)]  # counted apart from other errors
     text = (tmp_path / "r" / "summary.txt").read_text()
     assert text.count("uncalibrated: asks: criterion ") == 2 and "left undecided 2 times\n" in text
     page = (tmp_path / "r" / "report.html").read_text()
-    assert page.count('<td class="num" data-v="2">2 <span class="uncal"') == 2 and "(2 uncalibrated)" in page
+    assert page.count('<td class="num errored" data-v="2">2 <span class="uncal"') == 2 and "(2 uncalibrated)" in page
     plain = CliRunner().invoke(cli, ["run", str(tmp_path), "--no-judge", "--runs", "2", "--results", str(tmp_path / "r2")])
     assert plain.exit_code == 0, plain.output
     skipped = json.loads((tmp_path / "r2" / "summary.json").read_text())["checks"]
@@ -183,3 +185,23 @@ def test_a_judge_that_breaks_leaves_its_pairs_undecided_and_exits_3(labelled, op
     document = json.loads(result.stdout)
     assert (document["pairs"], document["decided"], document["kappa"], document["agreement"]) == (7, 0, None, None)
     assert {p["judge"] for p in document["undecided"]} == {"error"} and "no such model" in document["undecided"][0]["rationale"]
+
+
+def test_an_uncalibrated_judge_that_answers_fail_leaves_the_batch_errored_in_every_output(labelled):
+    """The judge says FAIL, but may not decide: the criterion is an error (never a skip that lets the batch pass)."""
+    from click.testing import CliRunner
+
+    from dialogcheck._cli.main import cli
+
+    check = ["check", "--scenario", str(labelled / "eval/scenarios/asks.yml"), str(labelled / "conversations/tells_1.jsonl"), "--require-calibration", "0.5"]
+    for extra in ([], ["--format", "json"], ["--junit", str(labelled / "junit.xml")]):
+        result = CliRunner().invoke(cli, [*check, *extra])
+        assert result.exit_code == 3, (extra, result.output)
+    document = json.loads(CliRunner().invoke(cli, [*check, "--format", "json"]).stdout)
+    assert document["verdict"] == "error"
+    assert [(c["outcome"], c["uncalibrated"]) for c in document["criteria"]] == [("error", True), ("error", True)]
+    assert "the judge said fail" in document["criteria"][0]["detail"]
+    text = CliRunner().invoke(cli, check).output
+    assert "uncalibrated (no calibration file of this judge" in text and "the judge said fail" in text
+    junit = (labelled / "junit.xml").read_text()
+    assert "<error" in junit and "uncalibrated (no calibration file" in junit and "<failure" not in junit

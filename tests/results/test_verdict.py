@@ -43,11 +43,11 @@ def test_an_uncalibrated_llm_judge_step_is_read_back_as_such_and_counted_apart()
     from dialogcheck.results.codec import conversation_document, decode_conversation
     from dialogcheck.results.stats import CheckStats
 
-    step = {"id": "ask", "type": "llm_judge", "label": None, "required": True, "weight": 1.0, "outcome": "skip", "detail": "uncalibrated (no file)", "evidence": []}
-    document = {"source": "log.jsonl#1", "verdict": "pass", "subject": "S", "assertions": [], "sop": [step | {"uncalibrated": True}], "criteria": []}
+    step = {"id": "ask", "type": "llm_judge", "label": None, "required": True, "weight": 1.0, "outcome": "error", "detail": "uncalibrated (no file)", "evidence": []}
+    document = {"source": "log.jsonl#1", "verdict": "error", "subject": "S", "assertions": [], "sop": [step | {"uncalibrated": True}], "criteria": []}
     back = decode_conversation(document, "part-00000.jsonl", 1)
     assert conversation_document(back, with_source=True)["sop"][0]["uncalibrated"] is True
     stats = CheckStats()
     stats.add(back, "log.jsonl#1")
-    stats.add(decode_conversation(document | {"sop": [step]}, "part-00000.jsonl", 2), "log.jsonl#2")  # a plain skip
-    assert [(row.counts.skipped, row.uncalibrated) for row in stats] == [(2, 1)]
+    stats.add(decode_conversation(document | {"sop": [step]}, "part-00000.jsonl", 2), "log.jsonl#2")  # a plain error
+    assert [(row.counts.errored, row.uncalibrated) for row in stats] == [(2, 1)]

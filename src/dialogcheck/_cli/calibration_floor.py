@@ -12,13 +12,13 @@ from .numbers import Number
 REQUIRE_CALIBRATION_OPTION = click.option(
     "--require-calibration", "min_kappa", type=Number(-1.0, 1.0), metavar="MIN_KAPPA",
     help="LLM-judged checks count only when `dialogcheck calibrate` found the judge (provider, model, options, prompt "
-    "template) agreeing with human labels at this Cohen's kappa or more; otherwise they are uncalibrated (skipped, "
-    "shown with the judge's verdict).",
+    "template) agreeing with human labels at this Cohen's kappa or more; otherwise they are uncalibrated: errors "
+    "(exit 3 when nothing failed), shown with the judge's verdict.",
 )
 
 
 def require_calibration(judge: Any, root: Path | None, min_kappa: float | None) -> None:
-    """Mark `judge` uncalibrated (its judgements become `skip`) when its calibration is missing or below the floor."""
+    """Mark `judge` uncalibrated (its judgements become `error`) when its calibration is missing or below the floor."""
     if judge is None or min_kappa is None:
         return
     from ..calibration import CALIBRATION_FOLDER, uncalibrated_reason

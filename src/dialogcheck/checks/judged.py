@@ -51,7 +51,7 @@ class Judgement:
     inconclusive: bool = False
     #: Samples that disagreed: how many said each verdict (`unstable`); empty when they agreed, or one was asked.
     split: tuple[tuple[str, int], ...] = ()
-    #: The judge has no calibration good enough (`--require-calibration`): `skip`, never deciding.
+    #: The judge has no calibration good enough (`--require-calibration`): `error`, never deciding.
     uncalibrated: bool = False
 
 

@@ -73,10 +73,13 @@ async def judge_one(judge: Judge, conversation: Conversation, request: JudgeRequ
 
 
 def uncalibrated(judgement: Judgement, reason: str) -> Judgement:
-    """A judgement that may not decide (`--require-calibration`): `skip`, saying why and what the judge said."""
+    """A judgement that may not decide (`--require-calibration`): `error`, saying why and what the judge said.
+
+    An error, never a skip: nothing decided the check, so a batch with it cannot pass (exit 3 when nothing failed).
+    """
     said = "inconclusive" if judgement.inconclusive else judgement.outcome.value
     return Judgement(
-        Outcome.SKIP, f"uncalibrated ({reason}); the judge said {said}: {judgement.detail}", judgement.usage, judgement.cached,
+        Outcome.ERROR, f"uncalibrated ({reason}); the judge said {said}: {judgement.detail}", judgement.usage, judgement.cached,
         judgement.raw, evidence=judgement.evidence, uncalibrated=True,
     )
 

@@ -81,8 +81,9 @@ def checks_table(rows: Iterable[CheckRow], groups: list[Group], *, noun: str) ->
         cells = [
             f'<td class="num" data-v="{position + 1}">{position + 1}</td>', f"<td>{label}</td>", f"<td>{_KIND_NAME[stat.kind]}</td>",
             f"<td>{esc(group.slug)}</td>" if several else "",
-            *(f'<td class="num{cls}" data-v="{n}">{n:,}</td>' for n, cls in ((counts.passed, ""), (counts.failed, " failed"), (counts.errored, " errored"))),
-            f'<td class="num" data-v="{counts.skipped}">{counts.skipped:,}{_uncalibrated(stat.uncalibrated)}</td>',
+            *(f'<td class="num{cls}" data-v="{n}">{n:,}</td>' for n, cls in ((counts.passed, ""), (counts.failed, " failed"))),
+            f'<td class="num errored" data-v="{counts.errored}">{counts.errored:,}{_uncalibrated(stat.uncalibrated)}</td>',
+            f'<td class="num" data-v="{counts.skipped}">{counts.skipped:,}</td>',
             f'<td class="num" data-v="{stat.failure_rate if stat.failure_rate is not None else -1}">{_rate(stat.failure_rate)}</td>',
         ]
         body.append(f'<tr data-check="{position}" class="{"bad" if counts.failed else ""} {"err" if counts.errored else ""}">{"".join(cells)}</tr>')
@@ -100,7 +101,7 @@ def checks_table(rows: Iterable[CheckRow], groups: list[Group], *, noun: str) ->
 
 
 def _uncalibrated(n: int) -> str:
-    """Of a check's skips, those its judge was not calibrated well enough to decide (counted apart)."""
+    """Of a check's errors, those its judge was not calibrated well enough to decide (counted apart)."""
     return f' <span class="uncal" title="left to a judge below --require-calibration\'s floor">({n:,} uncalibrated)</span>' if n else ""
 
 

@@ -178,7 +178,7 @@ def render_check_table(stats: CheckStats, *, examples: bool = True) -> Styled:
     if quiet:
         text.append(f"{quiet} check{'s' if quiet != 1 else ''} never failed or errored\n", "green" if rows else "")
     uncalibrated = [row for row in stats if row.uncalibrated]
-    for row in uncalibrated:  # counted apart: skips that no calibrated judge decided (--require-calibration)
+    for row in uncalibrated:  # counted apart: errors that no calibrated judge decided (--require-calibration)
         scenario = f"{shown(row.scenario)}: " if row.scenario is not None else ""
         text.append(f"uncalibrated: {scenario}{shown(row.label)} left undecided {row.uncalibrated:,} time{'s' if row.uncalibrated != 1 else ''}\n", "yellow")
     scores = stats.sop_scores

@@ -553,7 +553,7 @@ def stats_document(stats: CheckStats) -> dict[str, Any]:
             entry["scenario"] = row.scenario
         entry |= {"id": row.id} if row.kind is CheckKind.SOP else {"index": row.index}
         entry |= {outcome.value: row.counts.by_outcome[outcome] for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.SKIP, Outcome.ERROR)}
-        if row.uncalibrated:  # said only then: of the skips, those of a judge below --require-calibration's floor
+        if row.uncalibrated:  # said only then: of the errors, those of a judge below --require-calibration's floor
             entry["uncalibrated"] = row.uncalibrated
         entry["failure_rate"] = row.failure_rate
         entry["examples"] = row.examples

@@ -126,7 +126,7 @@ class CheckLine:
     inconclusive: bool = False
     #: How a judged check's samples split when they disagreed (`unstable`).
     split: tuple[tuple[str, int], ...] = ()
-    #: A judged check whose judge has no calibration good enough: `skip`, shown as uncalibrated.
+    #: A judged check whose judge has no calibration good enough: `error`, shown as uncalibrated.
     uncalibrated: bool = False
 
     @property

@@ -42,7 +42,7 @@ class CheckStat:
     scenario: str | None = None
     counts: Counts = field(default_factory=Counts)
     examples: list[str] = field(default_factory=list)
-    #: Of its skips, those of a judge without a good enough calibration (`--require-calibration`): counted apart.
+    #: Of its errors, those of a judge without a good enough calibration (`--require-calibration`): counted apart.
     uncalibrated: int = 0
 
     @property
@@ -102,7 +102,7 @@ class CheckStats:
     The conversations of a batch end in few patterns of outcomes (most pass everything, many fail the
     same checks), so a result is counted as its pattern, one tally a conversation, and the patterns are
     spread over the rows' counts when the rows are read (or every `PATTERNS_HELD` patterns, which keeps
-    memory flat). Examples and uncalibrated skips are noted as they come, at the positions of the pattern
+    memory flat). Examples and uncalibrated errors are noted as they come, at the positions of the pattern
     that hold them.
     """
 
@@ -117,7 +117,7 @@ class CheckStats:
         self._in_order: dict[tuple[str | None, int], list[CheckStat]] = {}
         #: How many conversations ended in each pattern of outcomes (per scenario), not yet in the rows.
         self._patterns: dict[tuple[str | None, tuple[Outcome, ...]], int] = {}
-        #: Per pattern, the positions of its failures and of its skips.
+        #: Per pattern, the positions of its failures and of its errors.
         self._marks: dict[tuple[Outcome, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
         #: The verdicts of each scenario's conversations (its repeats), by slug: (name, counts).
         self._scenarios: dict[str, tuple[str, Counts]] = {}
@@ -143,12 +143,12 @@ class CheckStats:
             rows = self._in_order[scenario, len(outcomes)] = [self._row(line, scenario) for line in result.checks()]
         pattern = (scenario, outcomes)
         self._patterns[pattern] = self._patterns.get(pattern, 0) + 1
-        failures, skips = self._marks_of(outcomes)
+        failures, errors = self._marks_of(outcomes)
         for position in failures:
             examples = rows[position].examples
             if len(examples) < EXAMPLES:
                 examples.append(example)
-        for position in skips:
+        for position in errors:
             if result.uncalibrated_at(position):
                 rows[position].uncalibrated += 1
         if len(self._patterns) >= self.PATTERNS_HELD:
@@ -163,8 +163,8 @@ class CheckStats:
             if len(self._marks) >= self.PATTERNS_HELD:
                 self._marks.clear()
             failures = tuple(i for i, outcome in enumerate(outcomes) if outcome is Outcome.FAIL)
-            skips = tuple(i for i, outcome in enumerate(outcomes) if outcome is Outcome.SKIP)
-            marks = self._marks[outcomes] = (failures, skips)
+            errors = tuple(i for i, outcome in enumerate(outcomes) if outcome is Outcome.ERROR)
+            marks = self._marks[outcomes] = (failures, errors)
         return marks
 
     def _count_patterns(self) -> None:
