@@ -186,3 +186,72 @@ def test_an_entry_made_a_link_while_the_call_ran_is_not_written_through(tmp_path
     with pytest.raises(LLMError, match="is a symbolic link: refused"):
         asyncio.run(client.complete(chat()))
     assert target.read_text() == "untouched" and path.is_symlink()
+
+
+def _complete_in_a_thread(client, request):
+    """`client.complete(request)` in a thread; a read that blocks is unblocked (by writing to the pipe) and fails the test."""
+    import threading
+
+    outcome = {}
+
+    def call():
+        try:
+            outcome["response"] = asyncio.run(client.complete(request))
+        except BaseException as err:  # noqa: BLE001 - handed to the test
+            outcome["error"] = err
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(120)  # a margin for a loaded machine: the fixed read never waits at all
+    return thread, outcome
+
+
+def test_an_entry_that_is_a_named_pipe_is_a_miss_never_a_wait(tmp_path):
+    import os
+
+    inner = Recording()
+    client = CachedClient(inner, tmp_path / "cache")
+    path = client.path_for(chat())
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    thread, outcome = _complete_in_a_thread(client, chat())
+    if thread.is_alive():
+        with open(path, "wb"):  # lets the blocked read go on, so the test ends
+            pass
+        thread.join(30)
+        pytest.fail("reading a named pipe as a cache entry waited for a writer")
+    assert "error" not in outcome, outcome
+    assert outcome["response"].text.startswith('{"verdict": "PASS"') and not outcome["response"].cached
+    assert inner.calls == 1 and (client.hits, client.misses) == (0, 1)
+    assert path.is_file()  # the answer replaced the pipe: a rerun hits
+    assert asyncio.run(client.complete(chat())).cached
+
+
+def test_an_entry_larger_than_the_bound_is_a_miss_and_is_rewritten(tmp_path, monkeypatch):
+    from dialogcheck.llm import cache
+
+    inner = Recording()
+    client = CachedClient(inner, tmp_path / "cache")
+    asyncio.run(client.complete(chat()))
+    monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", client.path_for(chat()).stat().st_size - 1)  # one byte over the bound
+    assert not asyncio.run(client.complete(chat())).cached and inner.calls == 2
+    monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", client.path_for(chat()).stat().st_size)  # at the bound: read
+    assert asyncio.run(client.complete(chat())).cached and inner.calls == 2
+
+
+def test_a_replay_miss_passes_over_a_named_pipe_in_the_folder(tmp_path):
+    import os
+
+    client = CachedClient(Recording(), tmp_path / "cache")
+    asyncio.run(client.complete(chat(temperature=0)))
+    pipe = client.path_for(chat(temperature=0)).parent / ("0" * 64 + ".json")
+    os.mkfifo(pipe)
+    replaying = CachedClient(Recording(), tmp_path / "cache", replay=True)
+    thread, outcome = _complete_in_a_thread(replaying, chat(temperature=1))
+    if thread.is_alive():
+        with open(pipe, "wb"):
+            pass
+        thread.join(30)
+        pytest.fail("a replay miss waited on a named pipe in the cache folder")
+    assert isinstance(outcome.get("error"), LLMError), outcome
+    assert str(outcome["error"]).endswith("its messages match the nearest cached request, but not its options")

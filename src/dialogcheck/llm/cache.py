@@ -2,7 +2,8 @@
 
 The key is the sha256 of the whole request (`ChatRequest.identity()`); each
 entry keeps that request beside the answer, so a folder of entries can be
-read and audited. A file that cannot be read is a miss, and is rewritten.
+read and audited. A file that cannot be read is a miss, and is rewritten; so is
+an entry that is not a regular file (a named pipe, a folder) or is too large.
 An entry holds no credential (held ones are masked, header values are only
 hashed), and an entry that is a symbolic link is refused, never followed: a
 cache folder committed to a repository could otherwise point a read at any
@@ -159,11 +160,25 @@ def _refuse_links(path: Path) -> None:
             raise LLMError(f"the answer cache entry {place} is a symbolic link: refused, not followed (delete it, or pass --no-cache)")
 
 
+#: The largest entry read: a request holds its whole prompt (the judge's is up to `max_prompt_chars`), never more.
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+
+
 def _read_bytes(path: Path) -> bytes:
-    """The entry's bytes; opening never follows a link, even one made after `_refuse_links` looked."""
-    handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    """The entry's bytes; `OSError` (a miss) for anything but a regular file of at most `MAX_ENTRY_BYTES`.
+
+    Opening never follows a link, even one made after `_refuse_links` looked, and never waits: a named pipe
+    committed as an entry would block the read until something wrote to it.
+    """
+    handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(handle, "rb") as file:
-        return file.read()
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"the answer cache entry {path} is not a regular file")
+        data = file.read(MAX_ENTRY_BYTES + 1)
+        if len(data) > MAX_ENTRY_BYTES:
+            raise OSError(f"the answer cache entry {path} is larger than {MAX_ENTRY_BYTES:,} bytes")
+        return data
 
 
 def _read(path: Path, request: ChatRequest) -> ChatResponse | None:
