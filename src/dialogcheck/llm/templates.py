@@ -11,13 +11,17 @@ variables, never Python's internals (`cycler.__init__.__globals__.os` is
 refused). `template_problems` finds such reaches when the config is loaded,
 with their line and column, before anything runs; whatever it cannot see
 (an attribute name computed while rendering) the sandbox still refuses.
+Rendering has a budget (`template_budget`): a template that loops or
+computes past it is an error naming its file, found at load time where the
+loops are over constant ranges.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -44,10 +48,11 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 def _sandbox() -> Any:
     try:
         from jinja2 import StrictUndefined
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        from .template_budget import BudgetedSandbox
     except ImportError:  # pragma: no cover - the LLM extras bring jinja2
         raise LLMError("prompt templates need jinja2: pip install 'dialogcheck[openai]' or 'dialogcheck[anthropic]'") from None
-    return ImmutableSandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    return BudgetedSandbox(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
 
 
 def unsafe_attribute(name: str) -> bool:
@@ -71,7 +76,7 @@ def _never_read() -> frozenset[str]:
 
 
 def template_problems(source: str, file: str) -> list[Problem]:
-    """Every reach for an unsafe attribute, loading tag or syntax error in a template, at its line and column.
+    """Every reach for an unsafe attribute, loading tag, loop past the budget or syntax error in a template, at its line and column.
 
     jinja2 is optional (the LLM extras bring it); without it no template is ever rendered, so none is checked.
     """
@@ -87,7 +92,9 @@ def template_problems(source: str, file: str) -> list[Problem]:
         return [Problem(f"invalid template: {err.message}", file, line, _tag_column(lines, line))]
     seen: dict[tuple[int, str], int] = {}  # a name met again on the same line points at its next occurrence
     problems = []
-    for message, line, name in _unsafe_reaches(tree):
+    from .template_budget import budget_problems
+
+    for message, line, name in (*_unsafe_reaches(tree), *budget_problems(tree)):
         nth = seen[line, name] = seen.get((line, name), -1) + 1
         problems.append(Problem(message, file, line, _name_column(lines, line, name, nth)))
     return sorted(problems, key=lambda p: (p.line, p.column))
@@ -148,8 +155,10 @@ def _tag_column(lines: list[str], line: int) -> int:
 class Templates:
     """Renders prompts by conftest key, from the project's override or the built-in file, in the sandbox."""
 
-    def __init__(self, overrides: Mapping[str, Path] | None = None):
+    def __init__(self, overrides: Mapping[str, Path] | None = None, clock: Callable[[], float] = time.monotonic):
         self._overrides = dict(overrides or {})
+        #: What a render's wall-clock limit is read from (tests pass one that jumps).
+        self.clock = clock
         self._compiled: dict[str, Any] = {}
         self._variables: dict[str, frozenset[str]] = {}
 
@@ -195,8 +204,12 @@ class Templates:
                 template = self._compiled[key] = self._environment.from_string(self.source(key))
             except jinja2.TemplateSyntaxError as err:
                 raise LLMError(f"{self.where(key)}:{err.lineno}: invalid template: {err.message}") from None
+        from .template_budget import Budget, OverBudget, render_within
+
         try:
-            rendered = template.render(**variables)
+            rendered = render_within(template, variables, Budget(self.clock))
+        except OverBudget as err:
+            raise LLMError(f"{self.where(key)}: the template was stopped, over its rendering budget: {err}") from None
         except Exception as err:  # jinja2.UndefinedError, the sandbox's SecurityError and friends: a broken custom template
             import jinja2
 
