@@ -37,6 +37,10 @@ CLIENT_KEYS = (
     "provider", "model", "base_url", "api_key", "api_key_env", "extra_headers", "timeout", "max_retries", "structured_output",
     "max_prompt_chars",
 )
+#: Provider options dialogcheck bounds when given (each role sets `max_tokens` itself otherwise): the most tokens an
+#: answer may take, as llama.cpp, vLLM, Ollama and OpenAI's older models read it, and as OpenAI's newer ones do.
+OUTPUT_BOUNDS = ("max_tokens", "max_completion_tokens")
+MAX_OUTPUT_TOKENS = 1_000_000
 #: An HTTP header name (RFC 9110 token): nothing that could end the header line.
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 #: The judge's transcript and event ledger together, in characters: about 250k tokens, past what most models read.
@@ -66,7 +70,8 @@ class LLMSettings:
     structured_output: str = "json_schema"
     #: A judge prompt whose transcript and ledger pass this is a judge error, never sent (the model would refuse it).
     max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS
-    #: Passed as they are to the provider's call (temperature, max_tokens, ...).
+    #: Passed as they are to the provider's call (temperature, max_tokens, ...); without `max_tokens` or
+    #: `max_completion_tokens`, each request sets `max_tokens` to its role's bound.
     options: Mapping[str, Any] = field(default_factory=dict)
     #: `extra_headers`: sent with every request (a gateway's token, say); credentials, so never stored.
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -171,8 +176,8 @@ def _llm(node: YNode, problems: Problems, what: str) -> LLMSettings | None:
     fields = Fields(mapping, problems, what, tuple(mapping.keys))
     count = len(problems.items)
     for key, pos in mapping.keys.items():
-        close = difflib.get_close_matches(key, CLIENT_KEYS, n=1, cutoff=0.8)
-        if key not in CLIENT_KEYS and close:
+        close = difflib.get_close_matches(key, (*CLIENT_KEYS, *OUTPUT_BOUNDS), n=1, cutoff=0.8)
+        if key not in CLIENT_KEYS and key not in OUTPUT_BOUNDS and close:
             problems.add(f"unknown field `{key}` in {what} (did you mean `{close[0]}`?)", pos)
     provider = fields.choice("provider", PROVIDERS, required=True)
     model = fields.string("model", required=True)
@@ -184,6 +189,8 @@ def _llm(node: YNode, problems: Problems, what: str) -> LLMSettings | None:
     max_retries = fields.integer("max_retries", minimum=0, maximum=20)
     structured = fields.choice("structured_output", STRUCTURED_OUTPUT)
     max_prompt_chars = fields.integer("max_prompt_chars", minimum=1000)
+    for bound in OUTPUT_BOUNDS:  # passed to the provider with the options, once known to be a sane bound
+        fields.integer(bound, minimum=1, maximum=MAX_OUTPUT_TOKENS)
     if provider in ("openai_compatible", "vllm", "llama_cpp") and base_url is None:
         problems.add(f"{what} with `provider: {provider}` needs `base_url` (the server's /v1 address)", mapping.pos)
     if provider == "anthropic" and base_url is not None and not base_url.startswith(("http://", "https://")):

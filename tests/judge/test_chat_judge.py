@@ -51,7 +51,7 @@ def test_a_pass_with_its_rationale_and_the_prompt_it_was_given():
     verdict = judge(client)
     assert (verdict.passed, verdict.reasoning, verdict.usage) == (True, "order_replacement ran in turn 1", Usage(100, 20))
     (request,) = client.requests
-    assert (request.provider, request.model, dict(request.options)) == ("openai", "judge-model", {"temperature": 0})
+    assert (request.provider, request.model, dict(request.options)) == ("openai", "judge-model", {"temperature": 0, "max_tokens": 2048})
     assert request.json_schema == CRITERION_SCHEMA
     prompt = request.messages[0].content
     assert "USER: replace my card" in prompt and "AGENT: Ordered!" in prompt

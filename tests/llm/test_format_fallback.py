@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import threading
+import time
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -32,6 +33,8 @@ class FormatServer:
     def __init__(self, refused: tuple[str, ...], status: int, message: str, answer=PASS):
         self.refused, self.status, self.message, self.answer = refused, status, message, answer
         self.formats: list[str | None] = []
+        #: Seconds a refusal waits before it is sent.
+        self.delay = 0.0
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
@@ -58,6 +61,7 @@ class FormatServer:
                 with server.lock:
                     server.formats.append(kind)
                 if kind in server.refused:
+                    time.sleep(server.delay)
                     self._send(server.status, error_body(server.message))
                 else:
                     self._send(200, server.answer(body))

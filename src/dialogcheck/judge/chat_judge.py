@@ -25,6 +25,12 @@ from .citations import answer_problem, cited_events
 from .ledger import render_ledger
 from .transcript import TooLong, render_transcript
 
+#: The output bound of a criterion's answer (a verdict, a rationale, citations) and of a metrics answer (a score
+#: and a reason for each metric), unless `max_tokens` of evaluation.llm says otherwise: room for a model that
+#: thinks aloud first, never the thousands of tokens a looping model would bill.
+CRITERION_MAX_TOKENS = 2048
+METRICS_MAX_TOKENS = 2048
+
 METRIC_DESCRIPTIONS = {
     "task_completion": "did the customer get what they came for? (passed true or false)",
     "helpfulness": "how useful were the agent's answers and actions? (score 1 to 5)",
@@ -64,11 +70,13 @@ class ChatJudge:
         model: str | None = None,
         validate: Callable[[dict[str, Any]], str | None] | None = None,
         sample: int = 0,
+        max_tokens: int = CRITERION_MAX_TOKENS,
     ) -> JsonAnswer:
         """One prompt, a schema-valid JSON answer; every failure becomes a `JudgeError`."""
         try:
             return await ask_json(
-                self.client, self.settings, [ChatMessage("user", prompt)], schema, model=model, attempts=self.attempts, validate=validate, sample=sample
+                self.client, self.settings, [ChatMessage("user", prompt)], schema, model=model, attempts=self.attempts, validate=validate, sample=sample,
+                max_tokens=max_tokens,
             )
         except NoValidAnswer as err:
             raise JudgeError(str(err), err.raw, err.usage) from None
@@ -139,7 +147,7 @@ class ChatJudge:
                 metrics=list(metrics),
                 descriptions=METRIC_DESCRIPTIONS,
             )
-            answer = await self.ask_json(prompt, metrics_schema(metrics))
+            answer = await self.ask_json(prompt, metrics_schema(metrics), max_tokens=METRICS_MAX_TOKENS)
         except JudgeError as err:
             return {"error": mask(str(err))}
         scores = {name: {key: mask(value) if isinstance(value, str) else value for key, value in answer.value[name].items()} for name in metrics}

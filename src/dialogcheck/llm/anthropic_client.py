@@ -39,7 +39,7 @@ def resolve_api_key(settings: LLMSettings) -> str | None:
 
 
 class AnthropicClient(SdkClient):
-    """One Messages call per `complete`; `max_tokens` is 1024 unless the options say otherwise."""
+    """One Messages call per `complete`; `max_tokens` (or `max_completion_tokens`) from the options, else 1024."""
 
     def __init__(self, settings: LLMSettings):
         try:
@@ -50,7 +50,10 @@ class AnthropicClient(SdkClient):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         options = dict(request.options)
-        max_tokens = int(options.pop("max_tokens", DEFAULT_MAX_TOKENS))
+        # The Messages API requires a bound: the role's (ask_json sets it), else the config's, else 1024.
+        bound = options.pop("max_tokens", None)
+        alternative = options.pop("max_completion_tokens", None)
+        max_tokens = int(bound or alternative or DEFAULT_MAX_TOKENS)
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         messages = [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"]
         call: dict[str, Any] = {"system": system} if system else {}
@@ -78,6 +81,7 @@ class AnthropicClient(SdkClient):
         return ChatResponse(
             text="".join(block.text for block in message.content if getattr(block, "type", None) == "text"),
             model=message.model or request.model,
+            truncated=getattr(message, "stop_reason", None) == "max_tokens",
             usage=Usage(
                 # Cached prompt tokens are counted apart by Anthropic; the input is all three.
                 input_tokens=(usage.input_tokens or 0)

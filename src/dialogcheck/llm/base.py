@@ -99,6 +99,8 @@ class ChatResponse:
     cached: bool = False
     #: How many attempts the provider call took (1 when it worked the first time).
     attempts: int = 1
+    #: The model stopped at the request's output bound (`max_tokens`): the answer is cut short.
+    truncated: bool = False
 
 
 class LLMError(Exception):

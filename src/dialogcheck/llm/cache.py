@@ -146,7 +146,8 @@ def _quote(text: str, at: int) -> str:
 
 
 def _dump(response: ChatResponse) -> dict[str, Any]:
-    return {"text": response.text, "model": response.model, "usage": response.usage.to_dict(), "attempts": response.attempts}
+    entry = {"text": response.text, "model": response.model, "usage": response.usage.to_dict(), "attempts": response.attempts}
+    return entry | {"truncated": True} if response.truncated else entry
 
 
 def _refuse_links(path: Path) -> None:
@@ -196,6 +197,7 @@ def _read(path: Path, request: ChatRequest) -> ChatResponse | None:
             usage=Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0), usage.get("cost")),
             cached=True,
             attempts=int(answer.get("attempts", 1)),
+            truncated=answer.get("truncated") is True,
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None

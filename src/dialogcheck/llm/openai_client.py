@@ -9,13 +9,23 @@ refuses `json_schema` (HTTP 500), some vLLM and Ollama builds refuse
 `response_format` altogether (HTTP 400). A refusal that names the format
 steps down once, json_schema -> json_object -> the prompt alone, and the
 step that worked is remembered for that endpoint and model for the rest of
-the process (the warning on the `dialogcheck` logger says so once).
+the process (the warning on the `dialogcheck` logger says so once). Until a
+first JSON answer has shown what works, requests to that endpoint and model
+wait for it one at a time, so a first wave sent together costs one refusal,
+not one each.
+
+Every request carries an output bound: `max_tokens` (what llama.cpp, vLLM,
+Ollama and OpenAI's older models read) from the request's options, where the
+role's default is set unless the config gives `max_tokens` or
+`max_completion_tokens` (OpenAI's newer models) itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
+import weakref
 from typing import Any
 
 from ..config import LLMSettings
@@ -54,12 +64,27 @@ FORMAT_STEPS = ("json_schema", "json_object", "none")
 #: What worked, by (endpoint, model), for the rest of the process.
 _working_format: dict[tuple[str | None, str], str] = {}
 _format_lock = threading.Lock()
+#: The (endpoint, model) pairs a JSON answer came from: what works there is known.
+_answered: set[tuple[str | None, str]] = set()
+#: Per event loop, the lock the first JSON requests of an endpoint and model take turns on.
+_probe_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str | None, str], asyncio.Lock]] = weakref.WeakKeyDictionary()
 logger = logging.getLogger("dialogcheck")
 
 
 def working_format(endpoint: str | None, model: str, configured: str) -> str:
     """The format to ask with: the one a refusal stepped down to, else the configured one."""
     return _working_format.get((endpoint, model), configured)
+
+
+def format_known(endpoint: str | None, model: str) -> bool:
+    """Whether a JSON answer, or a refusal, has shown which format this endpoint and model take."""
+    key = (endpoint, model)
+    return key in _answered or key in _working_format
+
+
+def _probe_lock(endpoint: str | None, model: str) -> asyncio.Lock:
+    locks = _probe_locks.setdefault(asyncio.get_running_loop(), {})
+    return locks.setdefault((endpoint, model), asyncio.Lock())
 
 
 def step_down(endpoint: str | None, model: str, refused: str) -> str:
@@ -104,6 +129,15 @@ class OpenAIClient(SdkClient):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         endpoint = self.settings.endpoint
+        probing = request.json_schema is not None and self.settings.structured_output != "none"
+        if probing and not format_known(endpoint, request.model):
+            async with _probe_lock(endpoint, request.model):  # the first answer learns the format; the others wait for it
+                if not format_known(endpoint, request.model):
+                    return await self._complete(request)
+        return await self._complete(request)
+
+    async def _complete(self, request: ChatRequest) -> ChatResponse:
+        endpoint = self.settings.endpoint
         mode = working_format(endpoint, request.model, self.settings.structured_output)
         while True:
             try:
@@ -113,6 +147,8 @@ class OpenAIClient(SdkClient):
                 if request.json_schema is None or mode == "none" or not refuses_format(error):
                     raise
                 mode = step_down(endpoint, request.model, mode)
+        if request.json_schema is not None:
+            _answered.add((endpoint, request.model))
         try:
             return self._response(completion, request)
         except SHAPE_ERRORS as err:
@@ -137,6 +173,7 @@ class OpenAIClient(SdkClient):
         usage = completion.usage
         return ChatResponse(
             text=completion.choices[0].message.content or "",
+            truncated=getattr(completion.choices[0], "finish_reason", None) == "length",
             model=completion.model or request.model,
             usage=Usage(
                 input_tokens=(usage.prompt_tokens or 0) if usage else 0,

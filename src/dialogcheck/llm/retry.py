@@ -124,7 +124,7 @@ def _describe(error: BaseException, timeout: float | None, secrets: tuple[str, .
     if isinstance(error, json.JSONDecodeError):
         return f"the server's answer is not JSON ({error})"
     if isinstance(error, TimeoutError) or "Timeout" in type(error).__name__:
-        return f"timed out after {timeout:g} s" if timeout else "timed out"
+        return f"timed out after {timeout:g} s (`timeout`, the limit of each attempt)" if timeout else "timed out"
     return message
 
 

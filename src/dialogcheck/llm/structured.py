@@ -19,6 +19,10 @@ from ..config import SEED_RANGE, LLMSettings
 from .base import ChatClient, ChatMessage, ChatRequest, LLMError, Usage
 
 DEFAULT_ATTEMPTS = 3
+#: The output bound of a request whose caller names none (each role names its own).
+DEFAULT_MAX_TOKENS = 1024
+#: The options that bound how long an answer may be: `max_tokens`, and `max_completion_tokens` of OpenAI's newer models.
+OUTPUT_BOUNDS = ("max_tokens", "max_completion_tokens")
 #: How often an answer that parses but says something invalid (`validate`) is asked again.
 INVALID_RETRIES = 1
 
@@ -78,6 +82,18 @@ def _first_error(validator: Any, answer: Any) -> Any:
     return jsonschema.exceptions.best_match(validator.iter_errors(answer))
 
 
+def bounded(options: Mapping[str, Any], max_tokens: int) -> Mapping[str, Any]:
+    """The options with `max_tokens` set to the role's bound, unless the config bounds the output itself."""
+    if any(name in options for name in OUTPUT_BOUNDS):
+        return options
+    return {**options, "max_tokens": max_tokens}
+
+
+def _cut_short(options: Mapping[str, Any]) -> str:
+    name = next(name for name in OUTPUT_BOUNDS if name in options)
+    return f"the answer was cut short at its output bound ({name} {options[name]}: raise `{name}` of the llm block in eval/conftest.yml)"
+
+
 def sample_seed(seed: int | None, sample: int) -> int | None:
     """The seed of a request: the caller's, moved on by the sample's number so the samples of one question may
     differ (sent only to providers that take a seed)."""
@@ -96,22 +112,25 @@ async def ask_json(
     validate: Callable[[dict[str, Any]], str | None] | None = None,
     sample: int = 0,
     repeat: int = 1,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> JsonAnswer:
     """Ask until the answer validates. Raises `NoValidAnswer`, or `LLMError` when a call fails.
 
     `validate` says what is wrong with a well-formed answer (None when nothing is); such an answer is asked
     again once with the reason, and a second one ends the asking. A `sample` after the first is another cache
     entry, asked with the seed moved on (`sample_seed`) where the provider takes one, so the samples may differ;
-    `repeat` tells the repeats of a run apart in the cache only (it is never sent).
+    `repeat` tells the repeats of a run apart in the cache only (it is never sent). `max_tokens` bounds each
+    answer (the role's bound; `max_tokens` or `max_completion_tokens` of the settings' options win).
     """
     messages = list(messages)
+    options = bounded(settings.options, max_tokens)
     usage, cached, raw, problem, invalid = Usage(), True, None, "no answer", 0
     for _ in range(attempts):
         request = ChatRequest(
             provider=settings.provider,
             model=model or settings.model,
             messages=tuple(messages),
-            options=settings.options,
+            options=options,
             json_schema=schema,
             endpoint=settings.base_url,
             headers=settings.headers,
@@ -124,7 +143,7 @@ async def ask_json(
         try:
             value = parse_json_answer(response.text, schema)
         except MalformedAnswer as err:
-            problem = str(err)
+            problem = _cut_short(options) if response.truncated else str(err)
         else:
             problem = validate(value) if validate is not None else None
             if problem is None:

@@ -30,6 +30,8 @@ from ..scenario.model import Scenario, UserProfile
 from ..scenario.traits import TRAITS
 
 PROMPT = "simulated_user_prompt"
+#: The output bound of one simulated message (`{"message", "done"}`), unless `max_tokens` of simulation.llm says otherwise.
+USER_MAX_TOKENS = 512
 #: The variable that makes a template the older one-message form: the whole conversation written into the prompt.
 TRANSCRIPT = "transcript"
 #: What the simulator reads when the agent has not spoken yet: a chat opens with the other side's message. Kept
@@ -167,7 +169,9 @@ class LLMUser:
 
     async def next_turn(self, transcript: Sequence[Said]) -> UserTurn:
         try:
-            answer = await ask_json(self.client, self.settings, self.messages(transcript), USER_SCHEMA, seed=self.seed, sample=self.attempt, repeat=self.repeat)
+            answer = await ask_json(self.client, self.settings, self.messages(transcript), USER_SCHEMA, seed=self.seed, sample=self.attempt, repeat=self.repeat,
+                max_tokens=USER_MAX_TOKENS,
+            )
         except NoValidAnswer as err:
             self.usage += err.usage
             raise

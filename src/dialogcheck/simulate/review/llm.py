@@ -19,6 +19,8 @@ from ...results.model import Reason
 from .model import Brief, Line
 
 RULE = "llm_review"
+#: The output bound of a review (a few faults, each a line), unless `max_tokens` of simulation.review.llm says otherwise.
+REVIEW_MAX_TOKENS = 1024
 #: The kinds of fault the reviewer may name, and how a reason says each.
 KINDS = {
     "contradicts_brief": "contradicts the brief",
@@ -56,7 +58,7 @@ class LLMReviewer:
     async def reasons(self, brief: Brief, transcript: Sequence[Line]) -> tuple[Reason, ...]:
         prompt = self.templates.render("user_review_prompt", brief="\n\n".join(p for p in brief.passages if p.strip()), transcript=numbered_transcript(transcript))
         try:
-            answer = await ask_json(self.client, self.settings, [ChatMessage("user", prompt)], REVIEW_SCHEMA)
+            answer = await ask_json(self.client, self.settings, [ChatMessage("user", prompt)], REVIEW_SCHEMA, max_tokens=REVIEW_MAX_TOKENS)
         except LLMError as err:
             raise LLMError(f"the user review: {err}") from err
         user_turns = {line.turn for line in transcript if line.speaker == "user"}
