@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from ._paths import project_folder
+from ._paths import project_folder, resolved
 from .checks.base import Outcome
 from .checks.judged import Judgement, JudgeRequest
 from .errors import LoadError, Problem, did_you_mean
@@ -47,6 +47,8 @@ class Label:
     criterion: str
     label: str
     line: int
+    #: Where `source`'s value starts on its line (1 when it cannot be told).
+    column: int = 1
 
 
 @dataclass(frozen=True)
@@ -102,14 +104,34 @@ def _label(line: str, number: int, scenario: Scenario) -> tuple[Any, str | None]
     criteria = scenario.goals.criteria
     if item["criterion"] not in criteria:
         return None, f"{item['criterion']!r} is not a criterion of scenario {scenario.name!r}{did_you_mean(item['criterion'], criteria)}"
-    return Label(item["source"], item["criterion"], item["label"], number), None
+    return Label(item["source"], item["criterion"], item["label"], number, _value_column(line, "source")), None
 
 
-def conversation_of(label: Label, labels_path: str) -> Conversation:
-    """The labelled conversation: a file as `check` names it, or a results folder's `<slug>/run_N`."""
+def _value_column(line: str, key: str) -> int:
+    """The column where the string value of `key` opens on a JSON line, or 1 (a key written with escapes)."""
+    at = line.find(f'"{key}"')
+    colon = line.find(":", at + len(key) + 2) if at >= 0 else -1
+    opening = line.find('"', colon) if colon >= 0 else -1
+    return opening + 1 if opening >= 0 else 1
+
+
+def conversation_of(label: Label, labels_path: str, root: Path) -> Conversation:
+    """The labelled conversation: a file as `check` names it, or a results folder's `<slug>/run_N`.
+
+    Only inside the project at `root`, once `..` and links are resolved: a labels file is input (a branch nobody
+    reviewed may hold it), and what it names is sent to the judge, so `/home/ci/.aws/credentials` or
+    `../../secrets.jsonl` is a load error at its line and column, never read.
+    """
     path = Path(label.source)
     if not path.is_file() and Path(f"{label.source}.events.jsonl").is_file():
         path = Path(f"{label.source}.events.jsonl")
+    target = resolved(path.absolute())
+    if target is None or not target.is_relative_to(root.resolve()):
+        raise LoadError.one(
+            f"the conversation {label.source!r} is outside the project folder {root.resolve()}: calibrate reads and sends to the "
+            "judge only conversations inside the project (copy it into the project)",
+            labels_path, label.line, label.column,
+        )
     try:
         return load_conversation(path)
     except OSError as err:

@@ -205,3 +205,27 @@ def test_an_uncalibrated_judge_that_answers_fail_leaves_the_batch_errored_in_eve
     assert "uncalibrated (no calibration file of this judge" in text and "the judge said fail" in text
     junit = (labelled / "junit.xml").read_text()
     assert "<error" in junit and "uncalibrated (no calibration file" in junit and "<failure" not in junit
+
+
+def test_label_sources_outside_the_project_are_refused_at_their_place_and_nothing_is_sent(labelled, openai_server, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    secret = elsewhere / "secret.jsonl"
+    secret.write_text('{"event": "user", "text": "the password is hunter2"}\n')
+    (labelled / "conversations" / "linked.jsonl").symlink_to(secret)
+    sources = [str(secret), f"../{elsewhere.name}/secret.jsonl", "conversations/linked.jsonl", "conversations/../../x"]
+    for safe_env in ((), ("--safe-env",)):
+        lines = [json.dumps({"source": "conversations/asks_1.jsonl", "criterion": CRITERION, "label": "pass"})]
+        lines += [json.dumps({"criterion": CRITERION, "source": source, "label": "pass"}) for source in sources]
+        (labelled / "labels.jsonl").write_text("\n".join(lines) + "\n")
+        result = calibrate(labelled, *safe_env)
+        assert result.returncode == 2, result.stderr
+        column = lines[1].index(json.dumps(str(secret))) + 1  # where the source's value opens
+        assert column > 40 and result.stderr.startswith(
+            f"labels.jsonl:2:{column}: the conversation {str(secret)!r} is outside the project folder {labelled.resolve()}: calibrate reads"
+        ), result.stderr
+        assert result.stdout == "" and "hunter2" not in result.stderr and openai_server.count == 0
+    for number, source in enumerate(sources[1:], 3):  # each refused alone, at its own line
+        (labelled / "labels.jsonl").write_text(json.dumps({"source": source, "criterion": CRITERION, "label": "fail"}) + "\n")
+        result = calibrate(labelled)
+        assert result.returncode == 2 and result.stderr.startswith(f"labels.jsonl:1:12: the conversation {source!r} is outside the project folder"), (number, result.stderr)
+    assert openai_server.count == 0

@@ -127,7 +127,8 @@ def test_cited_events_are_the_criterion_s_evidence_in_json_and_text(tmp_path, op
     assert document["criteria"][0]["evidence"] == [0, 1, 3]
     assert document["sop"][0]["evidence"] == [0, 1, 3]
     text = CliRunner().invoke(cli, ["check", "--scenario", scenario, conversation]).stdout
-    assert "criterion 'The agent confirms before ordering': it asked at turn 1 and ordered after the yes [cited: event 0, 1, 3]" in text
+    # The second check is answered from the cache, and says so.
+    assert "criterion 'The agent confirms before ordering': it asked at turn 1 and ordered after the yes [answered from the cache] [cited: event 0, 1, 3]" in text
     assert "bot_uttered /ordered/: matched" in text and "[cited:" not in text.split("bot_uttered")[1].split("\n")[0]
 
 

@@ -56,10 +56,10 @@ def calibrate(scenario_path, labels_path, config_path, no_cache, cache_dir, repl
         if not isinstance(scenario, Scenario):
             raise LoadError.one("calibrate takes one scenario file: its criteria are what was labelled", scenario_path)
         labels = read_labels(labels_path, scenario)
-        conversations = {label.source: conversation_of(label, labels_path) for label in labels}
         judge = judge_from_config(config, use_cache=not no_cache, cache_dir=Path(cache_dir) if cache_dir else None, replay=replay)
         if judge is None or config is None:
             raise LoadError.one(NO_JUDGE, str(path or scenario_path))
+        conversations = {label.source: conversation_of(label, labels_path, config.root) for label in labels}
         calibration_folder(config.root)  # a link out of the project is refused before the judge is asked anything
     except LoadError as err:
         fail_with_load_error(err, output_format)

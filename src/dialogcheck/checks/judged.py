@@ -68,6 +68,8 @@ class JudgedResult(CheckResult, frozen=True):
     #: How the samples split when they disagreed (`unstable`), verdict by verdict.
     split: tuple[tuple[str, int], ...] = ()
     uncalibrated: bool = False
+    #: Every answer that decided it came from the answer cache, not from the model in this run.
+    cached: bool = False
 
 
 class JudgedCheck(Check):
@@ -84,6 +86,7 @@ class JudgedCheck(Check):
         return JudgedResult(
             self, judgement.outcome, judgement.detail, judgement.evidence, judgement.exception, usage=judgement.usage,
             raw=judgement.raw, inconclusive=judgement.inconclusive, split=judgement.split, uncalibrated=judgement.uncalibrated,
+            cached=judgement.cached,
         )
 
 

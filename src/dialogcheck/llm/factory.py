@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import OPENAI_COMPATIBLE, CacheSettings, LLMSettings
+from ..errors import LoadError
 from .base import ChatClient, LLMError
 from .cache import CachedClient
 from .limit import LimitedClient
@@ -39,8 +40,20 @@ def make_client(
 
     `replay` answers every call from the cache folder (`cache_dir`, else `cache.dir` even when the config turns the
     cache off) and sends none. `cache.dir` is refused (`LoadError`) when a link takes it out of its project.
+
+    Under --safe-env (`settings.allowed_env`) the project's own cache is neither read nor written: the branch under
+    test may have committed answers there, and they would decide its verdicts. Only `cache_dir` is used then, and
+    `replay` without it is a `LoadError`.
     """
     provider = provider_client(settings)  # first, so a missing SDK is the error the user sees
+    if settings.allowed_env is not None and cache_dir is None:
+        if replay:
+            raise LoadError.one(
+                "--replay under --safe-env needs --cache-dir DIR: the project's answer cache is not read under --safe-env "
+                "(the branch under test may have committed its answers)",
+                str(cache.dir if cache is not None else CacheSettings().dir),
+            )
+        use_cache = False
     from .retry import RetryingClient  # tenacity comes with the SDK extras
 
     client: ChatClient = RetryingClient(provider, max_retries=settings.max_retries, timeout=settings.timeout)

@@ -85,6 +85,7 @@ def _testcase(
     if verdict is Outcome.ERROR and not error and not shown:
         _problem(case, "error", "harness", "run errored", "no check could be decided")
     output = [f"optional step failed (the verdict ignores it): {line.title}: {cut(line.detail)}" for line in checks if _optional_failure(line)]
+    output += [f"answered from the cache: {line.title}: {line.outcome.value}" for line in checks if line.cached]
     output += [f"{line.role.upper()}: {cut(line.text, whole_in)}" for line in transcript]
     if output:
         out = ET.SubElement(case, "system-out")

@@ -247,7 +247,7 @@ class _Reader:
                 Judgement(
                     self.outcome(c.get("outcome"), "a criterion"), str(c.get("detail") or ""), _usage(c.get("usage")),
                     evidence=tuple(c.get("evidence") or ()), inconclusive=c.get("inconclusive") is True, split=_split(c.get("unstable")),
-                    uncalibrated=c.get("uncalibrated") is True,
+                    uncalibrated=c.get("uncalibrated") is True, cached=c.get("cached") is True,
                 )
             )
             for c in self.items(document, "criteria")
@@ -272,21 +272,25 @@ class _Reader:
         ref = CheckRef(kind, kind)
         step = Step(str(s.get("id", "")), s.get("label"), bool(s.get("required", True)), float(s.get("weight", 1.0)), ref)  # type: ignore[arg-type]
         outcome, detail, evidence = self.outcome(s.get("outcome"), "an SOP step"), str(s.get("detail") or ""), tuple(s.get("evidence") or ())
-        inconclusive, uncalibrated = s.get("inconclusive") is True, s.get("uncalibrated") is True
-        if inconclusive or uncalibrated or "unstable" in s:  # an llm_judge step the judge marked
-            judged = JudgedResult(ref, outcome, detail, evidence, inconclusive=inconclusive, split=_split(s.get("unstable")), uncalibrated=uncalibrated)
+        inconclusive, uncalibrated, cached = s.get("inconclusive") is True, s.get("uncalibrated") is True, s.get("cached") is True
+        if inconclusive or uncalibrated or cached or "unstable" in s:  # an llm_judge step the judge marked
+            judged = JudgedResult(
+                ref, outcome, detail, evidence, inconclusive=inconclusive, split=_split(s.get("unstable")), uncalibrated=uncalibrated, cached=cached
+            )
             return StepResult(step, judged)
         return StepResult(step, CheckResult(ref, outcome, detail, evidence))
 
 
 def _judge_marks(result: CheckResult) -> dict[str, Any]:
-    """What the judge's answer marks a judged check with: `inconclusive`, `uncalibrated`, and the samples' split
-    when `unstable`; nothing for a deterministic check."""
+    """What the judge's answer marks a judged check with: `inconclusive`, `uncalibrated`, `cached` (answered from the
+    answer cache), and the samples' split when `unstable`; nothing for a deterministic check."""
     if not isinstance(result, JudgedResult):
         return {}
     marks: dict[str, Any] = {"inconclusive": True} if result.inconclusive else {}
     if result.uncalibrated:
         marks["uncalibrated"] = True
+    if result.cached:
+        marks["cached"] = True
     if result.split:
         marks["unstable"] = dict(result.split)
     return marks

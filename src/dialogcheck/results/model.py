@@ -128,6 +128,8 @@ class CheckLine:
     split: tuple[tuple[str, int], ...] = ()
     #: A judged check whose judge has no calibration good enough: `error`, shown as uncalibrated.
     uncalibrated: bool = False
+    #: A judged check decided by answers from the answer cache (its detail ends with `CACHED_MARK`).
+    cached: bool = False
 
     @property
     def key(self) -> str:
@@ -165,11 +167,19 @@ class CheckLine:
         return self.title
 
 
+#: How every view marks a verdict the answer cache gave (a committed cache is input: it must not decide unmarked).
+CACHED_MARK = " [answered from the cache]"
+
+
 def _judge_marks(result: CheckResult) -> dict[str, Any]:
-    """What the judge marked a judged result with (inconclusive, the samples' split, uncalibrated); nothing for others."""
+    """What the judge marked a judged result with (inconclusive, the samples' split, uncalibrated, cached); nothing for others.
+
+    A cached verdict's detail carries `CACHED_MARK`, so the text, HTML and JUnit views all show it.
+    """
     if not isinstance(result, JudgedResult):
         return {}
-    return {"inconclusive": result.inconclusive, "split": result.split, "uncalibrated": result.uncalibrated}
+    marks = {"inconclusive": result.inconclusive, "split": result.split, "uncalibrated": result.uncalibrated, "cached": result.cached}
+    return marks | {"detail": result.detail + CACHED_MARK} if result.cached else marks
 
 
 #: Every outcome, in declaration order (iterating the enum itself is slow, and counters are made per result).
@@ -281,13 +291,13 @@ class ConversationResult:
         if self.sop is not None:
             lines += [
                 CheckLine(
-                    CheckKind.SOP, None, s.result.outcome, s.result.detail, s.result.evidence, check=s.result.check, step=s.step,
-                    **_judge_marks(s.result),
+                    CheckKind.SOP, None, s.result.outcome, evidence=s.result.evidence, check=s.result.check, step=s.step,
+                    **{"detail": s.result.detail, **_judge_marks(s.result)},
                 )
                 for s in self.sop.results
             ]
         lines += [
-            CheckLine(CheckKind.CRITERION, i, c.outcome, c.detail, c.evidence, check=c.check, usage=c.usage, **_judge_marks(c))
+            CheckLine(CheckKind.CRITERION, i, c.outcome, evidence=c.evidence, check=c.check, usage=c.usage, **{"detail": c.detail, **_judge_marks(c)})
             for i, c in enumerate(self.criteria, 1)
         ]
         return tuple(lines)
