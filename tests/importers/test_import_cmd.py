@@ -28,7 +28,8 @@ def test_stdout_gets_one_tracker_a_line():
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [t["sender_id"] for t in lines] == ["task-1-trial-0", "task-44-trial-0", "task-1-trial-1", "task-44-trial-1"]
-    assert lines[0]["events"][0] == {"event": "user", "text": json.loads(SAMPLE.read_text())[0]["traj"][1]["content"]}
+    first = json.loads(SAMPLE.read_text())[0]
+    assert lines[0]["events"][0] == {"event": "user", "text": first["traj"][1]["content"], "metadata": {"reward": first["reward"]}}
     assert "imported 4 conversations" in result.stderr
 
 

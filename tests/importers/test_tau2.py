@@ -59,6 +59,15 @@ def test_a_results_file_gives_one_conversation_per_simulation(tmp_path):
     assert toggle.metadata["requestor"] == "user" and toggle.result == "Airplane mode: OFF"
 
 
+def test_the_benchmark_s_reward_is_kept_on_the_first_event_and_never_made_up(tmp_path):
+    failed = {**RUN, "id": "sim-3", "trial": 2, "reward_info": {"reward": 0.0}}
+    unscored = [{**RUN, "id": f"sim-{n}", "trial": 3 + n, "reward_info": info} for n, info in enumerate([None, {"reward": True}, {}])]
+    scored, cut, *runs = convert(tmp_path, {**RESULTS, "simulations": [*RESULTS["simulations"], failed, *unscored]})
+    assert scored.events[0]["metadata"]["reward"] == 1.0 and scored.events[0]["metadata"]["simulation_id"] == "6f1c2a0e-sim-1"
+    assert cut.events[0]["metadata"]["reward"] == 1.0
+    assert [run.events[0].get("metadata", {}).get("reward") for run in runs] == [0.0, None, None, None]
+
+
 def test_timestamps_with_a_zone_become_event_times_the_others_stay_text(tmp_path):
     first, _ = convert(tmp_path, RESULTS)
     convo = first.conversation

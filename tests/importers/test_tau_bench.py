@@ -38,6 +38,12 @@ def test_quirks_of_the_tool_calling_agent():
     assert convo.events[-1].text == "###STOP###"
 
 
+def test_the_benchmark_s_reward_is_kept_on_the_first_event():
+    raw = json.loads((DATA / "tau_bench_airline_sample.json").read_text())
+    rewards = [run.events[0]["metadata"]["reward"] for run in runs(DATA / "tau_bench_airline_sample.json")]
+    assert rewards == [run["reward"] for run in raw] and set(rewards) == {0.0, 1.0}
+
+
 def test_a_run_cut_off_keeps_what_happened():
     _, cut = runs(DATA / "tau_bench_quirks.json")
     assert cut.conversation_id == "task-7-trial-1"

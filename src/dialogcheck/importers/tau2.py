@@ -31,7 +31,8 @@ A conversation is named `task-{task_id}-trial-{trial}`, as tau-bench's
 runs are, so the trials of a task pair with its derived scenario
 (`tau2_scenarios`) and with each other; the run's own `id` (a UUID) is kept
 in the first event's `metadata.simulation_id` (a run without `task_id` is
-named by it). Full-duplex runs stored as `ticks` without `messages` are not
+named by it), beside the benchmark's score, `reward_info.reward`, as
+`metadata.reward`. Full-duplex runs stored as `ticks` without `messages` are not
 read.
 """
 
@@ -44,7 +45,7 @@ from typing import Any
 
 from ._build import Draft, ImportedConversation, convert_items, expect
 from ._chat import ToolPairing, message_text, tool_event
-from .tau_bench import task_id_of, trajectory_id
+from .tau_bench import keep_reward, task_id_of, trajectory_id
 from ._records import (
     Item,
     ItemProblem,
@@ -151,7 +152,8 @@ def _convert(item: Item) -> Iterator[Draft]:
         draft.events[-1].setdefault("metadata", {})["termination_reason"] = reason
     if simulation is not None and named and draft.events:
         draft.events[0].setdefault("metadata", {})["simulation_id"] = str(simulation)
-    yield draft
+    reward_info = run.get("reward_info")
+    yield keep_reward(draft, reward_info.get("reward") if isinstance(reward_info, dict) else None)
 
 
 def read(path: str | Path) -> Iterator[ImportedConversation]:

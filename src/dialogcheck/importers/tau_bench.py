@@ -14,7 +14,9 @@ tau-bench's tool-calling agent ran them:
 
 Tool-call ids repeat inside some runs; a result is paired with the call of the
 message it follows, so repeats do no harm. A conversation is named
-`task-{task_id}-trial-{trial}`. The system prompt (the policy) is left out.
+`task-{task_id}-trial-{trial}`, and the benchmark's own `reward` is kept in
+its first event's `metadata.reward`, so a verdict can be set beside the
+score tau-bench gave. The system prompt (the policy) is left out.
 """
 
 from __future__ import annotations
@@ -59,11 +61,19 @@ def trajectory_id(entry: dict[str, Any], index: int) -> str:
     return f"task-{task_id}-trial-{trial}" if trial is not None else f"task-{task_id}"
 
 
+def keep_reward(draft: Draft, reward: Any) -> Draft:
+    """The benchmark's score of the run in its first event's `metadata.reward`, when it is a number (a missing,
+    null or non-numeric reward is not made up)."""
+    if isinstance(reward, (int, float)) and not isinstance(reward, bool) and draft.events:
+        draft.events[0].setdefault("metadata", {})["reward"] = reward
+    return draft
+
+
 def _convert(item: Item) -> Iterator[Draft]:
     entry = expect(item.value, dict, "trajectory", ())
     traj = expect(entry.get("traj"), list, "traj", ("traj",))
     entries = ((message, item, ("traj", j)) for j, message in enumerate(traj))
-    yield convert_messages(entries, trajectory_id(entry, item.index), TAU_BENCH)
+    yield keep_reward(convert_messages(entries, trajectory_id(entry, item.index), TAU_BENCH), entry.get("reward"))
 
 
 def read(path: str | Path) -> Iterator[ImportedConversation]:
