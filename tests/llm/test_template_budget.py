@@ -54,6 +54,20 @@ def test_loops_within_the_budget_have_no_problems():
         ("{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}", "it made a value of"),
         ("{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}{% endfor %}", "it made a value of"),
         ("{% for i in range(10000) %}{{ transcript * 1000 }}{% endfor %}", "its text passed 16,000,000 characters"),
+        # A width, a count or a format asks for a big value: refused before it is made, not after.
+        ("{{ 'x'.center(10 ** 10) }}", "`center` was given a width of 10,000,000,000"),
+        ("{{ transcript|center(10 ** 10) }}", "`center` was given a width of 10,000,000,000"),
+        ("{{ transcript.ljust(10 ** 10) }}", "`ljust` was given a width of 10,000,000,000"),
+        ("{{ '0'.zfill(10 ** 10) }}", "`zfill` was given a width of 10,000,000,000"),
+        ("{{ transcript|indent(10 ** 10, true) }}", "`indent` was given a width of 10,000,000,000"),
+        ("{{ transcript|wordwrap(10 ** 10) }}", "`wordwrap` was given a width of 10,000,000,000"),
+        ("{{ '%10000000000d' % 1 }}", "a format of `%` asks for a width past the bound of 16,000,000"),
+        ("{{ '%*d' % (10 ** 10, 1) }}", "a format of `%` asks for a width past the bound of 16,000,000"),
+        ("{{ '%10000000000d'|format(1) }}", "a format of `%` asks for a width past the bound of 16,000,000"),
+        ("{{ '{:>10000000000}'.format(1) }}", "a format of `format` asks for a width past the bound of 16,000,000"),
+        ("{{ '{x:.10000000000f}'.format_map({'x': 1.5}) }}", "a format of `format_map` asks for a width past the bound"),
+        ("{{ transcript|replace('x', transcript * 100) }}", "`replace` would make a value of 400,000,000 items"),
+        ("{{ transcript.replace('x', transcript * 100) }}", "`replace` would make a value of 400,000,000 items"),
     ],
 )
 def test_a_render_over_its_budget_stops_with_an_error_naming_the_template(tmp_path, source, reason):
@@ -63,6 +77,14 @@ def test_a_render_over_its_budget_stops_with_an_error_naming_the_template(tmp_pa
         Templates({"metrics_judge_prompt": template}).render("metrics_judge_prompt", transcript="x" * 2000, ledger="", metrics=[])
     assert str(info.value).startswith(f"{template}: the template was stopped, over its rendering budget: ")
     assert reason in str(info.value)
+
+
+def test_widths_and_formats_within_the_bounds_render_as_jinja2_renders_them(tmp_path):
+    template = tmp_path / "judge.j2"
+    template.write_text("[{{ 'x'.center(5) }}]|{{ '%3d' % 7 }}|{{ '%s and %s' % ('a', 'b') }}|{{ '{:,}'.format(20000000) }}|"
+                        "{{ 'ab'|replace('a', 'c') }}|{{ 'x'|indent(2, true) }}|{{ 'x %s'|format('y') }}|{{ ['a', 'b']|join(', ') }}")
+    rendered = Templates({"metrics_judge_prompt": template}).render("metrics_judge_prompt")
+    assert rendered.rstrip("\n") == "[  x  ]|  7|a and b|20,000,000|cb|  x|x y|a, b"
 
 
 def test_a_render_past_its_wall_clock_limit_stops(tmp_path):

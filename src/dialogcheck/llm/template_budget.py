@@ -5,14 +5,18 @@ template from Python's internals, not from spending time: nested
 `range(100000)` loops ran 10^10 times. Here every loop iteration and every
 call is a step of a per-render budget, with a wall-clock limit checked as
 the steps go; `range` holds at most `MAX_RANGE` items; `*` and `**` may not
-make a value past the bounds; a concatenation (`~`), `+` or the rendered
-text may not pass `MAX_CHARS`. What is over budget raises `OverBudget`.
+make a value past the bounds, nor may a width or a count given to a filter,
+a string method or a `%` or `{}` format (`center(10**9)`); a concatenation
+(`~`), `+`, what a filter or a call returns, or the rendered text may not pass
+`MAX_CHARS`. What is over budget raises `OverBudget`.
 `budget_problems` finds loops over constant ranges that would pass the
 budget when the config is loaded, before anything runs.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -113,6 +117,44 @@ def _too_big_product(operator: str, left: Any, right: Any) -> str | None:
     return None
 
 
+#: The width or precision of a `%` or `{}` format spec (`%1000000000d`, `{:>1000000000}`, `{:.1000000000f}`).
+_FORMAT_WIDTHS = re.compile(r"%[#0 +\-]*(\d*)(?:\.(\d*))?|\{[^{}]{0,200}?:[^{}]{0,200}?(\d+)(?:\.(\d+))?[^{}\d]{0,20}\}")
+#: String methods and filters whose result grows with an integer they are given.
+_WIDENING = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "indent", "wordwrap", "truncate"})
+
+
+def _too_wide(name: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """Why calling `name` (a filter, or a method of `target`) with these arguments would make too big a value."""
+    numbers = [n for n in (*args, *kwargs.values()) if isinstance(n, int) and not isinstance(n, bool)]
+    if name in _WIDENING and any(n > MAX_CHARS for n in numbers):
+        return f"`{name}` was given a width of {max(numbers):,}, past the bound of {MAX_CHARS:,}"
+    if name in ("format", "format_map", "%") and isinstance(target, str):
+        widths = [int(w) for found in _FORMAT_WIDTHS.finditer(target[:MAX_CHARS]) for w in found.groups() if w]
+        if any(w > MAX_CHARS for w in widths) or ("*" in target and any(abs(n) > MAX_CHARS for n in numbers)):
+            return f"a format of `{name}` asks for a width past the bound of {MAX_CHARS:,}"
+    if name == "replace" and isinstance(target, str) and len(args) >= 2 and all(isinstance(a, str) for a in args[:2]) and args[0]:
+        grows = target.count(args[0]) * (len(args[1]) - len(args[0]))
+        if len(target) + grows > MAX_CHARS:
+            return f"`replace` would make a value of {len(target) + grows:,} items, past the bound of {MAX_CHARS:,}"
+    return None
+
+
+def _bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` (a filter), refusing a width past the bounds before it runs and a result past them after."""
+
+    @functools.wraps(function)  # keeps jinja2's `jinja_pass_arg` mark, so the filter still gets its context
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        _step()
+        values = [a for a in args if not hasattr(a, "environment")]  # what the filter is given, less the context
+        target, rest = (values[0], tuple(values[1:])) if values else (None, ())
+        refused = _too_wide("%" if name == "format" else name, target, rest, kwargs)
+        if refused is not None:
+            raise OverBudget(refused)
+        return sized(function(*args, **kwargs))
+
+    return bounded
+
+
 class _Counting(NodeTransformer):
     """Rewrites a parsed template so each loop charges its iterations, and each `~` is bounded."""
 
@@ -129,10 +171,11 @@ class _Counting(NodeTransformer):
 class BudgetedSandbox(ImmutableSandboxedEnvironment):
     """jinja2's immutable sandbox, every render of which charges its work to the `Budget` in force."""
 
-    intercepted_binops = frozenset({"*", "**", "+"})
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
 
     def __init__(self, **options: Any):
         super().__init__(**options)
+        self.filters = {name: _bounded_filter(name, function) for name, function in self.filters.items()}
         self.globals["range"] = bounded_range
         self.filters[_COUNTED] = _counted
         self.filters[_SIZED] = sized
@@ -141,14 +184,19 @@ class BudgetedSandbox(ImmutableSandboxedEnvironment):
         return _Counting().visit(super()._parse(source, name, filename))
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        refused = _too_big_product(operator, left, right)
+        given = right if isinstance(right, tuple) else (right,)
+        refused = _too_wide("%", left, given, {}) if operator == "%" else _too_big_product(operator, left, right)
         if refused is not None:
             raise OverBudget(refused)
         return sized(super().call_binop(context, operator, left, right))
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 - jinja2's own signature
         _step()
-        return super().call(__context, __obj, *args, **kwargs)
+        method = getattr(__obj, "__wrapped__", __obj)  # the sandbox hands `str.format` out wrapped
+        refused = _too_wide(getattr(method, "__name__", ""), getattr(method, "__self__", None), args, kwargs)
+        if refused is not None:
+            raise OverBudget(refused)
+        return sized(super().call(__context, __obj, *args, **kwargs))
 
 
 def render_within(template: Any, variables: dict[str, Any], budget: Budget) -> str:
