@@ -58,3 +58,12 @@ def test_clip_keeps_short_text_and_cuts_long_text_after_masking_it(monkeypatch):
     monkeypatch.setattr(_redact, "_held", (secret,))
     assert clip(f"the token is {secret}", 20) == "the token is [redac…"  # no head of the secret is left
     assert clip(f"it is {secret}", 20) == "it is [redacted]"  # masked, it fits: nothing is cut
+
+
+def test_a_cut_list_says_how_many_it_left_out():
+    from dialogcheck._shown import listed
+
+    assert listed(["a", "b"], 3) == "a, b"
+    assert listed(["a", "b", "c"], 3) == "a, b, c"
+    assert listed([f"n{i}" for i in range(1_203)], 2) == "n0, n1 and 1,201 more"
+    assert listed([], 3) == ""

@@ -54,6 +54,13 @@ def clip(text: str, limit: int, keep: int | None = None) -> str:
     return text[: limit - 1 if keep is None else keep] + "…"
 
 
+def listed(names: list[str], limit: int) -> str:
+    """The first `limit` names joined by commas, and how many were left out ("a, b and 7 more"): a cut list
+    always says what it cut."""
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
+
+
 def visible(text: str) -> str:
     """`text` with every control character written as an escape (the same text when there is none)."""
     if _CONTROL.search(text) is None:

@@ -106,7 +106,7 @@ def test_a_folder_of_other_files_is_refused_and_nothing_is_written_in_it(tmp_pat
     error = json.loads(result.stdout)["error"]
     assert error["file"] == str(home)
     assert error["message"] == (
-        "--results must name a new or empty folder, and this one is not empty (it holds notes.txt, photo.png, report.pdf, ...: give another folder)"
+        "--results must name a new or empty folder, and this one is not empty (it holds notes.txt, photo.png, report.pdf and 1 more: give another folder)"
     )
     assert sorted(p.name for p in home.iterdir()) == ["notes.txt", "photo.png", "report.pdf", "zeta"]  # not even a lock file
 

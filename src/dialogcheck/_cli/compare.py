@@ -11,6 +11,7 @@ import click
 from ..compare import ALPHA, MissingStats, compare_results, comparison_json
 from ..compare.model import Comparison, Verdict
 from ..errors import LoadError
+from .._shown import listed
 from ..pairing import compile_pair
 from ..report.compare_text import MAX_ROWS, render_comparison
 from ..results.atomic import write_atomic
@@ -76,7 +77,7 @@ def _exit_code(comparison: Comparison, fail_on: str | None) -> int:
     if comparison.verdict is Verdict.REGRESSED:
         return EXIT_FAILED
     if not comparison.keys:
-        click.echo(f"dialogcheck: nothing compared: every key both sides have errored on a side ({', '.join(comparison.not_judged[:5])})", err=True)
+        click.echo(f"dialogcheck: nothing compared: every key both sides have errored on a side ({listed(list(comparison.not_judged), 5)})", err=True)
         return EXIT_ERRORED
     return EXIT_OK
 

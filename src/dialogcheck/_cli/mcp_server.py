@@ -29,7 +29,7 @@ from pydantic import Field
 from .. import __version__
 from .._paths import inside
 from .._redact import mask
-from .._shown import clip
+from .._shown import clip, listed
 from .._yaml import allowed_env, env_policy
 from ..config import search_within
 from ..connectors.base import AgentError, AgentSetupError, describe
@@ -259,7 +259,7 @@ def _explain(project: Project, results: str, run: str) -> CallToolResult:
     slug, number = match.group("slug"), int(match.group("file") or match.group("item") or 1)  # type: ignore[union-attr]
     chosen = next((one for one in batch.runs if one.key == (slug, number)), None)
     if chosen is None:
-        names = ", ".join(f"{one.slug}/run_{one.number}" for one in batch.runs[:20])
+        names = listed([f"{one.slug}/run_{one.number}" for one in batch.runs], 20)
         raise ToolFailure.of(f"no run {clip(run, 120)!r} in {results}: its runs are {names or 'none'}")
     events = list(chosen.events)
     failing = [

@@ -10,7 +10,7 @@ import click
 
 from pathlib import Path
 
-from .._shown import shown
+from .._shown import listed, shown
 from .._yaml import YMap, read_yaml
 from ..definitions import Definition, ProjectSettings, find_definitions, load_definition
 from ..errors import LoadError, Problem
@@ -77,8 +77,7 @@ SHOWN_SKIPPED = 5
 
 
 def _names(paths: list) -> str:
-    shown = ", ".join(str(path) for path in paths[:SHOWN_SKIPPED])
-    return shown + (f" and {len(paths) - SHOWN_SKIPPED} more" if len(paths) > SHOWN_SKIPPED else "")
+    return listed([str(path) for path in paths], SHOWN_SKIPPED)
 
 
 def _skipped_line(skipped: list) -> str:

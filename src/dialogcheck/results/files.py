@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from .._paths import safe_file_name
+from .._shown import listed
 from ..errors import LoadError
 from .atomic import write_atomic
 from ..events.native import event_lines
@@ -90,7 +91,7 @@ class ResultsFolder:
         if PLAN in entries:
             advice = f"it holds a batch already: finish that one with --resume {self.root}, or give another folder"
         else:
-            advice = f"it holds {', '.join(entries[:3])}{', ...' if len(entries) > 3 else ''}: give another folder"
+            advice = f"it holds {listed(entries, 3)}: give another folder"
         raise LoadError.one(f"--results must name a new or empty folder, and this one is not empty ({advice})", str(self.root))
 
     def run_base(self, slug: str, number: int) -> Path:
