@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from dialogcheck._fields import Problems
 from dialogcheck._yaml import parse_yaml
@@ -19,6 +20,19 @@ from dialogcheck.scenario.load import parse_assertion
 #: No plain progress lines on the stderr of the commands tests run, however slow the machine (the tests of
 #: progress lines set their own interval).
 os.environ.setdefault("DIALOGCHECK_PROGRESS_INTERVAL", "3600")
+
+#: Hypothesis, for the whole suite, judges no example by how fast this machine is: no deadline per example, and no
+#: health check that times the generating of inputs (`too_slow`), both of which fail on a loaded machine.
+MACHINE_TIMED = (HealthCheck.too_slow,)
+settings.register_profile("dialogcheck", deadline=None, suppress_health_check=MACHINE_TIMED)
+settings.load_profile("dialogcheck")
+
+
+def suppressed(*checks: HealthCheck) -> list[HealthCheck]:
+    """The health checks a test's own `@settings(suppress_health_check=...)` leaves out: `checks` and the suite's
+    `MACHINE_TIMED` (a test's own list replaces the profile's, it does not add to it)."""
+    return [*MACHINE_TIMED, *checks]
+
 
 #: What makes rich colour its output or take a pipe for a terminal, whatever the developer's shell sets.
 FORCING_OUTPUT = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")

@@ -18,6 +18,7 @@ from dialogcheck.events.fast import TrackerDecoder
 from dialogcheck.events.model import Event, UserMessage
 from dialogcheck.events.parse import conversation_from_dicts
 from dialogcheck.events.typos import KNOWN_FIELDS
+from tests.conftest import suppressed
 from tests.property.test_properties import EVENT, JSON, NAMES, TEXT
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -123,7 +124,7 @@ class _Off:
         pass
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, suppress_health_check=suppressed(HealthCheck.function_scoped_fixture))
 @given(st.lists(TRACKER, min_size=2, max_size=4))
 def test_the_fast_decoder_reads_every_file_as_the_general_loader_does(tmp_path, trackers):
     path = tmp_path / "batch.jsonl"
@@ -131,7 +132,7 @@ def test_the_fast_decoder_reads_every_file_as_the_general_loader_does(tmp_path, 
     assert read(path, fast=True) == read(path, fast=False)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, suppress_health_check=suppressed(HealthCheck.function_scoped_fixture))
 @given(st.lists(HOSTILE_TRACKER, min_size=1, max_size=3))
 def test_the_fast_decoder_reads_hostile_json_text_as_the_general_loader_does(tmp_path, trackers):
     """Lines written as text (a key may repeat, a number may not fit 64 bits, a key may be spelt like a

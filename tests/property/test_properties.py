@@ -23,6 +23,7 @@ from dialogcheck.errors import LoadError
 from dialogcheck.events.load import iter_conversation_file
 from dialogcheck.events.parse import EventFieldError, conversation_from_dicts
 from dialogcheck.events.values import json_equal
+from tests.conftest import suppressed
 
 NAMES = st.sampled_from(["a", "b", "card_replace", "lookup", "order", "main", "confirm"])
 TEXT = st.text(alphabet="abc xyz?!/", max_size=12)
@@ -106,7 +107,7 @@ CHECK = st.one_of(
 )
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(CONVERSATIONS, CHECK)
 def test_every_check_evaluates_without_raising_and_explains_itself(conversation, check):
     result = check.evaluate(conversation)
@@ -157,7 +158,7 @@ def test_random_event_objects_are_accepted_or_refused_cleanly(objects):
         assert str(err)
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, suppress_health_check=suppressed(HealthCheck.function_scoped_fixture))
 @given(st.binary(max_size=200) | st.lists(ANY_JSON, max_size=4).map(lambda xs: "\n".join(json.dumps(x) for x in xs).encode()))
 def test_random_files_load_or_give_a_positioned_load_error(tmp_path, data):
     path = tmp_path / "random.jsonl"
@@ -213,7 +214,7 @@ def candidates_near(step):
     return st.fixed_dictionaries({"event": st.just(step.key), **fields})
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(STEP, st.data())
 def test_the_closest_miss_ranked_without_text_is_the_one_the_explanations_rank(step, data):
     """`closest_miss` ranks by `miss_count`, which builds no text: the same candidate as ranking the explanations."""
@@ -236,7 +237,7 @@ def one_edit(word):
     )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(st.text(alphabet="ab._x", min_size=1, max_size=9), st.data())
 def test_the_memory_key_hint_is_the_one_difflib_picks(name, data):
     """Scored key by key (and each score remembered), the hint is `get_close_matches`'s on the whole set: the most
