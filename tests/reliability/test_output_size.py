@@ -37,14 +37,17 @@ NOTICE = "… [cut from 10,485,760 characters, whole text in run_1.events.jsonl]
 def test_a_10_mb_reply_and_a_10_mb_error_leave_every_report_small(tmp_path):
     root = tmp_path / "project"
     (root / "eval" / "scenarios").mkdir(parents=True)
-    (root / "eval" / "conftest.yml").write_text("agent: {type: python, callable: 'agent:respond'}\n")
+    # The agent's and the run's time limits far past what moving 10 MB takes, even on a loaded machine: size is the
+    # point here, not time.
+    (root / "eval" / "conftest.yml").write_text("agent: {type: python, callable: 'agent:respond', timeout: 3600}\n")
     (root / "agent.py").write_text(AGENT)
     (root / "eval" / "scenarios" / "huge_reply.yml").write_text(SCENARIO.format(name="Huge reply", message="hello"))
     (root / "eval" / "scenarios" / "huge_error.yml").write_text(SCENARIO.format(name="Huge error", message="explode"))
     results = tmp_path / "results"
     done = subprocess.run(
-        [str(DIALOGCHECK), "run", str(root), "--results", str(results), "--junit", str(tmp_path / "extra.xml"), "--html", str(tmp_path / "extra.html")],
-        capture_output=True, env=clean_env(), timeout=120, check=False,
+        [str(DIALOGCHECK), "run", str(root), "--results", str(results), "--junit", str(tmp_path / "extra.xml"), "--html", str(tmp_path / "extra.html"),
+         "--timeout", "3600"],
+        capture_output=True, env=clean_env(), timeout=900, check=False,
     )
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
 
@@ -65,7 +68,7 @@ def test_a_10_mb_reply_and_a_10_mb_error_leave_every_report_small(tmp_path):
     check = subprocess.run(
         [str(DIALOGCHECK), "check", "--scenario", str(root / "eval" / "scenarios" / "huge_reply.yml"), str(events),
          "--junit", str(tmp_path / "check.xml"), "--html", str(tmp_path / "check.html")],
-        capture_output=True, env=clean_env(), timeout=120, check=False,
+        capture_output=True, env=clean_env(), timeout=900, check=False,
     )
     assert check.returncode == 1, check.stderr[-2000:]
 
