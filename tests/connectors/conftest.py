@@ -21,6 +21,12 @@ import pytest
 
 import tests.conftest
 
+#: The timeout of a connector whose peer answers: far past what an answer on loopback takes, even on a loaded machine.
+PATIENT = 30.0
+#: How long a peer that must be timed out keeps quiet (`Reply(delay=QUIET)`, until the server stops): far past any
+#: timeout a test gives, so only that timeout can end the wait.
+QUIET = 600.0
+
 PROXY_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import select
 import socket
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
 from dialogcheck.connectors import AgentError, HttpConnector, PythonConnector, RasaConnector
-from tests.connectors.conftest import LoopbackServer, Reply
+from tests.connectors.conftest import QUIET, LoopbackServer, Reply
 from tests.reliability.peers import clean_env
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -59,7 +60,7 @@ def test_a_plain_url_is_an_http_agent(tmp_path, agent_server):
 
 
 def test_the_flag_keeps_the_configs_agent_timeout(tmp_path):
-    slow = LoopbackServer(lambda request: Reply(body={"messages": [{"text": "late"}], "events": []}, delay=2.0))
+    slow = LoopbackServer(lambda request: Reply(body={"messages": [{"text": "late"}], "events": []}, delay=QUIET))
     try:
         root = project(tmp_path / "p", "agent: {type: rasa, url: 'http://127.0.0.1:9', timeout: 0.3}\n", slugs=("one",))
         result = run(root, "--agent", f"http:{slow.url}/agent", "--results", tmp_path / "r")
@@ -159,11 +160,13 @@ def test_an_agent_whose_port_takes_no_connection_is_down_after_its_timeout():
             filler.setblocking(False)
             filler.connect_ex(("127.0.0.1", port))
             waiting.append(filler)
-        time.sleep(0.2)
+        # The backlog is full once one of them is connected: from then on the kernel drops the next connection's SYN.
+        _, connected, _ = select.select([], waiting, [], 60)
+        assert connected
         started = time.monotonic()
         with pytest.raises(AgentError) as info:
             asyncio.run(RasaConnector(f"http://127.0.0.1:{port}", 0.5).check_reachable())
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 60  # the 0.5 s timeout, not the kernel's minutes of SYN retries
     finally:
         for sock in (*waiting, listener):
             sock.close()

@@ -6,12 +6,12 @@ import pytest
 
 from dialogcheck.connectors import AgentButton, AgentError, AgentMessage, AgentSetupError, AgentTurn, HttpConnector
 from dialogcheck.events.parse import conversation_from_dicts
-from tests.connectors.conftest import BUTTONS, GREETING, Reply, talk
+from tests.connectors.conftest import BUTTONS, GREETING, PATIENT, QUIET, Reply, talk
 
 CID = "sim-0002"
 
 
-def connector(server, timeout: float = 0.3) -> HttpConnector:
+def connector(server, timeout: float = PATIENT) -> HttpConnector:
     return HttpConnector(server.url + "/agent", timeout)
 
 
@@ -57,7 +57,7 @@ def test_optional_parts_of_the_answer(agent_server, body, turn):
     assert talk(connector(agent_server), lambda c: c.send(CID, "hi")) == turn
 
 
-def error_of(server, timeout: float = 0.3) -> str:
+def error_of(server, timeout: float = PATIENT) -> str:
     with pytest.raises(AgentError) as info:
         talk(connector(server, timeout), lambda c: c.send(CID, "hello"))
     return str(info.value)
@@ -66,7 +66,6 @@ def error_of(server, timeout: float = 0.3) -> str:
 @pytest.mark.parametrize(
     ("reply", "problem"),
     [
-        (Reply(delay=2.0), "no answer within 0.3 s (timed out)"),
         (Reply(500, {"detail": "boom"}), 'the agent answered HTTP 500 Internal Server Error: {"detail": "boom"}'),
         (Reply(404, b"Not Found"), "the agent answered HTTP 404 Not Found: Not Found"),
         (Reply(body=b"OK then"), "the answer is not JSON: OK then"),
@@ -87,6 +86,11 @@ def error_of(server, timeout: float = 0.3) -> str:
 def test_faults_and_garbage(agent_server, reply, problem):
     agent_server.break_with(reply)
     assert error_of(agent_server) == f"POST {agent_server.url}/agent: {problem}"
+
+
+def test_an_agent_that_keeps_quiet_is_cut_off_at_the_timeout(agent_server):
+    agent_server.break_with(Reply(delay=QUIET))
+    assert error_of(agent_server, 0.3) == f"POST {agent_server.url}/agent: no answer within 0.3 s (timed out)"
 
 
 def test_connection_closed_without_an_answer(agent_server):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import textwrap
-import time
 import uuid
 
 import pytest
@@ -109,24 +108,24 @@ def test_an_agent_that_raises(project):
 
 
 def test_an_agent_that_is_too_slow(project):
-    target = project("import asyncio\nasync def respond(cid, text):\n    await asyncio.sleep(5)\n")
-    started = time.monotonic()
+    target = project("import asyncio\nasync def respond(cid, text):\n    await asyncio.sleep(600)\n")  # only the timeout can end it
     with pytest.raises(AgentError) as info:
         talk(PythonConnector(target, project.root, timeout=0.3), lambda c: c.send("c1", "hi"))
     assert str(info.value) == f"agent `{target}` did not answer within 0.3 s (timed out)"
-    assert time.monotonic() - started < 1.5
 
 
 def test_a_slow_sync_agent_does_not_hold_up_other_conversations(project):
-    target = project("import time\ndef respond(cid, text):\n    time.sleep(0.2)\n    return {'messages': [{'text': cid}]}\n")
+    # Each call waits until all 20 are under way: called one after another, the first would wait in vain and raise.
+    target = project(
+        "import threading\nALL_IN = threading.Barrier(20, timeout=60)\n"
+        "def respond(cid, text):\n    ALL_IN.wait()\n    return {'messages': [{'text': cid}]}\n"
+    )
 
     async def steps(c):
         return await asyncio.gather(*(c.send(f"c{i}", "hi") for i in range(20)))
 
-    started = time.monotonic()
     turns = talk(PythonConnector(target, project.root), steps)
     assert [t.messages[0].text for t in turns] == [f"c{i}" for i in range(20)]
-    assert time.monotonic() - started < 0.8  # 20 x 0.2 s in parallel, not one after another
 
 
 @pytest.mark.parametrize(
@@ -240,7 +239,7 @@ def test_an_agent_raising_does_not_stop_the_other_conversations(project):
 
 
 def test_a_time_limit_still_cancels_an_agent_and_is_not_taken_for_its_own_error(project):
-    target = project("import asyncio\nasync def respond(cid, text):\n    await asyncio.sleep(5)\n")
+    target = project("import asyncio\nasync def respond(cid, text):\n    await asyncio.sleep(600)\n")
 
     async def steps(c):
         async with asyncio.timeout(0.2):

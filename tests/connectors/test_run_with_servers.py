@@ -10,7 +10,11 @@ import json
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
-from tests.connectors.conftest import LoopbackServer, Reply
+from tests.connectors.conftest import QUIET, LoopbackServer, Reply
+
+#: The agent's timeout in the batch: far past a healthy answer on loopback (milliseconds), even on a loaded machine;
+#: the `hang` run waits this long, while the others go on.
+TIMEOUT = 5.0
 
 SCENARIO = """
 scenario:
@@ -23,7 +27,7 @@ scenario:
 """
 BEHAVIOUR = {
     "my card is broken": Reply(body={"messages": [{"text": "Shall I replace it?"}], "events": [{"event": "skill_activated", "skill_id": "card_replace"}]}),
-    "hang": Reply(body={"messages": [{"text": "late"}], "events": []}, delay=3.0),
+    "hang": Reply(body={"messages": [{"text": "late"}], "events": []}, delay=QUIET),
     "crash": Reply(500, {"error": "kaput"}),
     "drop": Reply(hang_up=True),
     "garbage": Reply(body=b"<html>oops</html>"),
@@ -33,7 +37,7 @@ BEHAVIOUR = {
 EXPECTED = {
     "normal": ("pass", None),
     "silent": ("fail", None),
-    "hang": ("error", "no answer within 0.5 s (timed out)"),
+    "hang": ("error", f"no answer within {TIMEOUT:g} s (timed out)"),
     "crash": ("error", "the agent answered HTTP 500"),
     "drop": ("error", "the agent closed the connection without answering"),
     "garbage": ("error", "the answer is not JSON: <html>oops</html>"),
@@ -60,7 +64,7 @@ def project(tmp_path, conftest):
 def test_a_batch_against_a_breaking_http_agent_loses_no_run(tmp_path):
     server = LoopbackServer(breaking_agent)
     try:
-        root = project(tmp_path / "p", f"agent: {{type: http, url: '{server.url}/agent', timeout: 0.5}}\n")
+        root = project(tmp_path / "p", f"agent: {{type: http, url: '{server.url}/agent', timeout: {TIMEOUT:g}}}\n")
         result = CliRunner().invoke(cli, ["run", str(root), "--parallel", "7", "--results", str(tmp_path / "r")])
     finally:
         server.stop()
