@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
 from dialogcheck.connectors import AgentError, HttpConnector, PythonConnector, RasaConnector
-from tests.connectors.conftest import QUIET, LoopbackServer, Reply
+from tests.connectors.conftest import PATIENT, QUIET, LoopbackServer, Reply
 from tests.reliability.peers import clean_env
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -140,10 +140,10 @@ def test_reachability_of_each_connector(tmp_path, agent_server, rasa_server, clo
     finally:
         sys.modules.pop("reach_agent", None)
     with pytest.raises(AgentError) as info:
-        asyncio.run(HttpConnector(f"http://localhost:{closed_port}/a", 2.0).check_reachable())
+        asyncio.run(HttpConnector(f"http://localhost:{closed_port}/a", PATIENT).check_reachable())
     assert str(info.value) == f"cannot connect to the agent at http://localhost:{closed_port}/a (connection refused: is it running?)"
     with pytest.raises(AgentError) as info:
-        asyncio.run(RasaConnector("http://no-such-host.invalid:5005", 2.0).check_reachable())
+        asyncio.run(RasaConnector("http://no-such-host.invalid:5005", PATIENT).check_reachable())
     assert str(info.value).startswith("cannot connect to the agent at http://no-such-host.invalid:5005 (unknown host: ")
 
 
