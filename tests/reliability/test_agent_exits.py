@@ -41,7 +41,12 @@ def respond(conversation_id, text):
 
 
 async def respond_async(conversation_id, text):
-    await asyncio.sleep(float(os.environ.get("AGENT_DELAY", "0")) if text == "slow" else 0)
+    if text == "slow":  # the first run passes; the next waits in here, as the test knows from the log, for the signal
+        with open(os.environ["AGENT_LOG"], "a") as log:
+            log.write("entered\\n")
+        with open(os.environ["AGENT_LOG"]) as log:
+            if log.read().count("entered") > 1:
+                await asyncio.sleep(3600)
     return _answer(text)
 """
 SCENARIO = """\
@@ -77,7 +82,7 @@ def test_an_agent_that_exits_or_interrupts_errors_only_its_runs(tmp_path, functi
     results = tmp_path / "r"
     done = subprocess.run(
         [str(DIALOGCHECK), "run", str(root), "--agent", f"python:agent:{function}", "--runs", "2", "--parallel", "8", "--results", str(results)],
-        capture_output=True, text=True, env=clean_env(), timeout=60,
+        capture_output=True, text=True, env=clean_env(), timeout=300,
     )
     assert done.returncode == 3, done.stdout + done.stderr  # runs errored, none failed
     assert "Traceback" not in done.stderr and "never retrieved" not in done.stderr, done.stderr
@@ -95,6 +100,11 @@ def test_an_agent_that_exits_or_interrupts_errors_only_its_runs(tmp_path, functi
     assert (results / "junit.xml").is_file() and (results / "report.html").is_file()
 
 
+def _entered(log: Path) -> int:
+    """How many runs have entered the slow agent's coroutine."""
+    return log.read_text().count("entered") if log.exists() else 0
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_to_dialogcheck_still_interrupts_a_batch_of_an_async_agent(tmp_path, sig):
     """The signal lands while the agent's coroutine runs in the event loop: the batch stops, it is not one errored run."""
@@ -102,17 +112,16 @@ def test_a_signal_to_dialogcheck_still_interrupts_a_batch_of_an_async_agent(tmp_
     results = tmp_path / "r"
     process = subprocess.Popen(
         [str(DIALOGCHECK), "run", str(root), "--agent", "python:agent:respond_async", "--runs", "4", "--parallel", "1", "--results", str(results)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(AGENT_DELAY="0.4"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(AGENT_LOG=str(tmp_path / "agent.log")),
     )
-    first = results / "slow" / "run_1.json"
-    deadline = time.monotonic() + 20
-    while not first.exists() and time.monotonic() < deadline:
+    deadline = time.monotonic() + 300  # a bound on a hang, not a wait: the loop ends once the second run is in
+    while _entered(tmp_path / "agent.log") < 2 and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
-    time.sleep(0.1)  # the next run is inside the agent's coroutine now
-    process.send_signal(sig)
-    out, err = process.communicate(timeout=20)
+    assert _entered(tmp_path / "agent.log") == 2, process.communicate(timeout=60)
+    process.send_signal(sig)  # the second run is inside the agent's coroutine, there until the signal
+    out, err = process.communicate(timeout=120)
     assert process.returncode == 130, err
     assert "Traceback" not in err and f"finish with: dialogcheck run --resume {results}" in err
     summary = json.loads((results / "summary.json").read_text())
-    assert summary["interrupted"] is True and 1 <= summary["completed_runs"] < 4
+    assert summary["interrupted"] is True and summary["completed_runs"] == 1
     assert summary["errored"] == 0  # the interrupted run is not on record as an agent error
