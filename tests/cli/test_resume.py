@@ -141,7 +141,7 @@ def test_a_hand_edited_huge_runs_is_refused_at_once_by_resume_and_report(interru
     for command in (["run", "--resume"], ["report"]):
         started = time.monotonic()
         done = dialogcheck(*command, str(interrupted), cwd=interrupted.parent)
-        assert time.monotonic() - started < 10
+        assert time.monotonic() - started < 60  # a plan of 100,000,000 runs would take many minutes; this is a start-up
         assert done.returncode == 2
         assert done.stderr == f"{path}:{line}:{column}: invalid plan: `scenarios[0].runs`: expected `int` <= 1000\n"
 
