@@ -123,6 +123,8 @@ def test_the_library_reviews_when_asked(tau2):
 def test_the_html_page_shows_why_a_conversation_is_suspect(tau2):
     """The page of `check --review-user` shows the review of the suspect conversation in its detail, each reason
     with its turn and rule, in a real browser; a conversation whose user was fine says so."""
+    from playwright.sync_api import expect
+
     from tests.report.conftest import chromium, watched_tab
 
     done = check("--review-user", "--scenario", "scenarios", "runs.jsonl", "--html", "out.html", cwd=tau2)
@@ -131,9 +133,8 @@ def test_the_html_page_shows_why_a_conversation_is_suspect(tau2):
         page, problems = watched_tab(browser)
         page.goto((tau2 / "out.html").as_uri())
         page.fill("#f-text", "planted")
-        page.wait_for_timeout(400)
         section = page.locator("#entries section")
-        assert section.count() == 1
+        expect(section).to_have_count(1, timeout=60_000)  # once the page has applied the filter, however slowly
         review = section.locator(".user-review.suspect")  # a suspect entry is drawn open
         assert review.count() == 1
         text = review.inner_text()
@@ -141,7 +142,7 @@ def test_the_html_page_shows_why_a_conversation_is_suspect(tau2):
         assert section.locator(".run-checks li.check").count() >= 1  # the checks are still drawn
         assert section.locator("p.meta").count() == 1 and "tau2 task" in section.locator("p.meta").inner_text()
         page.fill("#f-text", "")
-        page.wait_for_timeout(400)
+        expect(page.locator("#entries section").filter(has_not_text="planted")).not_to_have_count(0, timeout=60_000)
         ok = page.locator("#entries section").filter(has_not_text="planted").first
         ok.locator("summary").first.click()
         assert ok.locator(".user-review.ok").inner_text().startswith("Simulated user: ok")
