@@ -108,7 +108,7 @@ def test_an_http_agent_nesting_deeper_than_results_are_written_errors_its_run():
     server = LoopbackServer(lambda request: Reply(body=body))
     try:
         with pytest.raises(AgentError) as info:
-            talk(HttpConnector(server.url + "/agent", 2.0), lambda c: c.send("c1", "hi"))
+            talk(HttpConnector(server.url + "/agent", 30.0), lambda c: c.send("c1", "hi"))
     finally:
         server.stop()
     assert str(info.value).endswith(f"`events[0].value[0][0][0][0][0]…` is nested more than {MAX_DEPTH} levels deep, past what dialogcheck writes as JSON")

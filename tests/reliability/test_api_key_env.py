@@ -147,7 +147,7 @@ def test_api_key_env_naming_the_providers_own_key_for_another_address_says_where
     ],
 )
 def test_the_sdks_own_address_variables_are_not_read_under_safe_env(tmp_path, trap, token, provider, variables, code):
-    project(tmp_path / "p", f"{{provider: {provider}, model: m, max_retries: 0, timeout: 2}}")
+    project(tmp_path / "p", f"{{provider: {provider}, model: m, max_retries: 0, timeout: 60}}")  # the trap answers at once
     env = {name: value.format(trap=trap.url, token=token) for name, value in variables.items()}
     unsafe = run(tmp_path, tmp_path / "p", **env)  # the SDK follows the variables (what --safe-env must stop)
     assert len(trap.seen) == 1 and token.encode() in received(trap), unsafe.stdout + unsafe.stderr

@@ -103,10 +103,11 @@ def test_no_planted_secret_is_written_anywhere(tmp_path, planted):
         scenarios = root / "eval" / "scenarios"
         scenarios.mkdir(parents=True)
         host = agent.url.removeprefix("http://")
+        # Timeouts far past a healthy answer on a loaded machine: only `judge_hang` waits for one (its peer never answers).
         (root / "eval" / "conftest.yml").write_text(
-            f"agent: {{type: http, url: 'http://bot:{planted['agent_password']}@{host}', timeout: 2}}\n"
-            f"simulation:\n  llm: {{provider: openai_compatible, base_url: '{llm.url}/v1', model: sim, timeout: 1, max_retries: 0}}\n"
-            f"evaluation:\n  llm: {{provider: anthropic, base_url: '{llm.url}', model: judge, timeout: 1, max_retries: 0}}\n"
+            f"agent: {{type: http, url: 'http://bot:{planted['agent_password']}@{host}', timeout: 30}}\n"
+            f"simulation:\n  llm: {{provider: openai_compatible, base_url: '{llm.url}/v1', model: sim, timeout: 10, max_retries: 0}}\n"
+            f"evaluation:\n  llm: {{provider: anthropic, base_url: '{llm.url}', model: judge, timeout: 10, max_retries: 0}}\n"
             "cache: {dir: .cache}\n"
         )
         cases = {
@@ -125,14 +126,14 @@ def test_no_planted_secret_is_written_anywhere(tmp_path, planted):
         outputs = {}
         running = {
             fmt: subprocess.Popen(
-                [str(DIALOGCHECK), "run", str(root), "--results", str(results / fmt), "--parallel", "8", "--timeout", "20",
+                [str(DIALOGCHECK), "run", str(root), "--results", str(results / fmt), "--parallel", "8", "--timeout", "120",
                  "--format", fmt, "--junit", str(tmp_path / f"extra-{fmt}.xml"), "--html", str(tmp_path / f"extra-{fmt}.html")],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
             )
             for fmt in ("text", "json")
         }
         for fmt, process in running.items():  # both formats at once: each batch waits on time-outs
-            stdout, stderr = process.communicate(timeout=120)
+            stdout, stderr = process.communicate(timeout=600)
             assert process.returncode == 3, stdout.decode() + stderr.decode()
             outputs[f"run --format {fmt} stdout"], outputs[f"run --format {fmt} stderr"] = stdout, stderr
             summary = json.loads((results / fmt / "summary.json").read_text())

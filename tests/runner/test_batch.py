@@ -47,7 +47,7 @@ class Agent:
         if text == self.fail_on:
             raise AgentError("HTTP 500 from the agent")
         if text == self.hang_on:
-            await asyncio.sleep(10)
+            await asyncio.sleep(3600)  # only the time limit can end it
         if text == self.silent_on:
             return AgentTurn()
         if "order" in text:
@@ -117,18 +117,21 @@ def test_the_time_limit_errors_a_hanging_run_and_the_others_finish(tmp_path):
     records, _ = run(specs, hanging, BatchSettings(parallel=2, time_limit=0.3))
     assert [r.verdict for r in records] == [Outcome.ERROR, Outcome.ERROR]
     assert records[0].error == "time limit of 0.3 s reached"
-    ok, _ = run([RunSpec(scenario(tmp_path), 1)], Agent(), BatchSettings(time_limit=5))
+    ok, _ = run([RunSpec(scenario(tmp_path), 1)], Agent(), BatchSettings(time_limit=300))
     assert ok[0].verdict is Outcome.PASS
 
 
 def test_parallel_bounds_runs_in_flight(tmp_path):
     in_flight = {"now": 0, "max": 0}
+    full = asyncio.Event()
 
     class Slow(Agent):
         async def send(self, cid, text):
             in_flight["now"] += 1
             in_flight["max"] = max(in_flight["max"], in_flight["now"])
-            await asyncio.sleep(0.01)
+            if in_flight["now"] == 3:
+                full.set()
+            await asyncio.wait_for(full.wait(), 300)  # the first runs wait until three are in flight, however slowly
             in_flight["now"] -= 1
             return await super().send(cid, text)
 

@@ -60,7 +60,7 @@ def run(tmp_path, connector) -> SimulatedConversation:
 def http_record(tmp_path):
     server = LoopbackServer(agent)
     try:
-        yield run(tmp_path, HttpConnector(server.url + "/agent", 2.0))
+        yield run(tmp_path, HttpConnector(server.url + "/agent", 30.0))
     finally:
         server.stop()
 
@@ -104,7 +104,7 @@ def test_each_event_the_agent_sends_is_read_once(tmp_path, monkeypatch):
     monkeypatch.setattr(parse, "decode", lambda obj: read.append(obj) or decode(obj))
     server = LoopbackServer(agent)
     try:
-        record = run(tmp_path, HttpConnector(server.url + "/agent", 2.0))
+        record = run(tmp_path, HttpConnector(server.url + "/agent", 30.0))
     finally:
         server.stop()
     record.conversation("r")
@@ -115,7 +115,7 @@ def test_the_agents_own_record_is_read_once_and_replaces_the_turns(tmp_path, ras
     read = []
     decode = parse.decode
     monkeypatch.setattr(parse, "decode", lambda obj: read.append(obj) or decode(obj))
-    record = run(tmp_path, RasaConnector(rasa_server.url, 2.0))
+    record = run(tmp_path, RasaConnector(rasa_server.url, 30.0))
     conversation = record.conversation("r")
     tracker = rasa_server.app.trackers["sim-1"]
     assert list(conversation.raw_events) == record.recorded == tracker
