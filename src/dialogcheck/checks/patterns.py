@@ -12,14 +12,15 @@ the syntax and meaning of Python's `re`, its default V0 mode), with two bounds:
   are copied are checked first, on the engine's own parse of it (which copies
   nothing): past a limit it is a load error naming the limit;
 - searching: all the searches one check makes on one conversation share one
-  wall-clock budget, `CHECK_BUDGET`; a catastrophic pattern (`(a|aa)+$`) makes
+  budget of CPU time, `CHECK_BUDGET`; a catastrophic pattern (`(a|aa)+$`) makes
   that check an `error` naming the pattern, never a hang, never a silent pass
   or fail, however many messages the conversation holds.
 
-The engine measures its own time limit in CPU time of the whole process, so
-each search is given what is left of the check's wall-clock budget: a search
-never starts after the deadline, and the searches of one check together use
-at most the budget in CPU time. A pattern of plain characters is found by a
+The budget is CPU time of the process, the measure the engine's own time
+limit uses, so a loaded machine, which stretches wall-clock time, never turns
+a check into an error: each search is given what is left of the check's
+budget, a search never starts after the deadline, and the searches of one
+check together use at most the budget. A pattern of plain characters is found by a
 string search that cannot backtrack: it still never starts after the
 deadline, but runs without the engine's limit (`is_plain`).
 """
@@ -31,7 +32,7 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from functools import lru_cache, wraps
 from itertools import accumulate
-from time import monotonic
+from time import process_time
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ MAX_NESTING = 50
 #: Parts of the parsed pattern once each repeated part is copied as many times as it must match at least: what
 #: compiling costs in memory (up to about 300 bytes a part: `x{10000}` takes 3 MB, `x{1000000}` 270 MB).
 MAX_PARTS = 10_000
-#: Wall-clock seconds all the searches of one check on one conversation may take together.
+#: Seconds of CPU time all the searches of one check on one conversation may take together.
 CHECK_BUDGET = 1.0
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -210,7 +211,7 @@ def _time_left(pattern: str, text: str) -> tuple[float, _Budget]:
     """Count one search against the current check's budget (a direct call has a budget of its own): the seconds
     left, and the budget; raises `PatternTimeout` when none are left, so no search starts after the deadline."""
     budget = _BUDGET.get() or _Budget()
-    now = monotonic()
+    now = process_time()
     if budget.deadline is None:
         budget.deadline = now + CHECK_BUDGET
     budget.searches += 1
