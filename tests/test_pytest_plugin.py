@@ -372,3 +372,104 @@ def test_a_safe_env_variable_that_is_neither_yes_nor_no_is_a_usage_error(pyteste
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "DIALOGCHECK_SAFE_ENV='maybe' is neither yes nor no" in result.stderr.str()
     assert not heard.exists()
+
+
+def small_project(pytester, failing: dict[str, list[str]]) -> Path:
+    """The example's settings and agent with its passing `run_damaged_card`, and a copy of its failing
+    `run_stolen_card` at each path of `failing` (under eval/scenarios/), tagged with that path's tags."""
+    project = pytester.path / "small"
+    scenarios = project / "eval" / "scenarios"
+    scenarios.mkdir(parents=True)
+    shutil.copy(EXAMPLE / "agent.py", project / "agent.py")
+    shutil.copy(EXAMPLE / "eval" / "conftest.yml", project / "eval" / "conftest.yml")
+    shutil.copy(EXAMPLE / "eval" / "scenarios" / "run_damaged_card.yml", scenarios / "run_damaged_card.yml")
+    stolen = (EXAMPLE / "eval" / "scenarios" / "run_stolen_card.yml").read_text()
+    tags_line = "  tags: [bundled_agent, card_replace, policy, expected_failure]\n"
+    assert tags_line in stolen
+    for place, tags in failing.items():
+        (scenarios / place).parent.mkdir(parents=True, exist_ok=True)
+        (scenarios / place).write_text(stolen.replace(tags_line, f"  tags: {json.dumps(tags)}\n"))
+    return project
+
+
+def run_of(target: Path, tmp_path: Path) -> tuple[int, dict[str, str]]:
+    """What `dialogcheck run TARGET` does: its exit code, and each scenario it ran with the outcome pytest should give it."""
+    done = subprocess.run(
+        [str(DIALOGCHECK), "run", str(target), "--no-judge", "--format", "json", "--results", str(tmp_path / f"run-{uuid.uuid4().hex}")],
+        capture_output=True, text=True, check=False,
+    )
+    summary = json.loads(done.stdout)
+    return done.returncode, {s["slug"]: "FAILED" if s["failed"] else "PASSED" for s in summary["scenarios"]}
+
+
+#: Places under eval/scenarios/ that `run` walks and pytest's own collection would not: a suffix in another
+#: case, and the folders of pytest's default `norecursedirs` (and a virtualenv, which pytest skips too).
+UNWALKED_PLACES = [
+    "b.YML", "c.Yaml", "build/in_build.yml", "dist/in_dist.yml", ".drafts/drafted.yml", "node_modules/vendored.yml",
+    "venv/in_venv.yml", "CVS/in_cvs.yml", "pkg.egg/in_egg.yml", "__pycache__/cached.yml", "deep/build/nested.yml",
+]
+
+
+@pytest.mark.parametrize("place", UNWALKED_PLACES)
+def test_pytest_collects_and_judges_exactly_the_scenarios_run_runs(pytester, tmp_path, place):
+    """The one failing scenario sits where pytest's walk would not look: pytest fails (exit 1) as `run` does."""
+    project = small_project(pytester, {place: ["policy"]})
+    if place.startswith("venv/"):
+        (project / "eval" / "scenarios" / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    run_exit, by_run = run_of(project, tmp_path)
+    assert run_exit == 1 and len(by_run) == 2
+    result = pytester.runpytest_subprocess(str(project), "--no-judge", "-p", "no:randomly", "-rA")
+    assert outcomes(result) == by_run
+    assert result.ret == run_exit
+
+
+def test_pytest_of_a_folder_or_file_inside_the_scenarios_collects_what_run_of_it_runs(pytester, tmp_path):
+    project = small_project(pytester, {"build/in_build.yml": ["policy"], "build/other.YAML": ["policy"], "top.yml": ["policy"]})
+    scenarios = project / "eval" / "scenarios"
+    for target in (scenarios, scenarios / "build", scenarios / "build" / "other.YAML", project / "eval", "--dialogcheck"):
+        args = ["--dialogcheck", str(project)] if target == "--dialogcheck" else [str(target)]
+        run_exit, by_run = run_of(project if target in ("--dialogcheck", project / "eval") else target, tmp_path)
+        result = pytester.runpytest_subprocess(*args, "--no-judge", "-p", "no:randomly", "-rA")
+        assert (target, outcomes(result), result.ret) == (target, by_run, run_exit)
+
+
+#: Marker names pytest or a common plugin acts on: a scenario tagged with one must still fail as `run` says.
+OUTCOME_TAGS = ["xfail", "skip", "skipif", "parametrize", "usefixtures", "filterwarnings", "timeout", "flaky", "asyncio", "xdist_group"]
+
+
+def test_a_tag_never_changes_an_outcome_and_a_reserved_one_is_selected_by_its_tag_marker(pytester, tmp_path):
+    odd = {"_private": "tag__private", "needs review": "tag_needs_review", "a:b": "tag_a_b", "not": "tag_not"}
+    project = small_project(pytester, {
+        **{f"tagged_{name}.yml": [name, "policy"] for name in OUTCOME_TAGS},
+        **{f"odd_{marker}.yml": [tag] for tag, marker in odd.items()},
+    })
+    pytester.makeconftest(
+        "def pytest_collection_finish(session):\n"
+        "    for item in session.items:\n"
+        "        print('MARKERS', item.name, ' '.join(sorted(mark.name for mark in item.iter_markers())))\n"
+    )
+    run_exit, by_run = run_of(project, tmp_path)
+    assert run_exit == 1 and len(by_run) == 1 + len(OUTCOME_TAGS) + len(odd)
+    result = pytester.runpytest_subprocess(str(project), "--no-judge", "--strict-markers", "-p", "no:randomly", "-rA", "-s")
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert outcomes(result) == by_run
+    result.assert_outcomes(passed=1, failed=len(OUTCOME_TAGS) + len(odd))
+    assert result.ret == run_exit
+    markers = {line.split()[1]: line.split()[2:] for line in result.outlines if line.startswith("MARKERS ")}
+    assert markers == {
+        "run_damaged_card": ["bundled_agent", "card_replace", "dialogcheck", "smoke"],
+        **{f"tagged_{name}": ["dialogcheck", "policy", f"tag_{name}"] for name in OUTCOME_TAGS},
+        **{f"odd_{marker}": ["dialogcheck", marker] for marker in odd.values()},
+    }
+    selected = pytester.runpytest_subprocess(str(project), "--no-judge", "--strict-markers", "-p", "no:randomly", "-rA", "-m", "tag_xfail or tag_needs_review")
+    assert outcomes(selected) == {"tagged_xfail": "FAILED", "odd_tag_needs_review": "FAILED"}
+    assert selected.ret == 1
+
+
+def test_marker_of_keeps_a_plain_tag_and_prefixes_every_other():
+    from dialogcheck.pytest_plugin import marker_of
+
+    assert [marker_of(tag) for tag in ("smoke", "expected_failure", "p1-critical", "v2.1", "Skip")] == ["smoke", "expected_failure", "p1-critical", "v2.1", "Skip"]
+    assert [marker_of(tag) for tag in ("xfail", "skipif", "usefixtures", "and", "_x", "a b", "x(y)", "é:1")] == [
+        "tag_xfail", "tag_skipif", "tag_usefixtures", "tag_and", "tag__x", "tag_a_b", "tag_x_y_", "tag_é_1",
+    ]

@@ -2,9 +2,13 @@
 
 `pytest PROJECT`, `pytest PROJECT/eval/scenarios`, a scenario file, or `--dialogcheck PROJECT`
 collects the project's scenarios: one item per run (`slug`, or `slug[run-2]` with
-`--dialogcheck-runs N`), its tags as markers, so `-k`, `-m` and pytest-xdist work as
-they do for any test. A failed run's report is dialogcheck's explanation, not a
+`--dialogcheck-runs N`), its tags as markers (`marker_of`), so `-k`, `-m` and pytest-xdist
+work as they do for any test. A failed run's report is dialogcheck's explanation, not a
 traceback; a run that errored for a harness reason is a pytest error.
+
+The scenarios collected are the files `dialogcheck run` of the same paths runs, found by the
+same function (`scenario_files_of`): pytest's own walk, whose `norecursedirs` hides `build/`
+and `.drafts/` and whose suffixes have one case, never looks inside `eval/scenarios/`.
 
 Inert elsewhere: a YAML file is collected only inside a project's `eval/scenarios/`
 and only when the project (or a path in it) was asked for, so a repository whose
@@ -19,6 +23,7 @@ is imported when a scenario is collected or run.
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +33,21 @@ import pytest
 if TYPE_CHECKING:
     from .results.model import RunResult
 
-SCENARIO_SUFFIXES = (".yml", ".yaml")
+#: Marker names pytest, or a plugin in common use, gives a meaning (skip, expect a failure, parametrize, use
+#: fixtures or warning filters, time out, rerun, order, group, run in an event loop, open a database or the
+#: network), the keywords of `-m`, and dialogcheck's own: no tag is ever one of these markers.
+RESERVED_MARKERS = frozenset({
+    "skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings", "tryfirst", "trylast",  # pytest
+    "and", "or", "not",  # the words of a `-m` expression
+    "dialogcheck",  # every scenario's item
+    "anyio", "asyncio", "trio", "timeout", "flaky", "repeat", "order", "run", "first", "last", "dependency",
+    "xdist_group", "forked", "isolate", "no_cover", "benchmark", "hypothesis", "limit_memory", "limit_leaks",
+    "django_db", "urls", "ignore_template_errors", "enable_socket", "disable_socket", "allow_hosts",
+    "vcr", "block_network", "default_cassette", "httpx_mock", "freeze_time", "only_browser", "skip_browser",
+    "browser_context_args", "datafiles", "remote_data", "mpl_image_compare",
+})
+#: A tag that is a marker of its own name: a letter or digit, then letters, digits, `_`, `-` and `.`.
+_PLAIN_TAG = re.compile(r"[^\W_][\w.-]*")
 #: The report attribute that carries a finished run (as JSON) from the process that ran it to the one writing results.
 RUN_ATTRIBUTE = "dialogcheck_run"
 
@@ -89,21 +108,40 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.pluginmanager.unregister(state)
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix not in SCENARIO_SUFFIXES:
-        return None
-    root = project_of(file_path)
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A project's `eval/scenarios/`, when the project was asked for, is collected by dialogcheck, not by pytest's walk."""
+    root = project_of_scenarios(path)
     if root is None or not parent.config.stash[_STATE].asked_for(root):
         return None
-    return ScenarioFile.from_parent(parent, path=file_path, root=root)
+    return ScenarioFolder.from_parent(parent, path=path, root=root)
 
 
-def project_of(path: Path) -> Path | None:
-    """The project a YAML file is a scenario of: the folder whose `eval/scenarios/` holds it, beside `eval/conftest.yml`."""
-    for folder in path.parents:
-        if folder.name == "scenarios" and folder.parent.name == "eval":
-            return folder.parent.parent if (folder.parent / "conftest.yml").is_file() else None
+@pytest.hookimpl(tryfirst=True)
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Never hide (`norecursedirs`, `--ignore`) the way to the scenarios of a project that was asked for: False
+    keeps `eval/` and `eval/scenarios/` collected; anything else is left to pytest."""
+    if collection_path.name == "eval":
+        root = collection_path.parent if project_of_scenarios(collection_path / "scenarios") else None
+    else:
+        root = project_of_scenarios(collection_path)
+    return False if root is not None and config.stash[_STATE].asked_for(root) else None
+
+
+def project_of_scenarios(folder: Path) -> Path | None:
+    """The project whose scenario folder `folder` is: `eval/scenarios/` beside `eval/conftest.yml`."""
+    if folder.name == "scenarios" and folder.parent.name == "eval" and (folder.parent / "conftest.yml").is_file():
+        return folder.parent.parent
     return None
+
+
+def marker_of(tag: str) -> str:
+    """The marker a scenario tag is, so `-m` selects by it: the tag itself when it is a plain name (a letter or digit,
+    then letters, digits, `_`, `-`, `.`) outside `RESERVED_MARKERS`; else `tag_` and the tag, each other character
+    as `_` (`xfail` is `tag_xfail`). A tag selects: it never skips a run, expects its failure or asks for a fixture."""
+    if _PLAIN_TAG.fullmatch(tag) and tag not in RESERVED_MARKERS:
+        return tag
+    return "tag_" + re.sub(r"[^\w.-]", "_", tag)
 
 
 def outcome_of(run: RunResult) -> str:
@@ -130,8 +168,29 @@ def item_variants(scenario: Any, runs: int) -> list[tuple[str, int]]:
     return variants
 
 
+class ScenarioFolder(pytest.Directory):
+    """A project's `eval/scenarios/`, or a folder in it: its scenario files are those `run` of the paths pytest was
+    given runs (`_State.scenario_files`), in folders of their own, so pytest's `path::name` arguments find them."""
+
+    def __init__(self, *, root: Path, files: tuple[Path, ...] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.root = root
+        self.files = files  # None for `eval/scenarios/` itself: the project's files, found when collected
+
+    def collect(self):
+        files = self.config.stash[_STATE].scenario_files(self.root) if self.files is None else self.files
+        by_entry: dict[str, list[Path]] = {}
+        for file in sorted(files):
+            by_entry.setdefault(file.relative_to(self.path).parts[0], []).append(file)
+        for entry, inside in by_entry.items():
+            if inside == [self.path / entry]:
+                yield ScenarioFile.from_parent(self, path=self.path / entry, root=self.root)
+            else:
+                yield ScenarioFolder.from_parent(self, path=self.path / entry, root=self.root, files=tuple(inside))
+
+
 class ScenarioFile(pytest.File):
-    """A scenario file: one item per planned run, its tags as markers."""
+    """A scenario file: one item per planned run, its tags as markers (`marker_of`)."""
 
     def __init__(self, *, root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -140,13 +199,13 @@ class ScenarioFile(pytest.File):
     def collect(self):
         state = self.config.stash[_STATE]
         scenario = state.scenario(self.path, self.root)
-        for tag in scenario.tags:
-            state.register_marker(tag)
+        markers = ["dialogcheck", *dict.fromkeys(marker_of(tag) for tag in scenario.tags)]
+        for marker in markers:
+            state.register_marker(marker)
         for suffix, number in item_variants(scenario, state.runs):
             item = ScenarioItem.from_parent(self, name=f"{scenario.slug}{suffix}", slug=scenario.slug, number=number)
-            item.add_marker("dialogcheck")
-            for tag in scenario.tags:
-                item.add_marker(tag)
+            for marker in markers:
+                item.add_marker(marker)
             yield item
 
 
@@ -226,6 +285,7 @@ class _State:
         invocation = config.invocation_params.dir
         self.asked = [(invocation / arg.split("::")[0]).resolve() for arg in config.args]
         self._configs: dict[Path, Any] = {}
+        self._files: dict[Path, Any] = {}  # by project root: its scenario files, or the LoadError finding them
         self._runner: Any = None
         self._finished: dict[str, str] = {}
         self.results: str | None = config.getoption("dialogcheck_results")
@@ -240,18 +300,38 @@ class _State:
         project = root.resolve()
         return any(path == project or path.is_relative_to(project) for path in self.asked)
 
-    def register_marker(self, tag: str) -> None:
-        """A scenario tag as a marker pytest knows, so `-m TAG` selects and `--strict-markers` accepts it."""
+    def register_marker(self, marker: str) -> None:
+        """A scenario tag's marker as one pytest knows, so `-m MARKER` selects and `--strict-markers` accepts it."""
         known = {line.split(":")[0].split("(")[0].strip() for line in self.config.getini("markers")}
-        if tag not in known:
-            self.config.addinivalue_line("markers", f"{tag}: dialogcheck scenario tag")
+        if marker not in known:
+            self.config.addinivalue_line("markers", f"{marker}: dialogcheck scenario tag")
+
+    def scenario_files(self, root: Path) -> list[Path]:
+        """The scenario files of the project at `root` that `dialogcheck run` of pytest's paths in it would run: the
+        project's for the project or its `eval/`, the folder's or the file's for one inside `eval/scenarios/`."""
+        from .errors import LoadError
+        from .runner.project import scenario_files_of
+
+        if root not in self._files:
+            scenarios, project = root / "eval" / "scenarios", root.resolve()
+            targets = []
+            for path in self.asked:
+                if path.is_relative_to(project):
+                    inside = root / path.relative_to(project)
+                    targets.append(inside if inside.is_relative_to(scenarios) else root)
+            try:
+                self._files[root] = scenario_files_of(targets)
+            except LoadError as err:
+                self._files[root] = err
+        found = self._files[root]
+        if isinstance(found, LoadError):
+            raise ScenarioFolder.CollectError(_load_error(found)) from None
+        return found
 
     def scenario(self, path: Path, root: Path):
         """The scenario of `path`, loaded with its project's settings; a collection error (file, line, column) when it cannot be."""
-        from ._redact import mask
         from .config import load_config
         from .errors import LoadError
-        from .report.text import render_load_error
         from .scenario.load import load_scenario
 
         try:
@@ -260,7 +340,7 @@ class _State:
                     self._configs[root] = load_config(root / "eval" / "conftest.yml")
                 return load_scenario(path, framework_tools=self._configs[root].framework_tools)
         except LoadError as err:
-            raise ScenarioFile.CollectError(mask(render_load_error(err).plain.rstrip("\n"))) from None
+            raise ScenarioFile.CollectError(_load_error(err)) from None
 
     def run(self, item: ScenarioItem) -> RunResult:
         if self._runner is None:
@@ -299,6 +379,14 @@ class _State:
             self._runner.close()
         if self._lock is not None:
             self._lock.release()
+
+
+def _load_error(err: Exception) -> str:
+    """A load error as a collection error shows it: `path:line:col: message` lines, masked (pytest is no writer of ours)."""
+    from ._redact import mask
+    from .report.text import render_load_error
+
+    return mask(render_load_error(err).plain.rstrip("\n"))
 
 
 _STATE = pytest.StashKey[_State]()

@@ -60,7 +60,18 @@ def _scripted(scenario: Scenario, simulate: str) -> bool:
     return scenario.script is not None and simulate != "llm"
 
 
+def scenario_files_of(targets: Sequence[Path]) -> list[Path]:
+    """Every scenario file `run TARGETS` runs, each once, in the order named: the one discovery `run` and the
+    pytest plugin share, so pytest collects exactly what `run` runs."""
+    files: list[Path] = []
+    for target in targets:
+        files.extend(scenario_files(target))
+    return list(dict.fromkeys(files))  # a file named twice runs once
+
+
 def scenario_files(path: Path) -> list[Path]:
+    """The scenario files of one target: a file itself, else every `.yml` and `.yaml` (in any case) under the
+    project's `eval/scenarios/` or the folder, in every sub-folder."""
     if path.is_file():
         return [path]
     if not path.is_dir():
@@ -72,14 +83,12 @@ def scenario_files(path: Path) -> list[Path]:
 def load_project(paths: Sequence[str | Path], config_path: str | Path | None = None) -> Project:
     """Load the config and every scenario; raises one `LoadError` with every problem found."""
     targets = [Path(p) for p in paths] or [Path(".")]
-    files: list[Path] = []
-    for target in targets:
-        files.extend(scenario_files(target))
+    files = scenario_files_of(targets)
     found = Path(config_path) if config_path else find_config(targets[0])
     config = load_config(found) if found else ProjectConfig.empty(_guess_root(targets[0]))
     if not files:
         raise LoadError.one("no scenario files found (eval/scenarios/*.yml)", str(targets[0]))
-    return _project(config, list(dict.fromkeys(files)))  # a file named twice runs once
+    return _project(config, files)
 
 
 def load_planned(plan: Plan, plan_file: str) -> Project:
