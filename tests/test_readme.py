@@ -215,3 +215,25 @@ def test_readme_json_examples_parse_and_the_output_sample_has_the_printed_shape(
     _shape(sample, json.loads(done.stdout))
     with pytest.raises(AssertionError):
         _shape(sample, {"verdict": "pass"})
+
+
+#: The README's claim about `--format`: every command but the ones it names in backquotes after "all but".
+FORMAT_CLAIM = re.compile(r"Every command (?:that prints a result )?takes `--format text\|json`(?: \(all but (?P<but>[^)]*?),)?")
+
+
+def test_the_commands_said_to_take_format_are_exactly_those_that_take_it() -> None:
+    """The README's command table against `--help`: `--format` where the README says so, and where it says not,
+    a usage error (exit 2)."""
+    text = README.read_text(encoding="utf-8")
+    claim = FORMAT_CLAIM.search(text)
+    assert claim is not None
+    excepted = set(re.findall(r"`(\w+)`", claim["but"] or ""))
+    commands = sorted(set(re.findall(r"^\| `dialogcheck (\w+)", text, re.M)))
+    assert len(commands) == 8 and excepted <= set(commands)
+    dialogcheck = str(Path(sys.executable).parent / "dialogcheck")
+    for command in commands:
+        shown = subprocess.run([dialogcheck, command, "--help"], capture_output=True, text=True, check=False)
+        assert ("--format" in shown.stdout) == (command not in excepted), command
+    for command in excepted:
+        refused = subprocess.run([dialogcheck, command, "--format", "json"], capture_output=True, text=True, check=False, timeout=120)
+        assert refused.returncode == 2, command
