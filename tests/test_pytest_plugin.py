@@ -473,3 +473,19 @@ def test_marker_of_keeps_a_plain_tag_and_prefixes_every_other():
     assert [marker_of(tag) for tag in ("xfail", "skipif", "usefixtures", "and", "_x", "a b", "x(y)", "é:1")] == [
         "tag_xfail", "tag_skipif", "tag_usefixtures", "tag_and", "tag__x", "tag_a_b", "tag_x_y_", "tag_é_1",
     ]
+
+
+def test_a_scenario_linked_from_outside_the_project_is_refused_as_run_refuses_it(pytester, tmp_path):
+    """`run` refuses a file found in eval/scenarios/ that links out of the project (exit 2); so does pytest's collection."""
+    project = small_project(pytester, {})
+    outside = tmp_path / "elsewhere.yml"
+    shutil.copy(EXAMPLE / "eval" / "scenarios" / "run_stolen_card.yml", outside)
+    (project / "eval" / "scenarios" / "linked.yml").symlink_to(outside)
+    refused = subprocess.run([str(DIALOGCHECK), "run", str(project), "--no-judge"], capture_output=True, text=True, check=False)
+    assert refused.returncode == 2
+    message = f"this file is a link to {outside}, outside {project}: files found in a folder must stay inside it"
+    assert message in refused.stdout + refused.stderr
+    result = pytester.runpytest_subprocess(str(project), "--no-judge", "-p", "no:randomly", "-rA")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert message in result.stdout.str()
+    assert outcomes(result) == {}
