@@ -14,11 +14,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
 from dialogcheck.results.files import ResultsFolder, new_folder
-from dialogcheck.results.lock import LOCK_FILE
+from dialogcheck.errors import LoadError
+from dialogcheck.results.lock import LOCK_FILE, BatchLock
 from tests.cli.test_run import AGENT, make_project
 from tests.reliability.peers import clean_env
 
@@ -130,7 +132,7 @@ def test_two_default_folders_made_in_one_second_are_two_folders(tmp_path):
 def test_the_lock_goes_with_its_holder_and_is_taken_again(tmp_path):
     folder = ResultsFolder(tmp_path / "r")
     with folder.claim():
-        assert (tmp_path / "r" / LOCK_FILE).read_text() == f"{os.getpid()}\n"
+        assert (tmp_path / "r" / LOCK_FILE).read_text() == f"{os.getpid()} run\n"  # who holds it, for a second process's message
     with folder.lock():  # released: a resume takes it
         pass
     killed = subprocess.Popen(
@@ -143,6 +145,24 @@ def test_the_lock_goes_with_its_holder_and_is_taken_again(tmp_path):
     killed.stdout.close()
     with folder.lock():  # a killed holder leaves no stale lock
         pass
+
+
+def test_a_lock_file_removed_by_its_holder_is_not_held_by_whoever_opened_it_before(tmp_path):
+    """`abandon` removes the lock file of a batch that wrote nothing: a process that opened that file just before
+    and locks it just after holds a file no name leads to, which would let a third lock a new one. It tries again."""
+    import fcntl
+
+    folder = tmp_path / "r"
+    first = BatchLock.claim(folder, lambda root: None, command="check")
+    stale = os.open(folder / LOCK_FILE, os.O_RDONLY)  # what a second process opened before the first let go
+    first.abandon()
+    assert not folder.exists()  # made by the claim, left as found
+    folder.mkdir()
+    with BatchLock.take(folder, command="run"):
+        fcntl.flock(stale, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the stale file is free: locking it means nothing
+        with pytest.raises(LoadError, match="another dialogcheck run"):
+            BatchLock.take(folder, command="check")  # the file the name leads to is held
+    os.close(stale)
 
 
 def test_a_link_planted_as_the_lock_file_is_refused_and_its_target_untouched(tmp_path):

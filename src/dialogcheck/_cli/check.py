@@ -8,6 +8,7 @@ format wants them, writes them in input order and maps the batch to an exit code
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from ..report.text import (
 )
 from ..results.atomic import write_atomic
 from ..results.codec import check_summary_document, conversation_line
+from ..results.lock import BatchLock
 from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
 from .check_output import JsonWriter, TextWriter, print_warnings
 from .env_options import env_options
@@ -132,15 +134,43 @@ def _check_options(engine, output_dir, output_format_shards, input_format, junit
             raise click.UsageError(f"--engine ray and Parquet shards need pyarrow: {hint}") from None
 
 
-def _output_folder(output_dir: str, output_format: str) -> None:
+def _refuse_unless_empty(output_dir: str) -> None:
     from ..engines.storage import folder_is_empty
 
     try:
         empty = folder_is_empty(output_dir)
     except OSError as err:
-        fail_with_load_error(LoadError.one(f"cannot use the output folder: {err.strerror or err}", output_dir), output_format)
+        raise LoadError.one(f"cannot use the output folder: {err.strerror or err}", output_dir) from None
     if not empty:
-        fail_with_load_error(LoadError.one("the output folder is not empty: give a new or empty folder", output_dir), output_format)
+        raise LoadError.one("the output folder is not empty: give a new or empty folder", output_dir)
+
+
+def _claim_output(output_dir: str, output_format: str) -> BatchLock | None:
+    """The output folder, new or empty, locked as `run` locks its results folder, so a second process writing it
+    is refused rather than mixing its shards in; None for an object-store URI, which has no lock (checked empty only)."""
+    from ..engines.storage import is_uri
+
+    try:
+        if is_uri(output_dir):
+            _refuse_unless_empty(output_dir)
+            return None
+        return BatchLock.claim(Path(output_dir), lambda folder: _refuse_unless_empty(output_dir), command="check")
+    except LoadError as err:
+        fail_with_load_error(err, output_format)
+    except OSError as err:  # the folder cannot be made
+        _cannot_write_output(err, output_dir, output_format)
+    raise AssertionError("unreachable")
+
+
+def _let_go(lock: BatchLock, output_dir: str) -> None:
+    """Release the output folder: a batch that finished keeps its lock file there, one that wrote nothing leaves
+    the folder as it found it."""
+    from ..engines.shards import SUMMARY_NAME
+
+    if os.path.lexists(os.path.join(output_dir, SUMMARY_NAME)):
+        lock.release()
+    else:
+        lock.abandon()
 
 
 @click.command()
@@ -223,8 +253,16 @@ def check(**given) -> None:
     config, subject = _config_and_subject(o)
     if o.engine == "ray" and (o.metrics or (wants_judge(subject, o.no_judge, False) and config is not None and config.evaluation.llm is not None)):
         raise click.UsageError("--engine ray runs the deterministic checks: add --no-judge to skip LLM-judged ones, or use --engine local")
-    if o.output_dir:
-        _output_folder(o.output_dir, o.output_format)
+    lock = _claim_output(o.output_dir, o.output_format) if o.output_dir else None
+    try:
+        _check(o, config, subject)
+    finally:
+        if lock is not None:
+            _let_go(lock, o.output_dir)  # type: ignore[arg-type]
+
+
+def _check(o: CheckOptions, config, subject) -> None:
+    """Judge, with the output folder (if any) held: on Ray, or here."""
     claim_report_paths([o.junit_path], "report", o.output_format)  # --html and --otlp-out are opened before the batch
     if o.engine == "ray":
         _check_on_ray(o, subject)

@@ -110,13 +110,15 @@ def delete(path: str) -> None:
 
 
 def folder_is_empty(folder: str) -> bool:
-    """True when the output folder does not exist yet or holds nothing (it is made when the first shard is written)."""
+    """True when the output folder does not exist yet or holds nothing but the lock file of a batch that held it."""
     if not is_uri(folder):
+        from ..results.lock import LOCK_FILE
+
         if not os.path.exists(folder):
             return True
         if not os.path.isdir(folder):
             raise NotADirectoryError(20, "not a folder", folder)
-        return not os.listdir(folder)
+        return not [name for name in os.listdir(folder) if name != LOCK_FILE]
     from pyarrow import fs
 
     filesystem, inner = _filesystem(folder)

@@ -61,19 +61,10 @@ class ResultsFolder:
 
     def claim(self) -> BatchLock:
         """Lock a new or empty folder for a new batch (made if missing); nothing is written when it is not empty."""
-        BatchLock.refuse_if_held(self.root)  # a batch running there: say that, not only that the folder is in use
-        self._refuse_unless_empty()
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            return BatchLock.claim(self.root, lambda root: self._refuse_unless_empty(), command="run")
         except OSError as err:
             raise LoadError.one(f"cannot make the results folder: {err.strerror or err}", str(self.root)) from None
-        lock = BatchLock.take(self.root)
-        try:
-            self._refuse_unless_empty()  # a batch that came and went before the lock was taken
-        except LoadError:
-            lock.release()
-            raise
-        return lock
 
     def lock(self) -> BatchLock:
         """Lock the folder of a batch being resumed."""
