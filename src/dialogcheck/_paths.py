@@ -11,9 +11,11 @@ error message in a public log.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -153,3 +155,36 @@ def project_folder(root: Path, folder: Path, what: str, elsewhere: str) -> Path:
         message = f"{what} leads to {target} through a symbolic link, outside the project folder {base}: it must stay inside the project ({elsewhere})"
         raise LoadError.one(message, str(folder))
     return folder
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular one is, in the words of a message."""
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def open_regular(path: str | Path, *, follow_links: bool = True) -> int:
+    """A read-only descriptor of the regular file at `path`; `OSError` for anything else, a named pipe, a device or a folder.
+
+    For a path taken from a file an earlier process wrote (a plan, a cache): opened without waiting, so a named
+    pipe never blocks the open, and refused before a byte is read, so /dev/zero is never read without end.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)})", str(path))
+    return fd
+
+
+def read_regular(path: str | Path, limit: int, *, follow_links: bool = True) -> bytes:
+    """The bytes of the regular file at `path` (`open_regular`); `OSError` too for a file past `limit` bytes."""
+    with os.fdopen(open_regular(path, follow_links=follow_links), "rb") as file:
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+    return data
