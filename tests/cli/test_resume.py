@@ -163,9 +163,18 @@ def test_a_hand_renamed_slug_in_the_plan_is_refused(interrupted):
     assert done.stderr == f"{path}:1:1: `scenarios[1].slug` is `gamma`, but {scenario} has the slug `beta` (its file name)\n"
 
 
-def test_an_endless_plan_is_refused_after_reading_its_bound(tmp_path):
+def test_an_endless_plan_is_refused_before_a_byte_is_read(tmp_path):
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "plan.json").symlink_to("/dev/zero")
+    result = CliRunner().invoke(cli, ["run", "--resume", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert result.stderr == f"{tmp_path / 'r' / 'plan.json'}:1:1: cannot read: not a regular file (a character device)\n"
+
+
+def test_a_plan_past_its_size_bound_is_refused_after_reading_the_bound(tmp_path):
+    (tmp_path / "r").mkdir()
+    with open(tmp_path / "r" / "plan.json", "wb") as plan:
+        plan.truncate((16 << 20) + 1)
     result = CliRunner().invoke(cli, ["run", "--resume", str(tmp_path / "r")])
     assert result.exit_code == 2
     assert result.stderr == f"{tmp_path / 'r' / 'plan.json'}:1:1: larger than 16 MB: not a plan dialogcheck wrote\n"

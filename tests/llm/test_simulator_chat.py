@@ -186,6 +186,13 @@ def test_three_traits_run_as_a_matrix_labelled_with_statistics_per_trait(tmp_pat
     again = dialogcheck("report", results, "--format", "json")
     assert json.loads(again.stdout)["personas"] == summary["personas"]
 
+    # The plan keeps the batch's --persona traits, which the scenario's file does not declare: a resume takes them.
+    assert json.loads((results / "plan.json").read_text())["personas"] == ["terse", "verbose", "confused"]
+    (results / "lookup" / "run_5.json").unlink()
+    resumed = dialogcheck("run", "--resume", results, "--no-cache")
+    assert resumed.returncode == 1, resumed.stderr
+    assert json.loads((results / "lookup" / "run_5.json").read_text())["persona"] == "verbose"
+
 
 def test_a_scenario_s_own_personas_make_the_matrix_and_a_resumed_matrix_keeps_each_run_s_trait(tmp_path, server):
     scenario = SCENARIO.replace("  goals:", "  personas: [verbose, terse]\n  goals:")

@@ -65,8 +65,8 @@ def test_the_summary_counts_each_trait_and_sums_the_simulator_apart_from_the_jud
 
 
 def test_a_plan_numbers_matrix_runs_repeat_by_repeat_and_writes_traits_and_seed_only_when_given(tmp_path):
-    plain = PlannedScenario(slug="a", path="/a", runs=2, sha256="00")
-    matrix = PlannedScenario(slug="b", path="/b", runs=2, sha256="11", personas=["terse", "verbose", "confused"], seed=2147483647)
+    plain = PlannedScenario(slug="a", path="/a", runs=2, sha256="0" * 64)
+    matrix = PlannedScenario(slug="b", path="/b", runs=2, sha256="1" * 64, personas=["terse", "verbose", "confused"], seed=2147483647)
     plan = new_plan("now", "/p", None, [plain, matrix])
     assert plan.total_runs == 8
     assert plan.run_keys() == [("a", 1), ("a", 2), *(("b", n) for n in range(1, 7))]
@@ -74,7 +74,7 @@ def test_a_plan_numbers_matrix_runs_repeat_by_repeat_and_writes_traits_and_seed_
     assert [matrix.seed_of(n) for n in range(1, 7)] == [2147483647] * 3 + [0] * 3  # wraps within the seed range
     assert (plain.persona_of(1), plain.seed_of(2)) == (None, None)
     written = plan.to_dict()["scenarios"]
-    assert written[0] == {"slug": "a", "path": "/a", "runs": 2, "sha256": "00"}
+    assert written[0] == {"slug": "a", "path": "/a", "runs": 2, "sha256": "0" * 64}
     assert written[1]["personas"] == ["terse", "verbose", "confused"] and written[1]["seed"] == 2147483647
     path = tmp_path / "plan.json"
     path.write_bytes(plan.to_json())
@@ -82,9 +82,9 @@ def test_a_plan_numbers_matrix_runs_repeat_by_repeat_and_writes_traits_and_seed_
 
 
 def test_a_plan_naming_an_unknown_trait_is_refused_at_its_place(tmp_path):
-    plan = new_plan("now", "/p", None, [PlannedScenario(slug="b", path="/b", runs=1, sha256="11", personas=["terse", "sneaky"])])
+    plan = new_plan("now", "/p", None, [PlannedScenario(slug="b", path="/b", runs=1, sha256="1" * 64, personas=["terse", "sneaky"])])
     path = tmp_path / "plan.json"
     path.write_bytes(plan.to_json())
     with pytest.raises(LoadError) as info:
         read_plan(path)
-    assert str(info.value).startswith(f"{path}:14:9: invalid plan: unknown persona trait 'sneaky'")
+    assert str(info.value).startswith(f"{path}:13:9: invalid plan: unknown persona trait 'sneaky'")

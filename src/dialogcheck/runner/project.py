@@ -15,10 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._paths import files_in
+from .._paths import files_in, open_regular, path_problem, read_regular
+from .._shown import clip, visible
+from .._yaml import MAX_FILE_BYTES
 from ..config import ProjectConfig, find_config, load_config, searched
 from ..errors import LoadError, Problem
-from ..results.plan import PLAN_VERSION, Plan, PlannedScenario
+from ..results.plan import PLAN_VERSION, Plan, PlannedScenario, named, plan_error
 from ..scenario.load import load_scenario
 from ..scenario.model import Scenario
 
@@ -98,6 +100,9 @@ def load_planned(plan: Plan, plan_file: str) -> Project:
     the one the batch started with: its finished runs were judged under the
     old definition, and a batch mixing two definitions has no meaning. A plan
     of an older dialogcheck keeps no hashes, so it cannot be checked and is refused.
+    Every path of the plan must name a regular file (a named pipe or a device is
+    never opened to wait or read), and each scenario's persona traits must be
+    those its file or the batch's `--persona` declares.
     """
     if plan.version < PLAN_VERSION or plan.project is None or any(item.sha256 is None for item in plan.scenarios):
         message = (
@@ -108,6 +113,8 @@ def load_planned(plan: Plan, plan_file: str) -> Project:
     problems = [problem for item in plan.scenarios if (problem := _changed(item, plan_file)) is not None]
     if problems:
         raise LoadError(problems)
+    if plan.config:
+        _refuse_unreadable_config(plan.config)
     config = load_config(plan.config) if plan.config else ProjectConfig.empty(Path(plan.project))
     project = _project(config, [Path(item.path) for item in plan.scenarios])
     renamed = [
@@ -117,15 +124,29 @@ def load_planned(plan: Plan, plan_file: str) -> Project:
     ]
     if renamed:
         raise LoadError(renamed)
+    for i, (item, scenario) in enumerate(zip(plan.scenarios, project.scenarios, strict=True)):
+        declared = list(plan.personas or scenario.personas)
+        allowed = ([], declared) if scenario.script is not None else (declared,)  # a script runs as it is, unless --simulate llm
+        if item.personas not in allowed:
+            where = ["scenarios", i, "personas"]
+            runs_under = declared or "no persona traits"
+            message = (
+                f"invalid plan: {named(where)} is {item.personas}, but scenario `{scenario.slug}` ({scenario.path}) runs under"
+                f" {runs_under} (its `personas`, or the batch's --persona)"
+            )
+            raise plan_error(Path(plan_file), message, where)
     return project
 
 
 def _changed(item: PlannedScenario, plan_file: str) -> Problem | None:
     """Why a planned scenario file can no longer be resumed, or None when it is the same file."""
+    cannot = f"scenario `{item.slug}` of this batch cannot be read"
+    if (why := path_problem(item.path)) is not None:
+        return Problem(f"{cannot}: {why}; the batch cannot be finished without it", clip(visible(item.path), 120))
     try:
         digest = _digest(Path(item.path))
     except OSError as err:
-        return Problem(f"scenario `{item.slug}` of this batch cannot be read: {err.strerror or err}; the batch cannot be finished without it", item.path)
+        return Problem(f"{cannot}: {err.strerror or err}; the batch cannot be finished without it", item.path)
     if digest != item.sha256:
         return Problem(
             f"scenario `{item.slug}` changed since the batch started ({plan_file} holds the hash of the file it started with):"
@@ -135,9 +156,19 @@ def _changed(item: PlannedScenario, plan_file: str) -> Problem | None:
     return None
 
 
+def _refuse_unreadable_config(path: str) -> None:
+    """A `LoadError` when the plan's config path is no regular file: it would be opened to wait, or read without end."""
+    if (why := path_problem(path)) is not None:
+        raise LoadError.one(f"the config of this batch cannot be read: {why}", clip(visible(path), 120))
+    try:
+        os.close(open_regular(path))
+    except OSError as err:
+        raise LoadError.one(f"the config of this batch cannot be read: {err.strerror or err}", path) from None
+
+
 def _digest(path: Path) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+    """The sha256 of a scenario file: a regular one, no larger than a scenario file may be."""
+    return hashlib.sha256(read_regular(path, MAX_FILE_BYTES)).hexdigest()
 
 
 def _project(config: ProjectConfig, files: Sequence[Path]) -> Project:

@@ -30,7 +30,7 @@ from ..results.files import ResultsFolder, new_folder
 from ..results.load import finished_runs
 from ..results.lock import BatchLock
 from ..results.model import BatchResult, RunResult
-from ..results.plan import new_plan, read_plan
+from ..results.plan import MAX_BATCH_RUNS, PlannedScenario, new_plan, read_plan
 from ..results.writer import BatchWriter
 from ..scenario.model import Scenario
 from .batch import BatchSettings, RunSpec, run_batch
@@ -100,6 +100,18 @@ def _refuse_unshown(templates, scenarios, matrix: Mapping[str, Sequence[str]]) -
         raise LoadError(problems)
 
 
+def _refuse_too_many(planned: Sequence[PlannedScenario], runs: int) -> None:
+    """A `LoadError` for a batch past `MAX_BATCH_RUNS`, before anything runs: a plan past it is refused when read back."""
+    total = sum(item.count for item in planned)
+    if total > MAX_BATCH_RUNS:
+        traits = " under their persona traits" if any(item.personas for item in planned) else ""
+        message = (
+            f"these {len(planned):,} scenarios at {runs:,} runs each{traits} plan {total:,} runs, more than the {MAX_BATCH_RUNS:,}"
+            " a batch may run: give fewer --runs, or run the scenarios in several batches"
+        )
+        raise LoadError.one(message, "--runs")
+
+
 def agent_settings(config: ProjectConfig, agent: str | AgentSettings | None) -> AgentSettings:
     """The agent `agent` names (`rasa:URL`, `http:URL` or a URL, `python:MODULE:FUNC`; keeping the config's
     `agent.timeout`), else the config's. Raises ValueError for a form it cannot read, LoadError for none at all."""
@@ -158,7 +170,8 @@ class ScenarioBatch:
             if personas and not any(item.personas for item in planned):
                 message = "--persona is played by an LLM user, and every scenario here follows its `script` (add --simulate llm)"
                 raise LoadError.one(message, "--persona")
-            self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned)
+            _refuse_too_many(planned, runs)
+            self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned, personas)
             if not results:
                 self._results_parent()  # refused now, before anything runs, when a link takes it out of the project
         self._planned = {item.slug: item for item in self.plan.scenarios}
