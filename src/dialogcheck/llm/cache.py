@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from .._paths import read_regular
 from .._redact import mask, mask_bytes
 from .base import ChatClient, ChatRequest, ChatResponse, LLMError, Usage
 
@@ -171,15 +172,7 @@ def _read_bytes(path: Path) -> bytes:
     Opening never follows a link, even one made after `_refuse_links` looked, and never waits: a named pipe
     committed as an entry would block the read until something wrote to it.
     """
-    handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(handle, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"the answer cache entry {path} is not a regular file")
-        data = file.read(MAX_ENTRY_BYTES + 1)
-        if len(data) > MAX_ENTRY_BYTES:
-            raise OSError(f"the answer cache entry {path} is larger than {MAX_ENTRY_BYTES:,} bytes")
-        return data
+    return read_regular(path, MAX_ENTRY_BYTES, follow_links=False)
 
 
 def _read(path: Path, request: ChatRequest) -> ChatResponse | None:
