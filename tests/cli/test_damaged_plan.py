@@ -142,13 +142,8 @@ def test_deep_nesting_is_refused_at_a_place(interrupted, depth, command):  # noq
     assert message.startswith(f"{path}:") and ("unknown field `deep`" in message or "not valid JSON" in message), message
 
 
-def scripted_personas(plan):
-    plan["scenarios"][0]["personas"] = ["terse"]
-    plan["total_runs"] += plan["scenarios"][0]["runs"] * 0  # one trait: the same count
-
-
 def test_traits_the_scenario_does_not_declare_are_refused_by_resume(interrupted):  # noqa: F811
-    path = edit(interrupted, scripted_personas)
+    path = edit(interrupted, lambda plan: plan["scenarios"][0].update(personas=["terse"]))  # one trait: the same count of runs
     line, column = position(path, '"personas"')
     scenario = interrupted.parent / "p" / "eval" / "scenarios" / "alpha.yml"
     before = untouched(interrupted)
