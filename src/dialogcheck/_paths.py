@@ -77,6 +77,30 @@ def files_in(folder: Path, suffixes: Iterable[str], *, skip_dirs: Iterable[str] 
     return found
 
 
+def refuse_link_out(folder: Path, path: Path) -> None:
+    """`LoadError` at the first link on the way from `folder` down to `path` (a file dialogcheck reads from a folder it
+    wrote, such as a results folder) that leads outside `folder`, or to no file; nothing when every part stays inside.
+
+    A results folder is input too: a `run_1.events.jsonl` linked to `~/.ssh/id_rsa` must not get that file shown in
+    a report, or sent to an MCP client.
+    """
+    base = resolved(folder)
+    current = folder
+    for part in path.relative_to(folder).parts:
+        current = current / part
+        if not current.is_symlink():
+            continue
+        target = resolved(current)
+        if target is None or not target.exists():
+            raise LoadError.one(f"this is a link to {os.readlink(current)}, which leads to no file: fix the link or remove it", str(current))
+        if base is None or not target.is_relative_to(base):
+            raise LoadError.one(
+                f"this is a link to {target}, outside the results folder {folder}: a results folder is read only inside it"
+                " (copy the file in to read it)",
+                str(current),
+            )
+
+
 def require_folder(folder: Path, what: str, target: str | Path) -> None:
     """`LoadError` when the nearest part of `folder` that exists is not a folder (a file, a link to nothing), so
     `target` cannot be written in it: said before anything is written, the same way by every command that writes."""

@@ -17,7 +17,6 @@ from ..report.html import render_check_html
 from ..report.json import dumps
 from ..report.junit import render_junit_check
 from ..report.text import render_output_summary, render_warnings
-from ..results.stats import CheckStats
 from ..results.atomic import write_atomic
 from ..results.load import CheckOutput, load_check_output, load_results
 from ..runner.scenarios import write_reports
@@ -49,17 +48,16 @@ def _check_output_reports(found: CheckOutput, junit_path: str | None, html_path:
 
 
 def _report_check_output(found: CheckOutput, folder: str, html_path: str | None, junit_path: str | None, output_format: str) -> None:
+    """What `check --output` printed (drawn from its summary.json, once the shards agree with it), or its reports."""
+    found.verify()
     if html_path or junit_path:
         _write(folder, output_format, lambda: _check_output_reports(found, junit_path, html_path))
     elif output_format == "json":
         print_json(dumps(found.summary))
     else:
-        stats = CheckStats()
-        for result in found.results():
-            stats.add(result, result.source)
-        print_text(render_output_summary(found.counts, stats, found.shards, folder))
+        print_text(render_output_summary(found.counts, found.stats(), found.shards, folder))
         print_text(render_warnings(found.summary.get("warnings", ())), stderr=True)
-    raise SystemExit(check_exit_code(found.counts, False))
+    raise SystemExit(check_exit_code(found.counts, found.any_error))
 
 
 @click.command()
@@ -90,4 +88,4 @@ def report(results_dir: str, html_path: str | None, junit_path: str | None, show
             print_json(dumps(summary_document(batch)))
         else:
             print_text(render_summary(batch, show_all=show == "all", max_failures=max_failures))
-    raise SystemExit(exit_code_of(batch.counts.worst))
+    raise SystemExit(exit_code_of(batch.worst))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .._shown import cut, shown, visible
 from ..checks.base import Outcome
-from ..results.model import BatchResult, RunResult, SimulatorInfo
+from ..results.model import BatchResult, RunResult, SimulatorInfo, unfinished_text
 from ..results.stats import persona_stats, run_stats
 from .styled import Styled
 from .text import STYLES, WORDS, outcome_line, rate, render_check_table, render_scenario_rows, render_user_review, suspect_text, with_citations
@@ -77,6 +77,9 @@ def render_summary(batch: BatchResult, *, show_all: bool = False, max_failures: 
         text.extend(Styled("\n").extend(table) if table.pieces else table)
     if batch.interrupted:
         text.append("\nthe batch was interrupted; finish it with --resume\n", "bold yellow")
+    if batch.unfinished:
+        where = f" {batch.folder}" if batch.folder else ""
+        text.append(f"\nunfinished: {unfinished_text(batch.unfinished, batch.planned)}: finish the batch with dialogcheck run --resume{where}\n", "bold yellow")
     done, planned = len(batch.runs), batch.planned
     incomplete = f" of {planned} planned" if planned is not None and planned != done else ""
     counts = batch.counts

@@ -32,7 +32,7 @@ import orjson
 from .._redact import mask_bytes
 from .._shown import cut
 from ..checks.base import Outcome
-from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult
+from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, unfinished_text
 from ..results.stats import CheckStat, SopScores
 from .html_overview import CheckRow, Group, banner, checks_table, list_section, personas, scenarios, sop_spread
 from .html_run import anchor_part, esc, run_anchor, run_body, transcript_html, user_review_html
@@ -78,8 +78,10 @@ class HtmlReport:
     """The page of one batch, built as results go by: `start`, then `add_conversation` or `add_run` for
     each, then `finish`; each returns the next piece of the page, to be written in that order."""
 
-    def __init__(self, *, title: str, noun: str, repeated: bool, started: str | None = None, updated: str | None = None):
+    def __init__(self, *, title: str, noun: str, repeated: bool, started: str | None = None, updated: str | None = None, unfinished: str | None = None):
         self.title, self.noun, self.repeated, self.started, self.updated = title, noun, repeated, started, updated
+        #: What a batch read back from its folder lacks (`1 of 2 planned runs never finished (...)`): said under the banner.
+        self.unfinished = unfinished
         self.counts = Counts()
         self.check_counts = Counts()
         self.sop_scores = SopScores()
@@ -157,6 +159,7 @@ class HtmlReport:
             + '<label><input type="checkbox" id="failures-only"> Failures only</label>'
             + '<span class="shown" id="shown" aria-live="polite"></span></header><main>'
             + banner(self.counts, self.noun)
+            + (f'<p class="meta unfinished" role="status"><strong>Unfinished:</strong> {esc(self.unfinished)}</p>' if self.unfinished else "")
             + self._when()
             + checks_table(self._rows.values(), list(self._groups.values()), noun=self.noun)
             + sop_spread(self.sop_scores, self.noun)
@@ -272,7 +275,8 @@ def _sha256(text: str) -> str:
 
 def render_batch_html(batch: BatchResult, *, title: str = "dialogcheck report") -> str:
     """`report.html` of a batch of runs."""
-    page = HtmlReport(title=title, noun="run", repeated=True, started=batch.started, updated=batch.updated)
+    unfinished = f"{unfinished_text(batch.unfinished, batch.planned)}: finish the batch with dialogcheck run --resume" if batch.unfinished else None
+    page = HtmlReport(title=title, noun="run", repeated=True, started=batch.started, updated=batch.updated, unfinished=unfinished)
     return page.start() + "".join(page.add_run(run) for run in batch.runs) + page.finish()
 
 

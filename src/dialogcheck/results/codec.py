@@ -45,7 +45,7 @@ from .model import (
     UserReview,
     scenario_stats,
 )
-from .stats import CheckStats, SopScores, persona_stats, run_stats, runs_by_persona
+from .stats import CheckStat, CheckStats, SopScores, persona_stats, run_stats, runs_by_persona
 
 INDENT = orjson.OPT_INDENT_2
 
@@ -476,6 +476,8 @@ def summary_document(batch: BatchResult) -> dict[str, Any]:
         document["usage"] = _usage_document(batch.runs)
     if batch.interrupted is not None:
         document["interrupted"] = batch.interrupted
+    if batch.unfinished:  # read back from a folder: the planned runs it does not hold
+        document["unfinished_runs"] = [{"slug": slug, "run": number} for slug, number in batch.unfinished]
     return document
 
 
@@ -566,6 +568,43 @@ def stats_document(stats: CheckStats) -> dict[str, Any]:
     if stats.sop_scores.conversations:
         document["sop_scores"] = _sop_scores_document(stats.sop_scores)
     return document
+
+
+def check_stats_of(document: Mapping[str, Any]) -> CheckStats | None:
+    """The per-check statistics and per-scenario rows a summary holds (`check_summary_document` read back), so
+    `report` of a `check --output` folder prints what `check` printed; None for a summary without them (written
+    before they were). A field of the wrong shape raises KeyError, TypeError or ValueError."""
+    checks, scenarios = document.get("checks"), document.get("scenarios")
+    if not isinstance(checks, list) or not isinstance(scenarios, list):
+        return None
+    rows = []
+    for entry in checks:
+        counts = Counts()
+        for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.SKIP, Outcome.ERROR):
+            counts.add(outcome, int(entry[outcome.value]))
+        rows.append(CheckStat(
+            CheckKind(entry["kind"]), str(entry["label"]), entry.get("index"), entry.get("id"), entry.get("scenario"), counts,
+            [str(example) for example in entry["examples"]], int(entry.get("uncalibrated", 0)),
+        ))
+    verdicts = []
+    for row in scenarios:
+        counts = Counts()
+        for outcome, key in ((Outcome.PASS, "passed"), (Outcome.FAIL, "failed"), (Outcome.ERROR, "errored"), (Outcome.SUSPECT, "suspect")):
+            counts.add(outcome, int(row.get(key) or 0))
+        verdicts.append((str(row["slug"]), str(row["name"]), counts))
+    return CheckStats.restored(rows, _sop_scores_of(document.get("sop_scores")), verdicts)
+
+
+def _sop_scores_of(document: Mapping[str, Any] | None) -> SopScores:
+    scores = SopScores()
+    if document is None:
+        return scores
+    scores.conversations = int(document["conversations"])
+    scores.total = float(document["mean"] or 0) * scores.conversations
+    scores.lowest, scores.highest = document["min"], document["max"]
+    scores.with_threshold, scores.below_threshold = int(document["with_threshold"]), int(document["below_threshold"])
+    scores.buckets = [int(n) for n in document["histogram"]]
+    return scores
 
 
 def _sop_scores_document(scores: SopScores) -> dict[str, Any]:

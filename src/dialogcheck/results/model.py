@@ -15,7 +15,7 @@ from enum import Enum
 from functools import cached_property
 from typing import Any, Literal
 
-from .._shown import cut
+from .._shown import cut, listed
 from ..checks.base import CheckResult, Outcome
 from ..checks.judged import JudgedResult
 from ..errors import Problem
@@ -471,6 +471,13 @@ def scenario_stats(runs: Iterable[RunResult]) -> list[ScenarioStats]:
     return [ScenarioStats(slug, name, counts) for slug, (name, counts) in grouped.items()]
 
 
+def unfinished_text(unfinished: Sequence[tuple[str, int]], planned: int | None) -> str:
+    """`1 of 2 planned runs never finished (a run 2)`: what every output says of a batch cut short."""
+    of = f" of {planned:,}" if planned is not None else ""
+    noun = "run" if planned == 1 or (planned is None and len(unfinished) == 1) else "runs"
+    return f"{len(unfinished):,}{of} planned {noun} never finished ({listed([f'{slug} run {number}' for slug, number in unfinished], 5)})"
+
+
 @dataclass(frozen=True)
 class BatchResult:
     """A batch of runs: what was planned, what finished, and how each ended.
@@ -487,10 +494,18 @@ class BatchResult:
     interrupted: bool | None = None
     #: Where the batch's results folder is, when it has one.
     folder: str | None = None
+    #: Read back from a folder: the planned runs that never finished, as (slug, number), in plan order.
+    unfinished: tuple[tuple[str, int], ...] = ()
 
     @property
     def counts(self) -> Counts:
         return Counts(run.verdict for run in self.runs)
+
+    @property
+    def worst(self) -> Outcome:
+        """What the exit code says of the batch: its runs' worst outcome, and an error for a planned run that never
+        finished (it decided nothing, so the batch cannot pass)."""
+        return worst([self.counts.worst, *([Outcome.ERROR] if self.unfinished else [])])
 
     @property
     def passed(self) -> int:

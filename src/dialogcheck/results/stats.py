@@ -203,6 +203,16 @@ class CheckStats:
         for slug, (name, counts) in other._scenarios.items():
             self._scenarios.setdefault(slug, (name, Counts()))[1].update(counts)
 
+    @classmethod
+    def restored(cls, rows: Iterable[CheckStat], sop_scores: SopScores, scenarios: Iterable[tuple[str, str, Counts]]) -> CheckStats:
+        """The statistics a summary recorded, read back: its rows in their order, its SOP scores, and per scenario
+        (slug, name, counts of its verdicts)."""
+        stats = cls()
+        stats._rows = {(row.scenario, row.kind, row.index, row.id): row for row in rows}
+        stats.sop_scores = sop_scores
+        stats._scenarios = {slug: (name, counts) for slug, name, counts in scenarios}
+        return stats
+
     def __getstate__(self) -> dict:
         # the order index is rebuilt where it is needed
         return {"rows": self.rows, "sop_scores": self.sop_scores, "scenarios": self._scenarios}
