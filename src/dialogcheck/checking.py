@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .engines.chunks import CHUNK_BYTES, ReadChunk, held_bytes, input_files, is_stream, plan_local
+from .engines.chunks import CHUNK_BYTES, RUN_PLAN, STDIN, ReadChunk, held_bytes, input_files, is_stream, plan_local, unfinished_runs
 from .engines.local import WorkerLost, judged_in_order, shards_in_order, usable_cores
 from .engines.work import CheckJob, ChunkResult, Encoder, Judged
 from .errors import LoadError, Problem
@@ -28,7 +28,7 @@ from .judge.base import Judge
 from .judging import judge_requests
 from .pairing import ScenarioSet, compile_pair
 from .results.codec import conversation_line
-from .results.model import ConversationResult, Counts
+from .results.model import ConversationResult, Counts, unfinished_text
 from .results.stats import CheckStats
 from .scenario.model import Scenario
 
@@ -137,6 +137,13 @@ class CheckTally:
     shards: list[str] = field(default_factory=list)
     #: Per assertion, SOP step and criterion: how the conversations ended.
     stats: CheckStats = field(default_factory=CheckStats)
+    #: The planned runs of the `run` results folders given that never finished: `{"results", "slug", "run"}` each.
+    unfinished: list[dict[str, object]] = field(default_factory=list)
+
+    @property
+    def undecided(self) -> bool:
+        """Some check came out `error`, or a batch given was judged in part: nothing failed is then no pass (exit 3)."""
+        return self.any_error or bool(self.unfinished)
 
     def add(self, item: Judged | ChunkResult) -> None:
         if isinstance(item, ChunkResult):
@@ -209,6 +216,7 @@ class CheckBatch:
             self.streaming, self.workers = False, 1
             return
         files = input_files([str(source) for source in given], with_parquet=not input_format)
+        self._note_unfinished(given)
         if not files:
             raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(map(str, given)))
         size = sum(_size(f) for f in files)
@@ -222,6 +230,18 @@ class CheckBatch:
             chunks = [ReadChunk.of(chunk) for chunk in chunks]  # checked in this process: read once, all of it before any LLM call
         self._chunks = chunks
         self.workers = 1 if (size_known and size < IN_PROCESS_BELOW_BYTES) or keep else (jobs or usable_cores())
+
+    def _note_unfinished(self, given: list[Any]) -> None:
+        """A `run` results folder whose batch did not finish is judged in part: said (a warning at its plan.json) and
+        counted, so the check cannot pass on the runs it holds."""
+        for source in given:
+            found = unfinished_runs(Path(source)) if str(source) != STDIN else None
+            if not found or not found[0]:
+                continue
+            missing, planned = found
+            message = f"{unfinished_text(missing, planned)}: this check judged the batch in part; finish it with dialogcheck run --resume {source}"
+            self.tally.warnings.add([Problem(message, str(Path(source) / RUN_PLAN))])
+            self.tally.unfinished.extend({"results": str(source), "slug": slug, "run": number} for slug, number in missing)
 
     def _job(self, encode: Encoder | None = None, join: bytes | None = None, with_results: bool = False, encode_alone: Encoder | None = None) -> CheckJob:
         keep = with_results or self.keep or self.on_result is not None

@@ -425,7 +425,7 @@ def _check_locally(batch: CheckBatch, out: CheckOptions, html: HtmlReportFile | 
         note = judge_note(batch.subject, batch.judge, batch.no_judge)
         if note:
             print_text(Styled(f"{note}\n", "dim"))
-    raise SystemExit(check_exit_code(batch.tally.counts, batch.tally.any_error))
+    raise SystemExit(check_exit_code(batch.tally.counts, batch.tally.undecided))
 
 
 def _to_shards(batch: CheckBatch, out: CheckOptions) -> None:
@@ -517,7 +517,7 @@ def _summary(tally: CheckTally, folder: str, output_format: str) -> None:
     """Write summary.json into the folder (last: a folder with one is complete) and print it."""
     from ..engines.shards import write_summary
 
-    document = dumps(check_summary_document(tally.counts, tally.stats, tally.warnings.as_json()))
+    document = dumps(check_summary_document(tally.counts, tally.stats, tally.warnings.as_json(), tally.unfinished))
     try:
         write_summary(folder, document.encode("utf-8"))
     except OSError as err:

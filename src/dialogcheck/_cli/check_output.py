@@ -150,7 +150,7 @@ class JsonWriter:
                 document["warnings"] = self.tally.warnings.as_json()
             print_json(dumps(document))  # the one-conversation document, indented
         elif self.written > 1:
-            summary = orjson.dumps(check_summary_document(self.tally.counts, self.tally.stats)).decode()
+            summary = orjson.dumps(check_summary_document(self.tally.counts, self.tally.stats, unfinished=self.tally.unfinished)).decode()
             print_json('\n], "summary": ' + summary + self._warnings().decode() + "}\n")
         sys.stdout.flush()
 

@@ -15,6 +15,7 @@ from .._shown import listed
 from ..pairing import compile_pair
 from ..report.compare_text import MAX_ROWS, render_comparison
 from ..results.atomic import write_atomic
+from ..results.model import unfinished_text
 from .numbers import Number
 from .output import EXIT_ERRORED, EXIT_FAILED, EXIT_OK, FORMAT_OPTION, fail_with_load_error, print_json, print_text
 
@@ -76,6 +77,15 @@ def _exit_code(comparison: Comparison, fail_on: str | None) -> int:
         return EXIT_OK
     if comparison.verdict is Verdict.REGRESSED:
         return EXIT_FAILED
+    unfinished = [(name, side) for name, side in (("BASE", comparison.base), ("NEW", comparison.new)) if side.unfinished]
+    for name, side in unfinished:  # what it never ran could have regressed: not a pass
+        click.echo(
+            f"dialogcheck: {name} is an unfinished batch: {unfinished_text(side.unfinished, side.planned)}:"
+            f" finish it with dialogcheck run --resume {side.source}, then compare again",
+            err=True,
+        )
+    if unfinished:
+        return EXIT_ERRORED
     if not comparison.keys:
         click.echo(f"dialogcheck: nothing compared: every key both sides have errored on a side ({listed(list(comparison.not_judged), 5)})", err=True)
         return EXIT_ERRORED

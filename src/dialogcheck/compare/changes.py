@@ -18,17 +18,13 @@ import re
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..checks.base import Outcome
 from ..errors import LoadError
-from ..pairing import PairError, compile_pair
+from ..pairing import compile_pair
 from .model import EXAMPLES, CheckFlips, CheckId, Comparison, KeyChange, Rate, Run, Side, SideSummary, Status, Verdict
 from .read import Interner, read_side
 from .stats import change_interval, mcnemar_exact, paired_interval, paired_permutation, scipy_stats
-
-if TYPE_CHECKING:
-    import regex
 
 ALPHA = 0.05
 #: Keys a "nothing pairs" error shows of each side.
@@ -49,17 +45,9 @@ def compare_results(
     _check_alpha(alpha)
     scipy_stats()  # before reading anything: without scipy nothing can be concluded
     interner = Interner()
-    base_side = _read(base, pattern, interner)
-    new_side = _read(new, pattern, interner)
+    base_side = read_side(base, pattern, interner)
+    new_side = read_side(new, pattern, interner)
     return compare_sides(base_side, new_side, alpha=alpha, match=pattern.pattern if pattern is not None else None)
-
-
-def _read(path: str | Path, pattern: regex.Pattern | None, interner: Interner) -> Side:
-    """`read_side`; a pattern that ran out of its time on a name is bad input in that side."""
-    try:
-        return read_side(path, pattern, interner)
-    except PairError as err:
-        raise LoadError.one(f"--match {err}", str(path)) from None
 
 
 def _check_alpha(alpha: float) -> None:
@@ -234,4 +222,5 @@ def _verdict(change: float, p_value: float, alpha: float) -> Verdict:
 
 
 def _summary(side: Side, rates: list[float]) -> SideSummary:
-    return SideSummary(side.source, side.form, side.count, len(side.runs), side.errored, sum(rates) / len(rates) if rates else None)
+    pass_rate = sum(rates) / len(rates) if rates else None
+    return SideSummary(side.source, side.form, side.count, len(side.runs), side.errored, pass_rate, side.unfinished, side.planned)

@@ -61,7 +61,10 @@ def _pair(values: tuple[float, float] | None) -> list[float] | None:
 
 
 def _side(side: SideSummary) -> dict[str, Any]:
-    return {"source": side.source, "form": side.form, "runs": side.runs, "keys": side.keys, "errored": side.errored, "pass_rate": side.pass_rate}
+    document = {"source": side.source, "form": side.form, "runs": side.runs, "keys": side.keys, "errored": side.errored, "pass_rate": side.pass_rate}
+    if side.unfinished:  # a batch cut short: what it planned and never finished
+        document |= {"planned_runs": side.planned, "unfinished_runs": [{"slug": slug, "run": number} for slug, number in side.unfinished]}
+    return document
 
 
 def _rate(rate: Rate) -> dict[str, Any]:

@@ -111,6 +111,9 @@ class Side:
     #: What that was: a `run` results folder, a `check --output` folder, a `check --format json` document.
     form: str
     runs: dict[str, list[Run]]
+    #: A `run` results folder's planned runs that never finished, as (slug, number); and how many it planned.
+    unfinished: tuple[tuple[str, int], ...] = ()
+    planned: int | None = None
 
     @property
     def count(self) -> int:
@@ -200,6 +203,9 @@ class SideSummary:
     errored: int
     #: The pass rate over the compared keys, each key weighing the same.
     pass_rate: float | None
+    #: Its planned runs that never finished (a batch cut short), as (slug, number); and how many it planned.
+    unfinished: tuple[tuple[str, int], ...] = ()
+    planned: int | None = None
 
 
 @dataclass(frozen=True)

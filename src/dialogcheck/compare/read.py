@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ import orjson
 
 from ..checks.base import Outcome
 from ..errors import LoadError
-from ..pairing import pair_key
+from ..pairing import PairError, pair_key
+from ..results.files import slug_folder
 from ..results.load import load_check_output, load_results
 from ..results.model import CheckKind, CheckLine
 from ..results.plan import value_offset
@@ -122,9 +124,13 @@ class _Collector:
         self.runs: dict[str, list[Run]] = {}
 
     def add(self, name: str, run: Run, file: str, line: int = 1) -> None:
+        """File `run` under its key; `file` and `line` are where `name` was read, which an error names."""
         key = name
         if self.pattern is not None:
-            found = pair_key(self.pattern, name)
+            try:
+                found = pair_key(self.pattern, name)
+            except PairError as err:  # ran out of its time on this name
+                raise LoadError.one(f"--match {err}", file, line) from None
             if found is None:
                 raise LoadError.one(f"--match /{self.pattern.pattern}/ finds no key in `{name}`", file, line)
             key = found
@@ -158,15 +164,16 @@ def _folder(path: Path, pattern: re.Pattern[str] | None, interner: Interner) -> 
     found = load_check_output(path)
     if found is not None:
         collector = _Collector(str(path), CHECK_FOLDER, pattern)
-        for result in found.results():
+        for shard, line, result in found.placed_results():
             run = interner.run(result.verdict, _typed_checks(result.checks(), result.subject))
-            collector.add(result.conversation_id or result.source, run, str(path))
+            collector.add(result.conversation_id or result.source, run, shard, line)
         return collector.side()
     collector = _Collector(str(path), RUN_FOLDER, pattern)
-    for run in load_results(path).runs:
+    batch = load_results(path)
+    for run in batch.runs:
         subject = run.conversation.subject if run.conversation is not None else run.scenario.name
-        collector.add(run.slug, interner.run(run.verdict, _typed_checks(run.checks(), subject)), str(path))
-    return collector.side()
+        collector.add(run.slug, interner.run(run.verdict, _typed_checks(run.checks(), subject)), str(path / slug_folder(run.slug) / f"run_{run.number}.json"))
+    return replace(collector.side(), unfinished=batch.unfinished, planned=batch.planned)
 
 
 def _typed_checks(lines: Iterable[CheckLine], subject: str) -> Iterator[Raw]:

@@ -33,6 +33,8 @@ from ..errors import LoadError, Problem
 from ..events import bounds
 from ..events.load import CONVERSATION_SUFFIXES, _is_tracker, _read_jsonl, conversation_files, iter_conversation_file, lines_look_like_jsonl, read_conversations
 from ..events.model import Conversation
+from ..results.files import slug_folder
+from ..results.plan import read_plan
 from .storage import file_size, is_uri, open_binary, read_through_line_end
 
 #: Input bytes per chunk of the local engine: a tenth of a second of checking, small beside the work it carries.
@@ -292,6 +294,16 @@ def run_events(folder: Path) -> list[Path] | None:
         return None
     found = [p for p in files_in(folder, (".jsonl",)) if p.parent.parent == folder and RUN_EVENTS.fullmatch(p.name)]
     return sorted(found, key=lambda p: (p.parent.name, int(RUN_EVENTS.fullmatch(p.name)[1])))
+
+
+def unfinished_runs(folder: Path) -> tuple[list[tuple[str, int]], int] | None:
+    """The planned runs of a results folder of `dialogcheck run` that never finished (no recorded events: a
+    killed batch), as (slug, number), with how many runs it planned; None when `folder` is not one."""
+    if not (folder / RUN_PLAN).is_file():
+        return None
+    plan = read_plan(folder / RUN_PLAN)
+    missing = [(slug, number) for slug, number in plan.run_keys() if not (folder / slug_folder(slug) / f"run_{number}.events.jsonl").is_file()]
+    return missing, plan.total_runs
 
 
 def run_scenario(path: Path) -> str | None:

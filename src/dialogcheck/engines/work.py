@@ -22,6 +22,8 @@ from ..events.model import BotMessage, Conversation, UserMessage
 from ..judging import iter_results
 from ..results.model import ConversationResult, Counts, TranscriptLine
 from ..results.stats import CheckStats
+from ..scenario.model import Scenario
+from ..sop.model import Sop
 
 #: Turns one result into the bytes the caller wants of it (a JSON line, a text block).
 Encoder = Callable[[ConversationResult], bytes]
@@ -98,6 +100,7 @@ def judged(
     `LoadError` where it is."""
     if job.strict:
         conversations = _strictly(conversations)
+    slug = subject_slug(job.subject)
     first = True
     taken: deque[Conversation] = deque()
     if job.review is not None or job.transcript:
@@ -110,7 +113,7 @@ def judged(
             if job.transcript:
                 result = replace(result, transcript=transcript_of(conversation))
         if stats is not None:
-            stats.add(result, result.source)
+            stats.add(result, result.source, slug=slug)
         yield Judged(
             result.verdict,
             result.any_error,
@@ -122,6 +125,14 @@ def judged(
             job.encode_alone(result) if first and job.encode_alone is not None else None,
         )
         first = False
+
+
+def subject_slug(subject: Any) -> str | None:
+    """What a lone subject's row of per-scenario verdicts is keyed by: a scenario's slug, an SOP's id; None for a
+    set of scenarios, whose results each name their own."""
+    if isinstance(subject, Scenario):
+        return subject.slug
+    return subject.id if isinstance(subject, Sop) else None
 
 
 def transcript_of(conversation: Conversation) -> tuple[TranscriptLine, ...]:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from .._shown import shown
 from ..compare.model import RUN_FOLDER, STATUS_ORDER, CheckFlips, Comparison, KeyChange, SideSummary, Status, Verdict
+from ..results.model import unfinished_text
 from .styled import Styled
 
 MAX_ROWS = 20
@@ -50,7 +51,10 @@ def p_text(p_value: float) -> str:
 
 def _side_line(name: str, side: SideSummary) -> str:
     noun = "runs" if side.form == RUN_FOLDER else "conversations"
-    return f"{name:<5}{shown(side.source)} ({side.form}): {side.runs:,} {noun}, {side.keys:,} keys\n"
+    line = f"{name:<5}{shown(side.source)} ({side.form}): {side.runs:,} {noun}, {side.keys:,} keys\n"
+    if side.unfinished:
+        line += f"     unfinished: {unfinished_text(side.unfinished, side.planned)}\n"
+    return line
 
 
 def render_comparison(comparison: Comparison, max_rows: int = MAX_ROWS) -> Styled:

@@ -532,9 +532,11 @@ def encode_summary(batch: BatchResult) -> bytes:
 # -- checks of recorded conversations --------------------------------------------------------------
 
 
-def check_summary_document(counts: Counts, stats: CheckStats | None = None, warnings: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
-    """How many conversations passed, failed and errored (`check`'s summary), each check's statistics, and the
-    probable typos met."""
+def check_summary_document(
+    counts: Counts, stats: CheckStats | None = None, warnings: Sequence[Mapping[str, Any]] = (), unfinished: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """How many conversations passed, failed and errored (`check`'s summary), each check's statistics, the
+    probable typos met, and the planned runs of the results folders judged that never finished."""
     document: dict[str, Any] = {"conversations": counts.total, "passed": counts.passed, "failed": counts.failed, "errored": counts.errored}
     if counts.suspect:
         document["suspect"] = counts.suspect
@@ -544,6 +546,8 @@ def check_summary_document(counts: Counts, stats: CheckStats | None = None, warn
         document |= stats_document(stats)
     if warnings:
         document["warnings"] = list(warnings)
+    if unfinished:
+        document["unfinished_runs"] = list(unfinished)
     return document
 
 

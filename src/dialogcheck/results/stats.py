@@ -128,11 +128,12 @@ class CheckStats:
         self._count_patterns()
         return self._rows
 
-    def add(self, result: ConversationResult, example: str, scenario: str | None = None) -> None:
+    def add(self, result: ConversationResult, example: str, scenario: str | None = None, *, slug: str | None = None) -> None:
         """Count every check of one result; `example` is how a failure names it (its source, or `slug run N`);
-        `scenario` (else the result's own) tells apart the checks of different scenarios. A suspect one is not counted
-        in the rows, only in its scenario's verdicts."""
-        key = scenario or result.scenario or result.subject
+        `scenario` (else the result's own) tells apart the checks of different scenarios. `slug` keys its scenario's
+        row when the checks are not told apart by scenario (a lone scenario's slug, an SOP's id). A suspect one is not
+        counted in the rows, only in its scenario's verdicts."""
+        key = scenario or result.scenario or slug or result.subject
         self._scenarios.setdefault(key, (result.subject, Counts()))[1].add(result.verdict)
         if result.verdict is Outcome.SUSPECT:
             return
