@@ -219,15 +219,12 @@ def _report(project: Project, results: str) -> CallToolResult:
     from ..report.text import render_output_summary
     from ..results.codec import summary_document
     from ..results.load import load_check_output, load_results
-    from ..results.stats import CheckStats
 
     folder = project.path(results)
     found = load_check_output(Path(folder))
-    if found is not None:
-        stats = CheckStats()
-        for result in found.results:
-            stats.add(result, result.source)
-        return answer(found.summary, render_output_summary(found.counts, stats, found.shards, results))
+    if found is not None:  # what `report` prints of it, once its shards agree with its summary
+        found.verify()
+        return answer(found.summary, render_output_summary(found.counts, found.stats(), found.shards, results))
     batch = load_results(folder)
     return answer(summary_document(batch), render_summary(batch))
 
