@@ -205,7 +205,7 @@ def test_check_output_and_report_of_its_folder_print_the_same_table(tmp_path):
     again = command("report", tmp_path / "out")
     assert done.returncode == again.returncode == 1
     table = done.stdout[: done.stdout.index("\n8 conversations:")]
-    assert table.startswith("per scenario:\nCustomer replaces a damaged card 2/8 passed")
+    assert table.startswith("per scenario:\ncard_replace_damaged             2/8 passed")  # keyed by slug, as `run`'s rows
     assert "\nchecks, most failures first:\n" in table and "  #7 memory_was_cleared card_replace.draft_order_id" in table
     assert again.stdout.startswith(table) and "results: 8 shards in " in again.stdout  # a shard per file
 

@@ -213,7 +213,7 @@ def test_a_match_that_backtracks_catastrophically_on_a_name_is_bad_input_not_a_h
         compare_results(base, new, match=match)
     source = match if isinstance(match, str) else ("(?i)" if match.flags & re.IGNORECASE else "") + match.pattern
     assert str(info.value) == (
-        f"{base}:1:1: --match /{source}/ ran out of its 0.2 s for searching `{slow[:79]}…` (5,001 characters):"
+        f"{base}:3:1: --match /{source}/ ran out of its 0.2 s for searching `{slow[:79]}…` (5,001 characters):"
         " it backtracks catastrophically: simplify it"
     )
 

@@ -138,7 +138,7 @@ def test_a_match_that_backtracks_catastrophically_exits_2_naming_the_side_and_th
     done = compare(base, new, "--match", "(a+)+$", "--fail-on", "regression")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
-        f"{base}:1:1: --match /(a+)+$/ ran out of its 1 s for searching `{slow[:79]}…` (5,001 characters):"
+        f"{base}:2:1: --match /(a+)+$/ ran out of its 1 s for searching `{slow[:79]}…` (5,001 characters):"
         " it backtracks catastrophically: simplify it\n"
     )
     done = compare(base, new, "--match", "(a|aa)+$", "--format", "json")
