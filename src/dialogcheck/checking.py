@@ -215,8 +215,8 @@ class CheckBatch:
             self._chunks: Iterable[Any] = [GivenConversations(tuple(given))]
             self.streaming, self.workers = False, 1
             return
-        files = input_files([str(source) for source in given], with_parquet=not input_format)
         self._note_unfinished(given)
+        files = input_files([str(source) for source in given], with_parquet=not input_format)
         if not files:
             raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(map(str, given)))
         size = sum(_size(f) for f in files)

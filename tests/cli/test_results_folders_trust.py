@@ -178,6 +178,9 @@ def test_a_link_out_of_a_run_folder_is_refused_by_every_reader(finished, tmp_pat
         if "--format" not in args:
             assert f"{folder / name}:1:1: this is a link to {outside}, outside the results folder {folder}:" in done.stderr, (args, done.stderr)
     assert not (tmp_path / "page.html").exists()
+    if name not in ("summary.json", f"{SLUG}/run_1.json"):  # check reads the plan and the recorded events alone
+        checked = dialogcheck("check", "--no-judge", "--scenario", CONFIRMS, folder)
+        assert checked.returncode == 2 and f"{folder / name}" in checked.stderr and "outside" in checked.stderr, checked.stderr
 
 
 @pytest.mark.parametrize("name", ["summary.json", "part-00000.jsonl"])

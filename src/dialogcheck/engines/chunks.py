@@ -28,7 +28,7 @@ from typing import BinaryIO
 
 import orjson
 
-from .._paths import files_in
+from .._paths import files_in, refuse_link_out
 from ..errors import LoadError, Problem
 from ..events import bounds
 from ..events.load import CONVERSATION_SUFFIXES, _is_tracker, _read_jsonl, conversation_files, iter_conversation_file, lines_look_like_jsonl, read_conversations
@@ -301,8 +301,14 @@ def unfinished_runs(folder: Path) -> tuple[list[tuple[str, int]], int] | None:
     killed batch), as (slug, number), with how many runs it planned; None when `folder` is not one."""
     if not (folder / RUN_PLAN).is_file():
         return None
+    refuse_link_out(folder, folder / RUN_PLAN)
     plan = read_plan(folder / RUN_PLAN)
-    missing = [(slug, number) for slug, number in plan.run_keys() if not (folder / slug_folder(slug) / f"run_{number}.events.jsonl").is_file()]
+    missing = []
+    for slug, number in plan.run_keys():
+        events = folder / slug_folder(slug) / f"run_{number}.events.jsonl"
+        refuse_link_out(folder, events)  # a scenario's folder linked elsewhere too, which walking the folder would skip unsaid
+        if not events.is_file():
+            missing.append((slug, number))
     return missing, plan.total_runs
 
 
