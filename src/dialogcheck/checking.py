@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .engines.storage import is_uri
 from .engines.chunks import CHUNK_BYTES, RUN_PLAN, STDIN, ReadChunk, held_bytes, input_files, is_stream, plan_local, unfinished_runs
 from .engines.local import WorkerLost, judged_in_order, shards_in_order, usable_cores
 from .engines.work import CheckJob, ChunkResult, Encoder, Judged
@@ -158,6 +159,19 @@ class CheckTally:
             self.shards.append(item.shard)
 
 
+def note_unfinished(tally: CheckTally, sources: Iterable[Any]) -> None:
+    """A `run` results folder among `sources` whose batch did not finish is judged in part: said (a warning at its
+    plan.json) and counted in `tally`, so the check cannot pass on the runs it holds."""
+    for source in sources:
+        found = unfinished_runs(Path(source)) if isinstance(source, (str, Path)) and str(source) != STDIN and not is_uri(str(source)) else None
+        if not found or not found[0]:
+            continue
+        missing, planned = found
+        message = f"{unfinished_text(missing, planned)}: this check judged the batch in part; finish it with dialogcheck run --resume {source}"
+        tally.warnings.add([Problem(message, str(Path(source) / RUN_PLAN))])
+        tally.unfinished.extend({"results": str(source), "slug": slug, "run": number} for slug, number in missing)
+
+
 @dataclass(frozen=True)
 class GivenConversations:
     """Conversations handed over in memory (typed, or as lists of event dicts): one chunk, read in this process."""
@@ -215,7 +229,7 @@ class CheckBatch:
             self._chunks: Iterable[Any] = [GivenConversations(tuple(given))]
             self.streaming, self.workers = False, 1
             return
-        self._note_unfinished(given)
+        note_unfinished(self.tally, given)
         files = input_files([str(source) for source in given], with_parquet=not input_format)
         if not files:
             raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(map(str, given)))
@@ -230,18 +244,6 @@ class CheckBatch:
             chunks = [ReadChunk.of(chunk) for chunk in chunks]  # checked in this process: read once, all of it before any LLM call
         self._chunks = chunks
         self.workers = 1 if (size_known and size < IN_PROCESS_BELOW_BYTES) or keep else (jobs or usable_cores())
-
-    def _note_unfinished(self, given: list[Any]) -> None:
-        """A `run` results folder whose batch did not finish is judged in part: said (a warning at its plan.json) and
-        counted, so the check cannot pass on the runs it holds."""
-        for source in given:
-            found = unfinished_runs(Path(source)) if str(source) != STDIN else None
-            if not found or not found[0]:
-                continue
-            missing, planned = found
-            message = f"{unfinished_text(missing, planned)}: this check judged the batch in part; finish it with dialogcheck run --resume {source}"
-            self.tally.warnings.add([Problem(message, str(Path(source) / RUN_PLAN))])
-            self.tally.unfinished.extend({"results": str(source), "slug": slug, "run": number} for slug, number in missing)
 
     def _job(self, encode: Encoder | None = None, join: bytes | None = None, with_results: bool = False, encode_alone: Encoder | None = None) -> CheckJob:
         keep = with_results or self.keep or self.on_result is not None

@@ -45,6 +45,10 @@ def test_report_and_explain_of_an_unfinished_batch_say_so(project):
         assert reported.structured_content["unfinished_runs"] == [{"slug": SLUG, "run": 2}]
         assert reported.structured_content == cli_json(project, "report", "batch")
         assert f"unfinished: 1 of 2 planned runs never finished ({SLUG} run 2)" in reported.content[0].text
+        never = await client.call_tool("explain", {"results": "batch", "run": f"{SLUG}/run_2"})
+        assert never.is_error and never.content[0].text == (
+            f"run '{SLUG}/run_2' of batch was planned but never finished: finish the batch with dialogcheck run --resume batch"
+        )
         compared = await client.call_tool("compare", {"base": "batch", "new": "batch"})
         assert compared.structured_content["new"]["unfinished_runs"] == [{"slug": SLUG, "run": 2}]
 

@@ -100,6 +100,15 @@ def test_check_output_of_an_unfinished_batch_is_reported_as_check_exited(killed,
     assert dialogcheck("report", out).returncode == 3
 
 
+def test_check_on_ray_of_an_unfinished_batch_folder_is_never_a_pass(killed, tmp_path):
+    pytest.importorskip("ray")
+    out = tmp_path / "out"
+    done = dialogcheck("check", "--engine", "ray", "--no-judge", "--output", out, "--scenario", CONFIRMS, killed)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert f"{killed / 'plan.json'}:1:1: warning: 1 of 2 planned runs never finished ({SLUG} run 2)" in done.stderr
+    assert json.loads((out / "summary.json").read_text())["unfinished_runs"] == [{"results": str(killed), "slug": SLUG, "run": 2}]
+
+
 @pytest.mark.parametrize("unfinished", ["base", "new"])
 def test_compare_with_an_unfinished_side_is_never_a_pass(finished, tmp_path, unfinished):
     killed = killed_copy(finished, tmp_path)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..checking import CheckBatch, CheckTally, judged_count, load_subject
+from ..checking import CheckBatch, CheckTally, judged_count, load_subject, note_unfinished
 from ..config import QUALITY_METRICS, ProjectConfig, find_config, load_config
 from ..engines.chunks import is_stream
 from ..engines.local import WorkerLost, usable_cores
@@ -493,7 +493,9 @@ def _check_on_ray(o: CheckOptions, subject) -> None:
 
     job = CheckJob(subject, no_judge=o.no_judge, strict=o.strict, encode=conversation_line)
     output_format, output_dir = o.output_format, o.output_dir
+    noted = CheckTally()  # what the inputs lack (a `run` folder's runs that never finished), said before any task
     try:
+        note_unfinished(noted, o.conversations)
         outcome = run_ray(
             job, o.conversations, output_dir, o.shard_format, address=o.ray_address, cpus=o.jobs or usable_cores(),
             chunk_bytes=o.chunk_bytes or CHUNK_BYTES,
@@ -505,12 +507,14 @@ def _check_on_ray(o: CheckOptions, subject) -> None:
     except EngineError as err:
         click.echo(f"error: {err}", err=True)
         raise SystemExit(EXIT_ERRORED) from None
-    tally = CheckTally(counts=outcome.counts, any_error=outcome.any_error, shards=list(outcome.shards), stats=outcome.stats)
+    tally = CheckTally(
+        counts=outcome.counts, any_error=outcome.any_error, warnings=noted.warnings, shards=list(outcome.shards), stats=outcome.stats, unfinished=noted.unfinished
+    )
     tally.warnings.add(outcome.warnings)
     if tally.counts.total == 0:
         fail_with_load_error(LoadError.one("no conversations found", " ".join(o.conversations)), output_format)
     _summary(tally, output_dir, output_format)
-    raise SystemExit(check_exit_code(tally.counts, tally.any_error))
+    raise SystemExit(check_exit_code(tally.counts, tally.undecided))
 
 
 def _summary(tally: CheckTally, folder: str, output_format: str) -> None:

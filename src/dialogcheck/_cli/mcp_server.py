@@ -255,6 +255,8 @@ def _explain(project: Project, results: str, run: str) -> CallToolResult:
     match = _RUN_NAME.fullmatch(run)
     slug, number = match.group("slug"), int(match.group("file") or match.group("item") or 1)  # type: ignore[union-attr]
     chosen = next((one for one in batch.runs if one.key == (slug, number)), None)
+    if chosen is None and (slug, number) in batch.unfinished:
+        raise ToolFailure.of(f"run {clip(run, 120)!r} of {results} was planned but never finished: finish the batch with dialogcheck run --resume {results}")
     if chosen is None:
         names = listed([f"{one.slug}/run_{one.number}" for one in batch.runs], 20)
         raise ToolFailure.of(f"no run {clip(run, 120)!r} in {results}: its runs are {names or 'none'}")
