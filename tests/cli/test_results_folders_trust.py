@@ -170,6 +170,17 @@ def test_shards_that_disagree_with_their_summary_are_a_damaged_folder(output, tm
         assert (done.returncode, done.stderr) == (2, message)
 
 
+def test_a_parquet_shard_removed_is_a_damaged_folder(tmp_path):
+    pytest.importorskip("pyarrow")
+    folder = tmp_path / "out"
+    assert dialogcheck("check", "--no-judge", "--output", folder, "--output-format", "parquet", "--sop", SOP, CONVERSATIONS).returncode == 1
+    sorted(folder.glob("part-*.parquet"))[-1].unlink()
+    for args in ([], ["--format", "json"], ["--html", tmp_path / "page.html"]):
+        done = dialogcheck("report", *args, folder)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+    assert "summary.json counts 8 conversations (4 passed, 4 failed, 0 errored), but the shards hold 7" in done.stderr
+
+
 # -- item 10: links out of a results folder --------------------------------------------------------
 
 
@@ -251,3 +262,12 @@ def test_a_match_that_runs_out_of_time_names_the_line_of_the_name(tmp_path):
     done = dialogcheck("compare", base, new, "--match", "(a+)+$")
     assert done.returncode == 2
     assert done.stderr.startswith(f"{base}:4:1: --match /(a+)+$/ ran out of its 1 s for searching `{slow[:79]}…`")
+
+
+def test_report_of_a_check_output_folder_exits_as_check_did_when_an_optional_step_errored(tmp_path):
+    out = tmp_path / "out"
+    one = CONVERSATIONS / "sop_follows_procedure.jsonl"  # passes every required step; the optional judged one has no judge
+    checked = dialogcheck("check", "--output", out, "--sop", SOP, one)
+    assert checked.returncode == 3, checked.stdout + checked.stderr
+    assert json.loads((out / "summary.json").read_text())["passed"] == 1
+    assert dialogcheck("report", out).returncode == 3
