@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .engines.storage import is_uri
 from .engines.chunks import CHUNK_BYTES, RUN_PLAN, STDIN, ReadChunk, held_bytes, input_files, is_stream, plan_local, unfinished_runs
 from .engines.local import WorkerLost, judged_in_order, shards_in_order, usable_cores
+from .engines.storage import is_uri
 from .engines.work import CheckJob, ChunkResult, Encoder, Judged
 from .errors import LoadError, Problem
 from .events.model import FRAMEWORK_TOOLS, Conversation

@@ -298,8 +298,9 @@ def run_events(folder: Path) -> list[Path] | None:
 
 def unfinished_runs(folder: Path) -> tuple[list[tuple[str, int]], int] | None:
     """The planned runs of a results folder of `dialogcheck run` that never finished (no recorded events: a
-    killed batch), as (slug, number), with how many runs it planned; None when `folder` is not one."""
-    if not (folder / RUN_PLAN).is_file():
+    killed batch), as (slug, number), with how many runs it planned; None when `folder` is not one (or no path
+    the system takes, which reading the input says)."""
+    if not os.path.isfile(folder / RUN_PLAN):
         return None
     refuse_link_out(folder, folder / RUN_PLAN)
     plan = read_plan(folder / RUN_PLAN)
