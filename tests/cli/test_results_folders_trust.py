@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,13 @@ def test_report_of_an_unfinished_batch_is_never_a_pass(killed, tmp_path):
     html = dialogcheck("report", "--html", page, killed)
     assert html.returncode == 3 and page.is_file()
     assert "1 of 2 planned runs never finished" in page.read_text()
+    junit = tmp_path / "junit.xml"
+    assert dialogcheck("report", "--junit", junit, killed).returncode == 3
+    root = ElementTree.parse(junit).getroot()
+    assert (root.get("tests"), root.get("errors"), root.get("failures")) == ("2", "1", "0")
+    (never,) = [case for case in root.iter("testcase") if case.find("error") is not None]
+    assert (never.get("name"), never.get("classname")) == ("run_2", SLUG)
+    assert "never finished" in never.find("error").text
 
 
 def test_report_of_a_finished_batch_says_nothing_of_unfinished_runs(finished):

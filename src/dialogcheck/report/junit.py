@@ -154,12 +154,16 @@ def render_junit(batch: BatchResult) -> str:
     by_slug: dict[str, list[RunResult]] = {}
     for run in batch.runs:
         by_slug.setdefault(run.slug, []).append(run)
+    never: dict[str, list[int]] = {}
+    for slug, number in batch.unfinished:
+        never.setdefault(slug, []).append(number)
     stamp = {"timestamp": batch.started} if batch.started else {}
-    for slug, group in by_slug.items():
-        scenario = group[0].scenario
-        props = _properties("scenario", scenario.name or slug, scenario.type, scenario.tags, scenario.path)
+    for slug in [*by_slug, *(slug for slug in never if slug not in by_slug)]:
+        group, missing = by_slug.get(slug, []), never.get(slug, [])
+        scenario = group[0].scenario if group else None
+        props = _properties("scenario", scenario.name or slug, scenario.type, scenario.tags, scenario.path) if scenario is not None else []
         time = sum(round(run.duration, 4) for run in group)
-        suite = _suite(root, slug, [run.verdict for run in group], props, time=_time(time), **stamp)
+        suite = _suite(root, slug, [run.verdict for run in group] + [Outcome.ERROR] * len(missing), props, time=_time(time), **stamp)
         for run in group:
             _testcase(
                 suite, f"run_{run.number}", slug, run.checks(), run.verdict,
@@ -167,7 +171,10 @@ def render_junit(batch: BatchResult) -> str:
                 review=run.user_review, suspect_attempts=run.suspect_attempts,
                 properties=[("persona", run.persona)] if run.persona is not None else (),
             )
-    return _document(root, [run.verdict for run in batch.runs], sum(round(run.duration, 4) for run in batch.runs))
+        for number in missing:  # planned and never finished: it decided nothing, so no CI reads it as passed
+            _testcase(suite, f"run_{number}", slug, (), Outcome.ERROR, error="planned, never finished: finish the batch with dialogcheck run --resume")
+    verdicts = [run.verdict for run in batch.runs] + [Outcome.ERROR] * len(batch.unfinished)
+    return _document(root, verdicts, sum(round(run.duration, 4) for run in batch.runs))
 
 
 def render_junit_check(results: Sequence[ConversationResult], subject: Any = None) -> str:
