@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import dialogcheck
 from dialogcheck import BatchResult, ConversationResult, LoadError, Outcome, check_conversations, run_scenarios
 from dialogcheck._cli.main import cli
 from dialogcheck.connectors.base import AgentError, AgentMessage, AgentTurn
+from dialogcheck.pairing import PairError
 from dialogcheck.results.model import CheckKind
 from tests.conftest import EXAMPLE, bot, user
 from tests.engines.batches import SCENARIO as BATCH_SCENARIO, write_batch
@@ -121,3 +123,97 @@ def test_check_conversations_raises_load_error_for_bad_input(tmp_path):
     assert (info.value.problems[0].file, info.value.problems[0].line) == (str(bad), 2)
     with pytest.raises(ValueError, match="engine 'ray'"):
         list(check_conversations(SCENARIO, [bad], engine="ray"))
+
+
+def _paired_runs(tmp_path: Path) -> tuple[Path, Path]:
+    """A folder of scenarios `tau-bench-task-7` and `-17`, and two conversations whose ids pair with them by `task-(\\d+)`."""
+    from tests.cli.test_check_scenarios import OK, line, scenario_file
+
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    scenario_file(folder, "tau-bench-task-7", "order_replacement")
+    scenario_file(folder, "tau-bench-task-17", "never_called")
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(line("task-7-trial-2", OK) + "\n" + line("task-17-trial-0", OK) + "\n")
+    return folder, runs
+
+
+def test_check_conversations_pairs_by_a_pattern_as_check_pair_does(tmp_path):
+    folder, runs = _paired_runs(tmp_path)
+    results = list(check_conversations(folder, runs, pair=r"task-(\d+)", no_judge=True))
+    assert [(r.scenario, r.verdict.value) for r in results] == [("tau-bench-task-7", "pass"), ("tau-bench-task-17", "fail")]
+    cli_run = CliRunner().invoke(cli, ["check", "--no-judge", "--format", "json", "--scenario", str(folder), "--pair", r"task-(\d+)", str(runs)])
+    assert [(c["scenario"], c["verdict"]) for c in json.loads(cli_run.stdout)["conversations"]] == [(r.scenario, r.verdict.value) for r in results]
+    one = dialogcheck.load_scenario(folder / "tau-bench-task-7.yml")  # a loaded scenario pairs too: the other id is bad input
+    with pytest.raises(LoadError) as info:
+        list(check_conversations(one, runs, pair=re.compile(r"task-(\d+)"), no_judge=True))
+    assert info.value.problems[0].message == (
+        "no scenario for conversation task-17-trial-0: its id `task-17-trial-0` gives the key `17` (pair=/task-(\\d+)/), and no scenario's slug does"
+    )
+
+
+def test_check_conversations_errors_name_the_pair_argument_never_the_flag(tmp_path):
+    folder, runs = _paired_runs(tmp_path)
+    with pytest.raises(LoadError) as unpaired:
+        list(check_conversations(folder, runs, no_judge=True))
+    assert unpaired.value.problems[0].message == (
+        "no scenario for conversation task-7-trial-2: its record names none (a `scenario` key holding a scenario's slug)"
+        " and no pair= pattern pairs by id"
+    )
+    with pytest.raises(LoadError) as no_key:
+        list(check_conversations(folder, runs, pair="^(zzz)", no_judge=True))
+    assert no_key.value.problems[0].message == "no scenario for conversation task-7-trial-2: pair=/^(zzz)/ finds no key in its id `task-7-trial-2`"
+    for pattern, why in (
+        ("task-(", "not a valid regular expression: missing ) at position 6"),
+        ("task-\\d+", "needs exactly one capturing group, the key to pair by (it has 0), e.g. 'task-(\\d+)'"),
+        ("task-(\\d{5000})", "too large a regular expression: a repeat count of 5,000 is more than the limit of 1,000"),
+    ):
+        with pytest.raises(PairError) as bad:
+            list(check_conversations(folder, runs, pair=pattern, no_judge=True))
+        assert str(bad.value) == f"pair={pattern!r}: {why}"
+    with pytest.raises(ValueError, match=r"^pair= pairs conversations with scenarios: it does not go with an SOP"):
+        list(check_conversations(SOP, runs, pair=r"task-(\d+)", no_judge=True))
+
+
+def test_check_conversations_pair_is_searched_within_the_bounded_engine_s_budget(tmp_path):
+    from tests.cli.test_check_scenarios import OK, line
+
+    folder, _ = _paired_runs(tmp_path)
+    slow = "a" * 5000 + "!"
+    runs = tmp_path / "slow.jsonl"
+    runs.write_text(line(slow, OK) + "\n")
+    with pytest.raises(LoadError) as info:
+        list(check_conversations(folder, runs, pair="(a+)+$", no_judge=True))
+    assert "pair=/(a+)+$/ ran out of its" in info.value.problems[0].message
+    assert "it backtracks catastrophically" in info.value.problems[0].message
+
+
+def test_checks_is_a_list_each_time_a_new_one(project, tmp_path):
+    scenario = dialogcheck.load_scenario(SCENARIO)
+    (result,) = check_conversations(scenario, [CONVERSATIONS / "damaged_card_ok.jsonl"], no_judge=True)
+    lines = result.checks()
+    assert isinstance(lines, list) and len(lines) == len(result.outcomes) > 1
+    lines.clear()  # the caller's own list: the result keeps its checks
+    assert len(result.checks()) == len(result.outcomes)
+    batch = run_scenarios([project / "eval" / "scenarios" / "run_stolen_card.yml"], no_judge=True, results=tmp_path / "r")
+    assert isinstance(batch.runs[0].checks(), list) and batch.runs[0].checks()
+
+
+def test_a_second_run_into_the_same_results_folder_names_the_api_arguments(project, tmp_path):
+    scenario = project / "eval" / "scenarios" / "run_stolen_card.yml"
+    run_scenarios([scenario], no_judge=True, results=tmp_path / "r")
+    with pytest.raises(LoadError) as info:
+        run_scenarios([scenario], no_judge=True, results=tmp_path / "r")
+    assert str(info.value) == (
+        f"{tmp_path / 'r'}:1:1: results= must name a new or empty folder, and this one is not empty"
+        f" (it holds a batch already: finish that one with resume={str(tmp_path / 'r')!r}, or give another folder)"
+    )
+    assert "--" not in str(info.value)
+    finished = run_scenarios([scenario], no_judge=True, resume=tmp_path / "r")  # the advice works as given
+    assert finished.failed == 1
+
+
+def test_the_package_says_it_is_typed():
+    from importlib.resources import files
+
+    assert files("dialogcheck").joinpath("py.typed").is_file()

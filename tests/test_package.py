@@ -144,3 +144,18 @@ def test_no_import_cycle_anywhere():
     graph = {module: {target for name in _imports(path) if (target := _resolve(name)) and target != module} for module, path in MODULES.items()}
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or ())
+
+
+def test_the_built_wheel_holds_py_typed(tmp_path):
+    """Type checkers read the package's annotations only when the installed package carries `py.typed`."""
+    import subprocess
+    import sys
+    import zipfile
+
+    root = SRC.parent.parent
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(root)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    (wheel,) = tmp_path.glob("dialogcheck-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "dialogcheck/py.typed" in names and "dialogcheck/checking.py" in names

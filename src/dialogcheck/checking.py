@@ -22,12 +22,12 @@ from .engines.chunks import CHUNK_BYTES, RUN_PLAN, STDIN, ReadChunk, held_bytes,
 from .engines.local import WorkerLost, judged_in_order, shards_in_order, usable_cores
 from .engines.storage import is_uri
 from .engines.work import CheckJob, ChunkResult, Encoder, Judged
-from .errors import LoadError, Problem
+from .errors import COMMAND_LINE, PYTHON_API, LoadError, Problem, Spelling
 from .events.model import FRAMEWORK_TOOLS, Conversation
 from .events.parse import conversation_from_dicts
 from .judge.base import Judge
 from .judging import judge_requests
-from .pairing import ScenarioSet, compile_pair
+from .pairing import PairError, ScenarioSet, compile_pair
 from .results.codec import conversation_line
 from .results.model import ConversationResult, Counts, unfinished_text
 from .results.stats import CheckStats
@@ -44,11 +44,12 @@ def load_subject(
     sop_path: str | Path | None = None,
     pair: str | None = None,
     framework_tools: frozenset[str] = FRAMEWORK_TOOLS,
+    spelling: Spelling = COMMAND_LINE,
 ) -> Any:
     """The SOP, the one scenario, or (several scenarios, or a `pair` pattern) a `ScenarioSet`; every problem of every file at once.
 
     Scenarios take `framework_tools` from their project's config (an SOP file says its own). A bad `pair`
-    pattern raises ValueError.
+    pattern raises `PairError` (a ValueError). Messages name the pattern as `spelling` spells its option.
     """
     if sop_path is not None:
         from .sop.load import load_sop
@@ -66,7 +67,7 @@ def load_subject(
     scenarios = _each(load_scenario, files)
     if not scenarios:
         raise LoadError.one("no scenario files found (.yml, .yaml)", " ".join(map(str, scenario_paths)))
-    return ScenarioSet.of(scenarios, pattern)
+    return ScenarioSet.of(scenarios, pattern, spelling)
 
 
 def _scenario_files(paths: Sequence[str | Path]) -> list[Path]:
@@ -329,13 +330,33 @@ def _size(path: Path) -> int:
         return 0  # reported when the file is read
 
 
-def _subject_of(subject: Any) -> Any:
-    """A loaded scenario, SOP or set of scenarios as it is; a path loaded as the file its top-level key says."""
+def _subject_of(subject: Any, pair: str | re.Pattern[str] | None = None) -> Any:
+    """What `check_conversations` judges by: a loaded scenario, SOP or set of scenarios as it is, a path loaded as the
+    file its top-level key says; with `pair`, the scenarios paired by it as `check --pair` pairs them.
+
+    A bad `pair` raises `PairError`, and `pair` with an SOP ValueError, each naming the argument `pair=`."""
+    pattern = None
+    if pair is not None:
+        try:
+            pattern = compile_pair(pair)
+        except PairError as err:
+            raise PairError(f"{PYTHON_API.option('pair', pair if isinstance(pair, str) else pair.pattern)}: {err}") from None
+    subject = _loaded(subject)
+    if pattern is None:
+        return subject
+    if isinstance(subject, ScenarioSet):
+        return ScenarioSet.of(list(subject.scenarios.values()), pattern, PYTHON_API)
+    if isinstance(subject, Scenario):
+        return ScenarioSet.of([subject], pattern, PYTHON_API)
+    raise ValueError("pair= pairs conversations with scenarios: it does not go with an SOP")
+
+
+def _loaded(subject: Any) -> Any:
     if not isinstance(subject, (str, Path)):
         return subject
     path = Path(subject)
     if path.is_dir():
-        return load_subject([path])
+        return load_subject([path], spelling=PYTHON_API)
     from .definitions import load_definition
 
     definition = load_definition(path)
@@ -356,6 +377,7 @@ def check_conversations(
     input_format: str | None = None,
     strict: bool = False,
     review_user: bool = False,
+    pair: str | re.Pattern[str] | None = None,
 ) -> Iterator[ConversationResult]:
     """Judge recorded conversations; one typed result each, in input order.
 
@@ -365,14 +387,17 @@ def check_conversations(
     the checks of big inputs (results still come in input order). LLM-judged checks need `judge` (see
     `dialogcheck.judge.setup.judge_from_config`); without it they are `error`, or `skip` with `no_judge`.
     With `review_user` each result carries the review of its `user` messages against the scenario's
-    `simulation_context` (`user_review`), and a suspect one is `suspect`. Bad input raises
-    `dialogcheck.LoadError` with its file, line and column.
+    `simulation_context` (`user_review`), and a suspect one is `suspect`. `pair` pairs each conversation with
+    its scenario as `dialogcheck check --pair` does: a pattern with one group whose key, taken from the
+    conversation's id and from each scenario's slug, must be equal (searched within the checks' bounds, so a
+    pattern that backtracks catastrophically is bad input, never a hang). Bad input raises
+    `dialogcheck.LoadError` with its file, line and column; a bad `pair` pattern, `dialogcheck.pairing.PairError`.
     """
     if engine != "local":
         raise ValueError(f"engine {engine!r}: check_conversations judges in this process and its workers (engine='local'); "
                          "`dialogcheck check --engine ray --output DIR` writes Ray's results to a folder")
     batch = CheckBatch(
-        _subject_of(subject), [sources] if isinstance(sources, (str, Path)) else sources, jobs=jobs, judge=judge, no_judge=no_judge, metrics=metrics, input_format=input_format, strict=strict,
+        _subject_of(subject, pair), [sources] if isinstance(sources, (str, Path)) else sources, jobs=jobs, judge=judge, no_judge=no_judge, metrics=metrics, input_format=input_format, strict=strict,
         review_user=review_user,
     )
     for item in batch.judged(with_results=True):

@@ -49,6 +49,34 @@ class LoadError(Exception):
         return LoadError(replace(p, file=p.file or file) for p in self.problems)
 
 
+@dataclass(frozen=True)
+class Spelling:
+    """How a message names one of the caller's options, so its advice is what the reader can type where they are:
+    a flag of the command line (`--resume DIR`), or a keyword argument of the Python API (`resume='DIR'`)."""
+
+    api: bool = False
+    #: Options whose keyword argument is named otherwise than their flag: (flag's name, argument's name).
+    renamed: tuple[tuple[str, str], ...] = ()
+
+    def option(self, name: str, value: str | None = None) -> str:
+        """The option, and `value` as the reader would type it when one is given."""
+        if self.api:
+            name = dict(self.renamed).get(name, name)
+            return f"{name}=" if value is None else f"{name}={value!r}"
+        flag = "--" + name.replace("_", "-")
+        return flag if value is None else f"{flag} {value}"
+
+    def about(self, name: str, text: str) -> str:
+        """The option with a description of its value (`--pair /task-(\\d+)/`, `pair=/task-(\\d+)/`)."""
+        return f"{self.option(name)}{text}" if self.api else f"{self.option(name)} {text}"
+
+
+#: The command line's spelling: `--results DIR`.
+COMMAND_LINE = Spelling()
+#: The Python API's: `results='DIR'`.
+PYTHON_API = Spelling(api=True, renamed=(("persona", "personas"),))
+
+
 #: Problems of one file shown at most; past them one more line says how many were left out, and where they start.
 MAX_PROBLEMS = 50
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from ._shown import clip
 from .checks import patterns
-from .errors import LoadError, Problem, did_you_mean
+from .errors import COMMAND_LINE, LoadError, Problem, Spelling, did_you_mean
 from .events.model import Conversation
 from .scenario.model import Scenario
 
@@ -79,9 +79,11 @@ class ScenarioSet:
     scenarios: dict[str, Scenario]
     pattern: regex.Pattern | None = None
     by_key: dict[str, Scenario] = field(default_factory=dict)
+    #: How messages name the pattern: `--pair` on the command line, `pair=` in the Python API.
+    spelling: Spelling = COMMAND_LINE
 
     @classmethod
-    def of(cls, scenarios: Sequence[Scenario], pattern: regex.Pattern | None = None) -> ScenarioSet:
+    def of(cls, scenarios: Sequence[Scenario], pattern: regex.Pattern | None = None, spelling: Spelling = COMMAND_LINE) -> ScenarioSet:
         """Raises `LoadError` for two scenarios with one slug, or (with a pattern) with one key or a slug the
         pattern ran out of its time on."""
         problems: list[Problem] = []
@@ -95,17 +97,17 @@ class ScenarioSet:
             try:
                 key = pair_key(pattern, scenario.slug)
             except PairError as err:
-                problems.append(Problem(f"--pair {err} (the slug of this scenario)", scenario.path))
+                problems.append(Problem(f"{spelling.about('pair', str(err))} (the slug of this scenario)", scenario.path))
                 continue
             if key is None:
                 continue
             if key in by_key:
                 other = by_key[key]
-                problems.append(Problem(f"--pair takes the key `{key}` from both `{other.slug}` ({other.path}) and `{scenario.slug}`: make the pattern tell them apart", scenario.path))
+                problems.append(Problem(f"{spelling.option('pair')} takes the key `{key}` from both `{other.slug}` ({other.path}) and `{scenario.slug}`: make the pattern tell them apart", scenario.path))
             by_key.setdefault(key, scenario)
         if problems:
             raise LoadError(problems)
-        return cls(by_slug, pattern, by_key)
+        return cls(by_slug, pattern, by_key, spelling)
 
     @property
     def name(self) -> str:
@@ -119,17 +121,18 @@ class ScenarioSet:
                 raise self._unpaired(conversation, f"it names `{conversation.scenario}`, which is not one of the scenarios given{did_you_mean(conversation.scenario, self.scenarios)}")
             return found
         if self.pattern is None:
-            raise self._unpaired(conversation, "its record names none (a `scenario` key holding a scenario's slug) and no --pair REGEX pairs by id")
+            raise self._unpaired(conversation, f"its record names none (a `scenario` key holding a scenario's slug) and no {self.spelling.option('pair')} pattern pairs by id")
         name = conversation.conversation_id or conversation.source
         try:
             key = pair_key(self.pattern, name)
         except PairError as err:
-            raise self._unpaired(conversation, f"--pair {err} (its id)") from None
+            raise self._unpaired(conversation, f"{self.spelling.about('pair', str(err))} (its id)") from None
+        shown = self.spelling.about("pair", f"/{self.pattern.pattern}/")
         if key is None:
-            raise self._unpaired(conversation, f"--pair /{self.pattern.pattern}/ finds no key in its id `{name}`")
+            raise self._unpaired(conversation, f"{shown} finds no key in its id `{name}`")
         found = self.by_key.get(key)
         if found is None:
-            raise self._unpaired(conversation, f"its id `{name}` gives the key `{key}` (--pair /{self.pattern.pattern}/), and no scenario's slug does")
+            raise self._unpaired(conversation, f"its id `{name}` gives the key `{key}` ({shown}), and no scenario's slug does")
         return found
 
     def pairs(self, conversations: Iterable[Conversation]) -> Iterator[tuple[Scenario, Conversation]]:

@@ -123,7 +123,7 @@ def test_a_conversation_without_a_scenario_is_bad_input_where_it_stands(tmp_path
     assert done.returncode == 2 and done.stdout == b""
     assert done.stderr.decode() == (
         f"{named}:3:1: no scenario for conversation stray: its record names none (a `scenario` key holding a scenario's slug)"
-        " and no --pair REGEX pairs by id\n"
+        " and no --pair pattern pairs by id\n"
     )
     streamed = check("--stream", "--format", "json", "--scenario", CONFIRMS, "--scenario", ONE_TURN, named)
     document = json.loads(streamed.stdout)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .._paths import safe_file_name
 from .._shown import listed
-from ..errors import LoadError
+from ..errors import COMMAND_LINE, LoadError, Spelling
 from .atomic import write_atomic
 from ..events.native import event_lines
 from .codec import encode_run, encode_summary
@@ -59,10 +59,12 @@ class ResultsFolder:
     def __init__(self, root: str | Path):
         self.root = Path(root)
 
-    def claim(self) -> BatchLock:
-        """Lock a new or empty folder for a new batch (made if missing); nothing is written when it is not empty."""
+    def claim(self, spelling: Spelling = COMMAND_LINE) -> BatchLock:
+        """Lock a new or empty folder for a new batch (made if missing); nothing is written when it is not empty.
+
+        The refusal's advice names the options as `spelling` spells them (`--resume DIR`, `resume='DIR'`)."""
         try:
-            return BatchLock.claim(self.root, lambda root: self._refuse_unless_empty(), command="run")
+            return BatchLock.claim(self.root, lambda root: self._refuse_unless_empty(spelling), command="run")
         except OSError as err:
             raise LoadError.one(f"cannot make the results folder: {err.strerror or err}", str(self.root)) from None
 
@@ -70,7 +72,7 @@ class ResultsFolder:
         """Lock the folder of a batch being resumed."""
         return BatchLock.take(self.root)
 
-    def _refuse_unless_empty(self) -> None:
+    def _refuse_unless_empty(self, spelling: Spelling) -> None:
         try:
             entries = sorted(name for name in os.listdir(self.root) if name != LOCK_FILE)
         except FileNotFoundError:
@@ -80,10 +82,10 @@ class ResultsFolder:
         if not entries:
             return
         if PLAN in entries:
-            advice = f"it holds a batch already: finish that one with --resume {self.root}, or give another folder"
+            advice = f"it holds a batch already: finish that one with {spelling.option('resume', str(self.root))}, or give another folder"
         else:
             advice = f"it holds {listed(entries, 3)}: give another folder"
-        raise LoadError.one(f"--results must name a new or empty folder, and this one is not empty ({advice})", str(self.root))
+        raise LoadError.one(f"{spelling.option('results')} must name a new or empty folder, and this one is not empty ({advice})", str(self.root))
 
     def run_base(self, slug: str, number: int) -> Path:
         """Where a run's files go (their names add `.json`, `.txt`, `.events.jsonl`); always inside the folder."""

@@ -9,7 +9,7 @@ it names is then a `CheckRef` (its key and label), not the check object.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -280,9 +280,9 @@ class ConversationResult:
     #: not written to results files (the conversation's own file holds it).
     transcript: tuple[TranscriptLine, ...] = field(default=(), repr=False, compare=False)
 
-    def checks(self) -> Iterator[CheckLine]:
-        """Every check in the order it is reported: assertions, SOP steps, criteria."""
-        return iter(self._lines)
+    def checks(self) -> list[CheckLine]:
+        """Every check in the order it is reported: assertions, SOP steps, criteria (a new list each call, the caller's own)."""
+        return list(self._lines)
 
     @cached_property
     def _lines(self) -> tuple[CheckLine, ...]:
@@ -415,8 +415,9 @@ class RunResult:
     def key(self) -> tuple[str, int]:
         return (self.scenario.slug, self.number)
 
-    def checks(self) -> Iterator[CheckLine]:
-        return self.conversation.checks() if self.conversation is not None else iter(())
+    def checks(self) -> list[CheckLine]:
+        """The checks of the run's conversation (none for a run that errored before it had one)."""
+        return self.conversation.checks() if self.conversation is not None else []
 
     def error_reason(self) -> str | None:
         """Why an errored run errored: the harness error, else what its errored checks say (a judge failure, say)."""

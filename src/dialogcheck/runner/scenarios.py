@@ -21,7 +21,7 @@ from typing import Any
 from .._paths import project_folder
 from ..config import AgentSettings, ProjectConfig, in_flight_for
 from ..connectors.base import AgentConnector, AgentError
-from ..errors import LoadError, Problem
+from ..errors import COMMAND_LINE, PYTHON_API, LoadError, Problem, Spelling
 from ..report.batch_text import render_run, render_summary
 from ..report.html import render_batch_html
 from ..report.junit import render_junit
@@ -42,7 +42,7 @@ JUNIT, HTML = "junit.xml", "report.html"
 
 def make_users(
     project: Project, *, use_cache: bool = True, cache_dir: Path | None = None, mode: str = "auto", parallel: int = 1,
-    matrix: Mapping[str, Sequence[str]] | None = None, replay: bool = False,
+    matrix: Mapping[str, Sequence[str]] | None = None, replay: bool = False, spelling: Spelling = COMMAND_LINE,
 ):
     """One simulated user per run: the script when there is one (unless `mode` is llm), else the configured LLM.
 
@@ -57,7 +57,7 @@ def make_users(
             Problem(
                 "this scenario has no `script`, and no simulation model is configured (simulation.llm in eval/conftest.yml)"
                 if s.script is None
-                else "--simulate llm needs a simulation model (simulation.llm in eval/conftest.yml)",
+                else f"{spelling.option('simulate', 'llm')} needs a simulation model (simulation.llm in eval/conftest.yml)",
                 s.path,
             )
             for s in unscripted
@@ -100,19 +100,19 @@ def _refuse_unshown(templates, scenarios, matrix: Mapping[str, Sequence[str]]) -
         raise LoadError(problems)
 
 
-def _refuse_too_many(planned: Sequence[PlannedScenario], runs: int) -> None:
+def _refuse_too_many(planned: Sequence[PlannedScenario], runs: int, spelling: Spelling) -> None:
     """A `LoadError` for a batch past `MAX_BATCH_RUNS`, before anything runs: a plan past it is refused when read back."""
     total = sum(item.count for item in planned)
     if total > MAX_BATCH_RUNS:
         traits = " under their persona traits" if any(item.personas for item in planned) else ""
         message = (
             f"these {len(planned):,} scenarios at {runs:,} runs each{traits} plan {total:,} runs, more than the {MAX_BATCH_RUNS:,}"
-            " a batch may run: give fewer --runs, or run the scenarios in several batches"
+            f" a batch may run: give fewer {spelling.option('runs')}, or run the scenarios in several batches"
         )
-        raise LoadError.one(message, "--runs")
+        raise LoadError.one(message, spelling.option("runs"))
 
 
-def agent_settings(config: ProjectConfig, agent: str | AgentSettings | None) -> AgentSettings:
+def agent_settings(config: ProjectConfig, agent: str | AgentSettings | None, spelling: Spelling = COMMAND_LINE) -> AgentSettings:
     """The agent `agent` names (`rasa:URL`, `http:URL` or a URL, `python:MODULE:FUNC`; keeping the config's
     `agent.timeout`), else the config's. Raises ValueError for a form it cannot read, LoadError for none at all."""
     from ..connectors.factory import parse_agent_flag
@@ -124,7 +124,7 @@ def agent_settings(config: ProjectConfig, agent: str | AgentSettings | None) -> 
     if agent is not None:
         return agent
     if configured is None:
-        raise LoadError.one("no agent to talk to: set `agent` in eval/conftest.yml or pass --agent", str(config.path or config.root))
+        raise LoadError.one(f"no agent to talk to: set `agent` in eval/conftest.yml or pass {spelling.option('agent')}", str(config.path or config.root))
     return configured
 
 
@@ -154,7 +154,10 @@ class ScenarioBatch:
         personas: Sequence[str] = (),
         seed: int | None = None,
         replay: bool = False,
+        spelling: Spelling = COMMAND_LINE,
     ):
+        #: How messages name the options: the command line's flags, or `run_scenarios`' arguments.
+        self.spelling = spelling
         self.started = datetime.now(timezone.utc)
         self.resume, self.results = resume, results
         cache = Path(cache_dir) if cache_dir else None
@@ -165,20 +168,21 @@ class ScenarioBatch:
         else:
             self.project = load_project(paths, config)
             config_path = os.path.abspath(self.project.config.path) if self.project.config.path else None
-            _refuse_bad_matrix(personas, seed)
+            _refuse_bad_matrix(personas, seed, spelling)
             planned = self.project.planned(runs, personas, simulate, seed)
             if personas and not any(item.personas for item in planned):
-                message = "--persona is played by an LLM user, and every scenario here follows its `script` (add --simulate llm)"
-                raise LoadError.one(message, "--persona")
-            _refuse_too_many(planned, runs)
+                persona = spelling.option("persona")
+                message = f"{persona} is played by an LLM user, and every scenario here follows its `script` (add {spelling.option('simulate', 'llm')})"
+                raise LoadError.one(message, persona)
+            _refuse_too_many(planned, runs, spelling)
             self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned, personas)
             if not results:
                 self._results_parent()  # refused now, before anything runs, when a link takes it out of the project
         self._planned = {item.slug: item for item in self.plan.scenarios}
         matrix = {slug: item.personas for slug, item in self._planned.items()}
-        self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel, matrix=matrix, replay=replay)
+        self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel, matrix=matrix, replay=replay, spelling=spelling)
         self.reviewer = run_reviewer(self.project.config, use_cache=use_cache, cache_dir=cache, parallel=parallel, replay=replay)
-        self.agent = agent if _is_connector(agent) else _connector(self.project, agent)  # type: ignore[arg-type]
+        self.agent = agent if _is_connector(agent) else _connector(self.project, agent, spelling)  # type: ignore[arg-type]
         evaluation = self.project.config.evaluation
         self.settings = BatchSettings(parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=evaluation.metrics, retry_suspect=retry_suspect)
         self.judge = None
@@ -200,12 +204,12 @@ class ScenarioBatch:
             return folder, folder.lock()
         stamp = self.started.strftime("%Y%m%d-%H%M%S")
         folder = ResultsFolder(self.results or new_folder(self._results_parent(), stamp))
-        return folder, folder.claim()
+        return folder, folder.claim(self.spelling)
 
     def _results_parent(self) -> Path:
         """`eval/results` of the project, where a batch's folder is made when none is named; `LoadError` when a link takes it out."""
         root = self.project.root
-        return project_folder(root, root / "eval" / "results", "the results folder", "--results DIR names a folder elsewhere")
+        return project_folder(root, root / "eval" / "results", "the results folder", f"{self.spelling.about('results', 'DIR')} names a folder elsewhere")
 
     def run(self, on_finished: Callable[[RunResult], None] = lambda run: None, on_start: Callable[[asyncio.Task], None] | None = None) -> BatchResult:
         """Claim the folder, run what the plan still holds, and write the results; the batch, interrupted or not.
@@ -272,14 +276,14 @@ class ScenarioBatch:
         return False
 
 
-def _refuse_bad_matrix(personas: Sequence[str], seed: int | None) -> None:
-    """`LoadError` (bad input) naming each `--persona` that is not a built-in trait, and a seed out of range."""
+def _refuse_bad_matrix(personas: Sequence[str], seed: int | None, spelling: Spelling) -> None:
+    """`LoadError` (bad input) naming each persona trait that is not a built-in one, and a seed out of range."""
     from ..config import SEED_RANGE
     from ..scenario.traits import trait_list_problems
 
-    problems = [Problem(why, "--persona") for why in trait_list_problems(personas)]
+    problems = [Problem(why, spelling.option("persona")) for why in trait_list_problems(personas)]
     if seed is not None and not 0 <= seed < SEED_RANGE:
-        problems.append(Problem(f"the seed must be an integer from 0 to {SEED_RANGE - 1}, got {seed}", "--seed"))
+        problems.append(Problem(f"the seed must be an integer from 0 to {SEED_RANGE - 1}, got {seed}", spelling.option("seed")))
     if problems:
         raise LoadError(problems)
 
@@ -288,13 +292,13 @@ def _is_connector(agent: Any) -> bool:
     return agent is not None and not isinstance(agent, (str, AgentSettings)) and hasattr(agent, "send")
 
 
-def _connector(project: Project, agent: str | AgentSettings | None) -> AgentConnector:
+def _connector(project: Project, agent: str | AgentSettings | None, spelling: Spelling) -> AgentConnector:
     """The connector of the agent named; `AgentSetupError` (bad input) when it cannot be set up."""
     from ..connectors.base import AgentSetupError
     from ..connectors.factory import connector_from_settings
 
     try:
-        settings = agent_settings(project.config, agent)
+        settings = agent_settings(project.config, agent, spelling)
     except ValueError as err:
         raise AgentSetupError(str(err)) from None
     try:
@@ -350,7 +354,7 @@ def run_scenarios(
     batch = ScenarioBatch(
         [paths] if isinstance(paths, (str, Path)) else paths, agent=agent, runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume,
         config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir, retry_suspect=retry_suspect,
-        personas=personas, seed=seed, replay=replay,
+        personas=personas, seed=seed, replay=replay, spelling=PYTHON_API,
     )
     batch.check_agent()
     return batch.run()
