@@ -1,6 +1,6 @@
 """How text from outside (an agent's message, an error it raised, a judge's rationale) is shown in reports.
 
-Two rules, one place:
+Three rules, one place:
 
 - `cut`: one message, error or check detail contributes at most `TEXT_LIMIT`
   characters to a report, and says where it was cut. A 10 MB reply made a
@@ -10,6 +10,7 @@ Two rules, one place:
   characters and line breaks are written as escapes (`\\r\\n`, `\\x1b`), so an
   agent cannot forge a line (`\\r\\nPASS  everything`) or drive the terminal.
   JSON, JUnit and HTML escape by their own formats.
+- `counted`: a count in a message says `1 file` and `1,200 files` (JSON keeps plain numbers).
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ def clip(text: str, limit: int, keep: int | None = None) -> str:
     if len(text) <= limit:
         return text
     return text[: limit - 1 if keep is None else keep] + "…"
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`1 file`, `2 files`, `1,200 files`: a count as text output shows it, the noun singular for exactly one and
+    the number with thousands separators. `plural` is for a noun that does not add an `s` (`criteria`)."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
 def listed(names: list[str], limit: int) -> str:

@@ -11,6 +11,8 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from ._shown import counted
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -131,7 +133,7 @@ class ProblemLog:
         first = self._first_left_out
         if not self.left_out or first is None:
             return list(self.kept)
-        more = f"... and {self.left_out} more error{'s' if self.left_out > 1 else ''} from here on (only the first {self.limit} are shown)"
+        more = f"... and {counted(self.left_out, 'more error')} from here on (only the first {self.limit:,} are shown)"
         return [*self.kept, LeftOut(more, first.file, first.line, first.column, self.left_out)]
 
     def error(self) -> LoadError:

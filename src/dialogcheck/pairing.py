@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ._shown import clip
+from ._shown import clip, counted
 from .checks import patterns
 from .errors import COMMAND_LINE, LoadError, Problem, Spelling, did_you_mean
 from .events.model import Conversation
@@ -111,7 +111,7 @@ class ScenarioSet:
 
     @property
     def name(self) -> str:
-        return f"{len(self.scenarios)} scenarios"
+        return counted(len(self.scenarios), "scenario")
 
     def scenario_of(self, conversation: Conversation) -> Scenario:
         """The conversation's own scenario; `LoadError` at its record when it has none."""

@@ -56,7 +56,7 @@ def assert_passes(result: BatchResult | RunResult | ConversationResult | Iterabl
         raise AssertionError("nothing was judged: no runs or conversations to pass")
     failing = [one for one in results if one.verdict is not Outcome.PASS]
     if failing:
-        raise AssertionError(f"{len(failing)} of {len(results)} did not pass:\n\n{explain(failing)}")
+        raise AssertionError(f"{len(failing):,} of {len(results):,} did not pass:\n\n{explain(failing)}")
 
 
 def agent_connector(agent: Any, project_root: Path) -> Any:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .._shown import counted
 from ..checking import CheckBatch, CheckTally, judged_count, load_subject, note_unfinished
 from ..config import QUALITY_METRICS, ProjectConfig, find_config, load_config
 from ..engines.chunks import is_stream
@@ -97,8 +98,8 @@ def judge_note(subject, judge, no_judge: bool) -> str | None:
         return None
     why = "skipped (--no-judge)" if no_judge else "not judged: no judge configured (evaluation.llm in eval/conftest.yml)"
     several = getattr(subject, "scenarios", None)
-    per = f"in {len(several)} scenarios" if several is not None else "per conversation"
-    return f"{count} LLM-judged check{'s' if count != 1 else ''} {per} {why}"
+    per = f"in {counted(len(several), 'scenario')}" if several is not None else "per conversation"
+    return f"{counted(count, 'LLM-judged check')} {per} {why}"
 
 
 def wants_judge(subject, no_judge: bool, metrics: bool) -> bool:

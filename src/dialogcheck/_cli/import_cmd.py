@@ -24,6 +24,7 @@ import click
 import orjson
 from rich.text import Text
 
+from .._shown import counted
 from .._paths import require_folder
 from ..errors import LoadError, Problem
 from ..events.bounds import MAX_WRITTEN_DEPTH
@@ -199,8 +200,7 @@ def import_cmd(fmt: str, output: str | None, scenarios_dir: str | None, output_f
             print_json(dumps(summary))
         return
     where = output or "stdout"
-    plural = "s" if conversations != 1 else ""
-    line = f"imported {conversations} conversation{plural} ({events} events) from {file} to {where}"
+    line = f"imported {counted(conversations, 'conversation')} ({counted(events, 'event')}) from {file} to {where}"
     if written:
-        line += f"; {len(written)} scenario{'s' if len(written) != 1 else ''} in {scenarios_dir}"
+        line += f"; {counted(len(written), 'scenario')} in {scenarios_dir}"
     print_text(Text(line + "\n"), stderr=output is None)

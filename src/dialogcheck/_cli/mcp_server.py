@@ -29,7 +29,7 @@ from pydantic import Field
 from .. import __version__
 from .._paths import inside
 from .._redact import mask
-from .._shown import clip, listed
+from .._shown import clip, counted, listed
 from .._yaml import allowed_env, env_policy
 from ..config import search_within
 from ..connectors.base import AgentError, AgentSetupError, describe
@@ -173,7 +173,7 @@ def _check(project: Project, subject: str, conversations: list[str], no_judge: b
     for result in results:
         text.extend(render_conversation(result, failing_only=len(results) > 1))
     counts = batch.tally.counts
-    text.append(f"{counts.total} conversations: {check_counts_text(counts)}\n")
+    text.append(f"{counted(counts.total, 'conversation')}: {check_counts_text(counts)}\n")
     return answer(document, text)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from .._shown import counted
 from ..config import SEED_RANGE
 from ..connectors.base import AgentError, AgentSetupError
 from ..errors import LoadError
@@ -231,7 +232,7 @@ def _finish(batch: BatchResult, junit_path, html_path, output_format: str, *, sh
     """Say how the batch ended, write the extra report copies, print the summary; exit with the batch's code."""
     if batch.interrupted:
         message = (
-            f"interrupted: {len(batch.runs)} of {batch.planned} runs finished; "
+            f"interrupted: {len(batch.runs):,} of {counted(batch.planned, 'run')} finished; "
             f"finish with: dialogcheck run --resume {batch.folder}\n"
         )
         print_text(Styled(message, "bold yellow"), stderr=True)

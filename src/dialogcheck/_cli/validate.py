@@ -10,7 +10,7 @@ import click
 
 from pathlib import Path
 
-from .._shown import listed, shown
+from .._shown import counted, listed, shown
 from .._yaml import YMap, read_yaml
 from ..definitions import Definition, ProjectSettings, find_definitions, load_definition
 from ..errors import LoadError, Problem
@@ -30,10 +30,10 @@ def _summary(definition: Definition) -> str:
     value = definition.value
     if definition.kind == "scenario":
         goals = value.goals
-        sop = f", {len(goals.sop.steps)} SOP steps" if goals.sop is not None else ""
-        return f"scenario {value.name!r}: {len(goals.assertions)} assertions, {len(goals.criteria)} criteria{sop}"
+        sop = f", {counted(len(goals.sop.steps), 'SOP step')}" if goals.sop is not None else ""
+        return f"scenario {value.name!r}: {counted(len(goals.assertions), 'assertion')}, {counted(len(goals.criteria), 'criterion', 'criteria')}{sop}"
     if definition.kind == "sop":
-        return f"SOP {value.id} {value.name!r}: {len(value.steps.steps)} steps"
+        return f"SOP {value.id} {value.name!r}: {counted(len(value.steps.steps), 'step')}"
     def model(role) -> str:
         return f"{role.llm.provider}/{role.llm.model}" if role.llm else "none"
 
@@ -82,13 +82,11 @@ def _names(paths: list) -> str:
 
 def _skipped_line(skipped: list) -> str:
     """Which YAML files were not read, so a file whose top-level key is wrong is never passed over unseen."""
-    plural = "s" if len(skipped) != 1 else ""
-    return f"skipped {len(skipped)} YAML file{plural} without a top-level `scenario:` or `sop:` key: {_names(skipped)}\n"
+    return f"skipped {counted(len(skipped), 'YAML file')} without a top-level `scenario:` or `sop:` key: {_names(skipped)}\n"
 
 
 def _no_definitions(skipped: list) -> str:
-    plural = "s" if len(skipped) != 1 else ""
-    return f"no scenario, SOP or config files found: {len(skipped)} YAML file{plural} without a top-level `scenario:` or `sop:` key ({_names(skipped)})"
+    return f"no scenario, SOP or config files found: {counted(len(skipped), 'YAML file')} without a top-level `scenario:` or `sop:` key ({_names(skipped)})"
 
 
 @click.command()
@@ -144,7 +142,7 @@ def validation(paths: tuple[str, ...] | list[str]) -> tuple[dict, Styled, Styled
     bad = sum(not e["ok"] for e in entries)
     if found.skipped:
         text.append(_skipped_line(found.skipped))
-    text.append(f"{len(files)} files, {len(files) - bad} valid, {bad} with problems\n", style="bold")
+    text.append(f"{counted(len(files), 'file')}, {len(files) - bad:,} valid, {bad:,} with problems\n", style="bold")
     document = {"files": entries, "valid": not problems}
     if warnings:
         document["warnings"] = [w.to_dict() for w in warnings]

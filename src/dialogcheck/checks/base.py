@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from .._shown import counted
 from ..events.model import FRAMEWORK_TOOLS, Conversation, Event
 from ..events.values import ABSENT, first_difference, show
 from .schema import spec
@@ -164,7 +165,7 @@ class EventCheck(Check):
         if not events:
             return f"no {self.event_noun} event was recorded", (), []
         event, miss = self.closest_miss(events)  # type: ignore[misc]
-        count = f"{len(events)} {self.event_noun} event{'s' if len(events) != 1 else ''} recorded, none matched"
+        count = f"{counted(len(events), f'{self.event_noun} event')} recorded, none matched"
         detail = f"{count}; closest: {self.describe_event(event)} at {at(event)} but {', '.join(miss)}"
         return detail, (event.index,), self.differences(event)
 

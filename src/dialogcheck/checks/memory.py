@@ -106,7 +106,7 @@ def _last_differs(entry: MemoryEntry, last: MemorySet) -> str:
 
 def _list_writes(writes: Sequence[MemorySet], limit: int = 3) -> str:
     shown = ", ".join(f"{show(w.value, 40)} at {at(w)}" for w in writes[:limit])
-    more = f" and {len(writes) - limit} more" if len(writes) > limit else ""
+    more = f" and {len(writes) - limit:,} more" if len(writes) > limit else ""
     return shown + more
 
 

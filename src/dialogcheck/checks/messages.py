@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from .._shown import counted
 from ..events.model import BotMessage, Button, Conversation, Event
 from ..events.values import show
 from .base import Check, CheckResult, EventCheck, at
@@ -176,5 +177,5 @@ class BotDidNotUtter(Check):
         found = uttered.first_match(messages)
         if found is None:
             count = len(messages)
-            return self.result(True, f"none of the {count} bot message{'s' if count != 1 else ''} matched")
+            return self.result(True, f"none of the {counted(count, 'bot message')} matched")
         return self.result(False, f"{uttered.describe_event(found)} at {at(found)} matched", [found.index])

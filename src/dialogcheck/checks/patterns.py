@@ -35,6 +35,8 @@ from itertools import accumulate
 from time import process_time
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._shown import counted
+
 if TYPE_CHECKING:
     import regex
 
@@ -295,7 +297,7 @@ def search(source: str, text: str) -> bool:
 
 
 def _out_of_time(pattern: str, text: str, budget: _Budget) -> PatternTimeout:
-    searches = f"{budget.searches:,} searches" if budget.searches != 1 else "1 search"
+    searches = counted(budget.searches, "search", "searches")
     return PatternTimeout(
         f"the pattern /{pattern}/ ran out of the check's {CHECK_BUDGET:g} s for searching ({searches},"
         f" the last on a {len(text):,}-character text): it backtracks catastrophically: simplify it"

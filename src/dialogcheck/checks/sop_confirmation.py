@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
 
+from .._shown import counted
 from ..events.model import BotMessage, Conversation, ToolRun
 from ..events.values import show
 from .base import Check, CheckResult, Outcome, at, framework_tools_field
@@ -72,13 +73,13 @@ class ConfirmationRequested(Check):
             missing.append(self._miss(call, window))
         if missing:
             shown = "; ".join(missing[:SHOWN_CALLS])
-            more = f"; and {len(missing) - SHOWN_CALLS} more" if len(missing) > SHOWN_CALLS else ""
+            more = f"; and {len(missing) - SHOWN_CALLS:,} more" if len(missing) > SHOWN_CALLS else ""
             return self.result(False, f"{shown}{more}", evidence)
         proofs = "; ".join(
             f"{call.tool_name} at {at(call)} after the bot asked at {at(asked)}: {show(asked.text)}"
             for call, asked in confirmed[:SHOWN_CALLS]
         )
-        more = f"; and {len(confirmed) - SHOWN_CALLS} more" if len(confirmed) > SHOWN_CALLS else ""
+        more = f"; and {len(confirmed) - SHOWN_CALLS:,} more" if len(confirmed) > SHOWN_CALLS else ""
         return self.result(True, proofs + more, [i for call, asked in confirmed for i in (asked.index, call.index)])
 
     def _miss(self, call: ToolRun, window: Sequence[BotMessage]) -> str:
@@ -86,7 +87,7 @@ class ConfirmationRequested(Check):
         if not window:
             return f"{where} (there was no bot message in that window)"
         last = window[-1]
-        count = f"{len(window)} bot message{'s' if len(window) != 1 else ''} looked at"
+        count = f"{counted(len(window), 'bot message')} looked at"
         return f"{where} ({count}; the last, at {at(last)}, said {show(last.text)})"
 
 

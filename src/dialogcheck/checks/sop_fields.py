@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from .._shown import counted
 from ..events.model import Conversation, ToolRun
 from ..events.values import is_number, json_equal, show
 from .base import Check, CheckResult, at, framework_tools_field
@@ -278,9 +279,9 @@ class _FieldsCheck(Check):
         return self.result(False, self._explain(name, misses), [run.index for run, _ in misses])
 
     def _explain(self, name: str, misses: Sequence[tuple[ToolRun, list[str]]]) -> str:
-        count = f"{len(misses)} call{'s' if len(misses) != 1 else ''} looked at"
+        count = f"{counted(len(misses), 'call')} looked at"
         shown = "; ".join(f"{run.tool_name} at {at(run)}: {', '.join(failed)}" for run, failed in misses[:SHOWN_CALLS])
-        more = f"; and {len(misses) - SHOWN_CALLS} more" if len(misses) > SHOWN_CALLS else ""
+        more = f"; and {len(misses) - SHOWN_CALLS:,} more" if len(misses) > SHOWN_CALLS else ""
         return f"no call of {name} satisfied every assertion ({count}): {shown}{more}"
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from .._shown import counted
 from ..events.model import Conversation, ToolRun
 from .base import Check, CheckResult, at, framework_tools_field
 from .schema import spec
@@ -53,14 +54,14 @@ def call_name(run: ToolRun) -> str:
 
 def listing(runs: Sequence[ToolRun], limit: int = SHOWN_CALLS) -> str:
     shown = ", ".join(call_name(run) for run in runs[:limit])
-    return shown + (f" and {len(runs) - limit} more" if len(runs) > limit else "")
+    return shown + (f" and {len(runs) - limit:,} more" if len(runs) > limit else "")
 
 
 def describe_log(log: Sequence[ToolRun]) -> str:
     """What the tool log held, for a failure: every call looked at."""
     if not log:
         return "the tool log is empty (no counted tool calls)"
-    return f"tool log ({len(log)} call{'s' if len(log) != 1 else ''}): {listing(log)}"
+    return f"tool log ({counted(len(log), 'call')}): {listing(log)}"
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class ToolCalled(Check):
         name = slug_name(self.tool_slug, self.catalog_slug)
         if not calls:
             return self.result(False, f"{name} was never called; {describe_log(log)}")
-        more = f" ({len(calls)} calls: {listing(calls)})" if len(calls) > 1 else ""
+        more = f" ({counted(len(calls), 'call')}: {listing(calls)})" if len(calls) > 1 else ""
         return self.result(True, f"{name} called at {at(calls[0])}{more}", [run.index for run in calls])
 
 
@@ -186,7 +187,7 @@ class NoToolCalled(Check):
         names = ", ".join(slug_name(slug, self.catalog_slug) for slug in self.tool_slugs)
         if hits:
             return self.result(False, f"forbidden tool called: {listing(hits)}", [run.index for run in hits])
-        count = f"{len(log)} call{'s' if len(log) != 1 else ''} in the tool log"
+        count = f"{counted(len(log), 'call')} in the tool log"
         return self.result(True, f"none of {names} was called ({count})")
 
 

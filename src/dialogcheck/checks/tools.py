@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from .._shown import counted
 from ..events.model import Conversation, Event, Record, ToolRun
 from ..events.values import ABSENT, first_difference, json_equal, show
 from .base import Check, CheckResult, Difference, EventCheck, at, framework_tools_field, was
@@ -147,13 +148,13 @@ class ToolExecuted(EventCheck):
         runs = [e for e in candidates if self.matches(e)]
         where = ", ".join(at(e) for e in runs[:5]) + (" …" if len(runs) > 5 else "")
         if len(runs) == self.times:
-            detail = f"ran {len(runs)} time{'s' if len(runs) != 1 else ''} as expected" + (f": {where}" if runs else "")
+            detail = f"ran {counted(len(runs), 'time')} as expected" + (f": {where}" if runs else "")
             return self.result(True, detail, [e.index for e in runs])
         if not runs:
             miss, evidence, differences = self.explain_miss(candidates)
-            return self.result(False, f"ran 0 times, expected exactly {self.times}: {miss}", evidence, differences)
+            return self.result(False, f"ran 0 times, expected exactly {self.times:,}: {miss}", evidence, differences)
         return self.result(
-            False, f"ran {len(runs)} times, expected exactly {self.times}: {where}", [e.index for e in runs]
+            False, f"ran {counted(len(runs), 'time')}, expected exactly {self.times:,}: {where}", [e.index for e in runs]
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._shown import counted
 from ..errors import LoadError
 from .otlp_spans import Span
 
@@ -72,7 +73,7 @@ def _refuse_cycle(unreached: Span, by_id: dict[str, Span]) -> None:
     cycle = [*cycle[at:], *cycle[:at]]
     shown = " -> ".join([*cycle, first.span_id] if len(cycle) <= _SHOWN else [*cycle[:_SHOWN - 1], "...", cycle[-1], first.span_id])
     raise LoadError([first.item.problem(
-        f"the parents of span {first.span_id} form a cycle of {len(cycle)} span{'s' if len(cycle) > 1 else ''} "
+        f"the parents of span {first.span_id} form a cycle of {counted(len(cycle), 'span')} "
         f"({shown}, each arrow to the span's parent): expected the spans of a trace to form a tree under `parentSpanId`",
         (*first.path, "parentSpanId"),
     )])

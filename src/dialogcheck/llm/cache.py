@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from .._paths import read_regular
+from .._shown import counted
 from .._redact import mask, mask_bytes
 from .base import ChatClient, ChatRequest, ChatResponse, LLMError, Usage
 
@@ -136,7 +137,7 @@ def _first_difference(wanted: dict[str, Any], cached: dict[str, Any]) -> str:
                 f"now {_quote(a[1], at)}, cached {_quote(b[1], at)}"
             )
     if len(ours) != len(theirs):
-        return f"it has {len(ours)} messages, the nearest cached request {len(theirs)}"
+        return f"it has {counted(len(ours), 'message')}, the nearest cached request {len(theirs):,}"
     differing = sorted(k for k in set(wanted) | set(cached) if k != "messages" and wanted.get(k) != cached.get(k))
     return f"its messages match the nearest cached request, but not its {', '.join(differing)}"
 

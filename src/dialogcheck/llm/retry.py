@@ -29,6 +29,7 @@ from tenacity import (
     wait_random,
 )
 
+from .._shown import counted
 from .._redact import redact
 from .base import ChatClient, ChatRequest, ChatResponse, LLMError
 
@@ -182,7 +183,7 @@ class RetryingClient:
             # A body that is not JSON (a proxy's error page) reaches us as the SDK's json.JSONDecodeError.
             if not isinstance(error, (TimeoutError, json.JSONDecodeError, *_sdk_errors().any)):
                 raise  # a bug, not a provider failure: let it show as itself
-            tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+            tries = counted(attempts, "attempt")
             secrets = tuple(getattr(self.inner, "secrets", ()))
             raise LLMError(
                 f"{request.describe()} failed after {tries}: {_describe(error, self.timeout, secrets)}"

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from .._shown import counted
 from ..config import SEED_RANGE, LLMSettings
 from .base import ChatClient, ChatMessage, ChatRequest, LLMError, Usage
 
@@ -155,4 +156,4 @@ async def ask_json(
             ChatMessage("assistant", response.text),
             ChatMessage("user", f"That answer was not valid ({problem}). Answer again with only the JSON object."),
         ]
-    raise NoValidAnswer(f"no valid answer after {attempts} attempts: {problem}", raw, usage)
+    raise NoValidAnswer(f"no valid answer after {counted(attempts, 'attempt')}: {problem}", raw, usage)

@@ -8,7 +8,7 @@ with its control characters and line breaks written as escapes.
 
 from __future__ import annotations
 
-from .._shown import cut, shown, visible
+from .._shown import counted, cut, shown, visible
 from ..checks.base import Outcome
 from ..results.model import BatchResult, RunResult, SimulatorInfo, unfinished_text
 from ..results.stats import persona_stats, run_stats
@@ -81,9 +81,9 @@ def render_summary(batch: BatchResult, *, show_all: bool = False, max_failures: 
         where = f" {batch.folder}" if batch.folder else ""
         text.append(f"\nunfinished: {unfinished_text(batch.unfinished, batch.planned)}: finish the batch with dialogcheck run --resume{where}\n", "bold yellow")
     done, planned = len(batch.runs), batch.planned
-    incomplete = f" of {planned} planned" if planned is not None and planned != done else ""
+    incomplete = f" of {planned:,} planned" if planned is not None and planned != done else ""
     counts = batch.counts
-    text.append(f"\n{done} runs{incomplete}: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored{suspect_text(counts.suspect)}\n", "bold")
+    text.append(f"\n{counted(done, 'run')}{incomplete}: {counts.passed:,} passed, {counts.failed:,} failed, {counts.errored:,} errored{suspect_text(counts.suspect)}\n", "bold")
     return text
 
 
@@ -93,7 +93,7 @@ def _personas(batch: BatchResult) -> Styled:
     for row in persona_stats(batch.runs):
         counts = row.counts
         text.append(f"{'persona ' + shown(row.slug):<32}", "cyan")
-        text.append(f" {counts.passed}/{row.runs} passed, {counts.failed} failed, {counts.errored} errored  pass rate {rate(row.pass_rate)}\n")
+        text.append(f" {counts.passed:,}/{row.runs:,} passed, {counts.failed:,} failed, {counts.errored:,} errored  pass rate {rate(row.pass_rate)}\n")
     return text
 
 
@@ -123,7 +123,7 @@ def _failures(batch: BatchResult, most: int) -> Styled:
             text.append(f"suspect: {shown(run.slug)} run {run.number}: {shown(_why(run))}\n", "magenta")
         shown_lines += 1
     if shown_lines > most:
-        text.append(f"{shown_lines - most:,} more failures: see {MORE}\n", "bold")
+        text.append(f"{counted(shown_lines - most, 'more failure')}: see {MORE}\n", "bold")
     return text
 
 
@@ -146,7 +146,7 @@ def _why(run: RunResult) -> str:
     first = run.user_review.reasons[0] if run.user_review is not None and run.user_review.reasons else None
     where = f"turn {first.turn} " if first is not None and first.turn is not None else ""
     reason = f"{where}{first.rule}: {first.text}" if first is not None else "the simulated user is suspect"
-    return f"{reason} ({run.suspect_attempts} suspect attempts)" if run.suspect_attempts > 1 else reason
+    return f"{reason} ({counted(run.suspect_attempts, 'suspect attempt')})" if run.suspect_attempts > 1 else reason
 
 
 def _runs(numbers: list[int]) -> str:

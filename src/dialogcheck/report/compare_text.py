@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from .._shown import shown
+from .._shown import counted, shown
 from ..compare.model import RUN_FOLDER, STATUS_ORDER, CheckFlips, Comparison, KeyChange, SideSummary, Status, Verdict
 from ..results.model import unfinished_text
 from .styled import Styled
@@ -50,8 +50,8 @@ def p_text(p_value: float) -> str:
 
 
 def _side_line(name: str, side: SideSummary) -> str:
-    noun = "runs" if side.form == RUN_FOLDER else "conversations"
-    line = f"{name:<5}{shown(side.source)} ({side.form}): {side.runs:,} {noun}, {side.keys:,} keys\n"
+    noun = "run" if side.form == RUN_FOLDER else "conversation"
+    line = f"{name:<5}{shown(side.source)} ({side.form}): {counted(side.runs, noun)}, {counted(side.keys, 'key')}\n"
     if side.unfinished:
         line += f"     unfinished: {unfinished_text(side.unfinished, side.planned)}\n"
     return line
@@ -80,7 +80,7 @@ def _overall(text: Styled, comparison: Comparison) -> None:
     compared = len(comparison.keys)
     text.append(
         f"\npass rate {percent(comparison.base.pass_rate)} -> {percent(comparison.new.pass_rate)}: "
-        f"{points(comparison.change)} points (95% interval {interval_text(comparison.interval)}) over {compared:,} keys\n"
+        f"{points(comparison.change)} points (95% interval {interval_text(comparison.interval)}) over {counted(compared, 'key')}\n"
     )
     text.append(f"{_TESTS[comparison.test]}: p = {p_text(comparison.p_value)}\n")
     text.append("verdict: ")
@@ -91,7 +91,7 @@ def _overall(text: Styled, comparison: Comparison) -> None:
         way = "fell" if comparison.verdict is Verdict.REGRESSED else "rose"
         counts = Counter(key.status for key in drivers)
         statuses = ", ".join(f"{counts[status]:,} {status}" for status in STATUS_ORDER if counts[status])
-        text.append(f"driven by the {len(drivers):,} keys whose pass rate {way} ({statuses}), listed below\n")
+        text.append(f"driven by the {counted(len(drivers), 'key')} whose pass rate {way} ({statuses}), listed below\n")
 
 
 def _drivers_first(keys: Sequence[KeyChange], comparison: Comparison) -> list[KeyChange]:
@@ -144,7 +144,7 @@ def _checks(text: Styled, checks: Sequence[CheckFlips], max_rows: int) -> None:
     judged = sum(flips.pass_to_fail + flips.fail_to_pass for flips in checks if flips.check.judged)
     if judged:
         text.append(
-            f"{judged} flips of LLM-judged checks (criteria, llm_judge steps): judge flips, which may be the judge's noise as much as the agent's change\n",
+            f"{counted(judged, 'flip')} of LLM-judged checks (criteria, llm_judge steps): judge flips, which may be the judge's noise as much as the agent's change\n",
             "yellow",
         )
 
@@ -160,4 +160,4 @@ def _left_out(text: Styled, comparison: Comparison) -> None:
     ):
         if keys:
             some = ", ".join(shown(key) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
-            text.append(f"{label}: {len(keys):,} keys ({some})\n", "dim")
+            text.append(f"{label}: {counted(len(keys), 'key')} ({some})\n", "dim")

@@ -9,7 +9,7 @@ results, built from the pieces of the text and batch renderers.
 
 from __future__ import annotations
 
-from .._shown import cut, shown, visible
+from .._shown import counted, cut, shown, visible
 from ..checks.base import Outcome
 from ..results.model import ConversationResult, RunResult
 from .styled import Styled
@@ -42,7 +42,7 @@ def _excerpt(run: RunResult) -> Styled:
         return Styled()
     shown_lines = run.transcript[-EXCERPT_LINES:]
     earlier = len(run.transcript) - len(shown_lines)
-    text = Styled("\ntranscript" + (f" (last {len(shown_lines)} of {len(run.transcript)} lines):\n" if earlier else ":\n"), "bold")
+    text = Styled("\ntranscript" + (f" (last {len(shown_lines):,} of {counted(len(run.transcript), 'line')}):\n" if earlier else ":\n"), "bold")
     for said in shown_lines:
         who = "USER " if said.role == "user" else "AGENT"
         text.append(f"  {who} {visible(cut(said.text, f'run_{run.number}.events.jsonl'))}\n")

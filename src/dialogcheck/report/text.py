@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from .._shown import shown, visible
+from .._shown import counted, shown, visible
 from ..checks.base import Outcome
 from ..errors import LoadError
 from ..results.model import CheckKind, CheckLine, ConversationResult, Counts, QualityScores, ScenarioStats, UserReview
@@ -33,8 +33,8 @@ def outcome_line(text: Styled, outcome: Outcome, label: str, detail: str, indent
 
 def check_counts_text(counts: Counts) -> str:
     """`10 passed, 1 failed, 1 skipped`: passed and failed always, errored and skipped when there are some."""
-    parts = [f"{counts.passed} passed", f"{counts.failed} failed"]
-    parts += [f"{n} {word}" for n, word in ((counts.errored, "errored"), (counts.skipped, "skipped")) if n]
+    parts = [f"{counts.passed:,} passed", f"{counts.failed:,} failed"]
+    parts += [f"{n:,} {word}" for n, word in ((counts.errored, "errored"), (counts.skipped, "skipped")) if n]
     return ", ".join(parts)
 
 
@@ -42,7 +42,7 @@ def render_user_review(review: UserReview, suspect_attempts: int = 0, indent: bo
     """`simulated user: ok`, or `suspect` with a line per reason; how many attempts were suspect, when retried."""
     text = Styled("  simulated user: " if indent else "simulated user: ")
     text.append(review.verdict, "bold magenta" if review.suspect else "green")
-    text.append(f" ({suspect_attempts} suspect attempt{'s' if suspect_attempts != 1 else ''})\n" if suspect_attempts else "\n")
+    text.append(f" ({counted(suspect_attempts, 'suspect attempt')})\n" if suspect_attempts else "\n")
     for reason in review.reasons:
         where = f"turn {reason.turn}" if reason.turn is not None else "overall"
         text.append(f"{'    ' if indent else '  '}{where} {shown(reason.rule)}: {shown(reason.text)}\n", "magenta")
@@ -51,7 +51,7 @@ def render_user_review(review: UserReview, suspect_attempts: int = 0, indent: bo
 
 def suspect_text(n: int) -> str:
     """`, N suspect` when some simulated users were suspect (said only then)."""
-    return f", {n} suspect" if n else ""
+    return f", {n:,} suspect" if n else ""
 
 
 def _metrics_line(metrics: QualityScores) -> str:
@@ -141,7 +141,7 @@ def render_scenario_rows(rows: Iterable[ScenarioStats]) -> Styled:
         text.append(f"{shown(row.slug):<32}", style)
         hats = " ".join(f"pass^{k} {rate(v)}" for k, v in row.pass_hat().items()) if row.runs > 1 else ""
         text.append(
-            f" {counts.passed}/{row.runs} passed, {counts.failed} failed, {counts.errored} errored{suspect_text(counts.suspect)}"
+            f" {counts.passed:,}/{row.runs:,} passed, {counts.failed:,} failed, {counts.errored:,} errored{suspect_text(counts.suspect)}"
             f"  pass rate {rate(row.pass_rate)}  {hats}".rstrip()
         )
         text.append("  flaky\n" if row.flaky else "\n", "bold yellow")
@@ -176,21 +176,29 @@ def render_check_table(stats: CheckStats, *, examples: bool = True) -> Styled:
         text.append("\n")
     quiet = len(stats) - len(rows)
     if quiet:
-        text.append(f"{quiet} check{'s' if quiet != 1 else ''} never failed or errored\n", "green" if rows else "")
+        text.append(f"{counted(quiet, 'check')} never failed or errored\n", "green" if rows else "")
     uncalibrated = [row for row in stats if row.uncalibrated]
     for row in uncalibrated:  # counted apart: errors that no calibrated judge decided (--require-calibration)
         scenario = f"{shown(row.scenario)}: " if row.scenario is not None else ""
-        text.append(f"uncalibrated: {scenario}{shown(row.label)} left undecided {row.uncalibrated:,} time{'s' if row.uncalibrated != 1 else ''}\n", "yellow")
+        text.append(f"uncalibrated: {scenario}{shown(row.label)} left undecided {counted(row.uncalibrated, 'time')}\n", "yellow")
     scores = stats.sop_scores
     if scores.conversations:
         below = f"; {scores.below_threshold:,} of {scores.with_threshold:,} below their threshold" if scores.with_threshold else ""
-        text.append(f"SOP score: mean {scores.mean:.2f} (lowest {scores.lowest:.2f}, highest {scores.highest:.2f}) over {scores.conversations:,} conversations{below}\n")
+        text.append(f"SOP score: mean {scores.mean:.2f} (lowest {scores.lowest:.2f}, highest {scores.highest:.2f}) over {counted(scores.conversations, 'conversation')}{below}\n")
     return text
+
+
+def conversations_line(counts: Counts) -> str:
+    """`1,200 conversations: 720 passed, 480 failed, 0 errored`: the counts of a check of many conversations."""
+    return (
+        f"{counted(counts.total, 'conversation')}: {counts.passed:,} passed, {counts.failed:,} failed, {counts.errored:,} errored"
+        f"{suspect_text(counts.suspect)}"
+    )
 
 
 def render_tally(counts: Counts) -> Styled:
     """The batch line after several conversations."""
-    return Styled(f"\n{counts.total} conversations: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored{suspect_text(counts.suspect)}\n", "bold")
+    return Styled(f"\n{conversations_line(counts)}\n", "bold")
 
 
 def render_output_summary(counts: Counts, stats: CheckStats, shards: int, folder: str) -> Styled:
@@ -198,8 +206,8 @@ def render_output_summary(counts: Counts, stats: CheckStats, shards: int, folder
     shards are."""
     table = render_check_scenarios(stats).extend(render_check_table(stats))
     return table.append("\n" if table.pieces else "").append(
-        f"{counts.total} conversations: {counts.passed} passed, {counts.failed} failed, {counts.errored} errored{suspect_text(counts.suspect)}\n"
-        f"results: {shards} shard{'s' if shards != 1 else ''} in {folder}\n"
+        f"{conversations_line(counts)}\n"
+        f"results: {counted(shards, 'shard')} in {folder}\n"
     )
 
 
@@ -215,6 +223,6 @@ def render_warnings(warnings: Iterable[Mapping[str, object]]) -> Styled:
     """Probable typos, a `file:line:col: warning: ...` line each, with how often each recurs in its file."""
     text = Styled()
     for w in warnings:
-        again = f" ({int(w['count']) - 1} more like it in this file)" if int(w["count"]) > 1 else ""  # type: ignore[call-overload]
+        again = f" ({int(w['count']) - 1:,} more like it in this file)" if int(w["count"]) > 1 else ""  # type: ignore[call-overload]
         text.append(f"{visible(str(w['file']))}:{w['line']}:{w['column']}: warning: {visible(str(w['message']))}{again}\n")
     return text

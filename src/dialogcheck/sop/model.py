@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .._shown import counted
 from ..checks.base import Check, CheckResult, Outcome
 from ..checks.judged import JudgedCheck, Judgement, JudgeRequest, unjudged
 from ..checks.running import run_check
@@ -67,8 +68,8 @@ class StepSetResult:
     def summary(self) -> str:
         """One line: how many steps passed, the score and the threshold."""
         counts = {o: sum(r.outcome is o for r in self.results) for o in Outcome}
-        parts = [f"{counts[o]} {o}" for o in Outcome if counts[o]]
-        text = f"{len(self.results)} step{'s' if len(self.results) != 1 else ''}: " + ", ".join(parts)
+        parts = [f"{counts[o]:,} {o}" for o in Outcome if counts[o]]
+        text = f"{counted(len(self.results), 'step')}: " + ", ".join(parts)
         if self.score is not None:
             text += f"; score {self.score:.2f}"
         if self.threshold is not None:

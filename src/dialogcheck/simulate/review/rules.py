@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
+from ..._shown import counted
 from ..user import USER_SCHEMA
 from . import _text
 from ...results.model import Reason
@@ -174,7 +175,7 @@ class BriefCopy:
                 g in as_you for g in _text.ngrams(said.words, self.min_words_as_you)
             ):
                 copied = max((_text.longest_common_span(said.words, run) for run in subject.brief_runs), key=len)
-                yield Reason(said.line.turn, self.name, f"copies {len(copied)} words of the brief verbatim: \"{_text.excerpt(' '.join(copied))}\"")
+                yield Reason(said.line.turn, self.name, f"copies {counted(len(copied), 'word')} of the brief verbatim: \"{_text.excerpt(' '.join(copied))}\"")
 
 
 @dataclass(frozen=True)
@@ -210,7 +211,7 @@ class Loop:
             alike = len(said.words) >= self.min_words and _text.alike(before.words, said.words, self.min_likeness)
             run = run + 1 if alike else 1
             if run == self.repeats:
-                yield Reason(said.line.turn, self.name, f"sends the same message {self.repeats} times running: {_quote(said)}")
+                yield Reason(said.line.turn, self.name, f"sends the same message {counted(self.repeats, 'time')} running: {_quote(said)}")
 
 
 @dataclass(frozen=True)
