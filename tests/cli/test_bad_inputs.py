@@ -285,7 +285,7 @@ def test_validate_bad_scenario(name):
     assert result.exit_code == 2
     assert result.exception is None or isinstance(result.exception, SystemExit)
     lines = result.stdout.splitlines()
-    assert lines == [*expected_lines(name, SCENARIO_ERRORS), "1 files, 0 valid, 1 with problems"]
+    assert lines == [*expected_lines(name, SCENARIO_ERRORS), "1 file, 0 valid, 1 with problems"]
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATE_ERRORS))
@@ -293,7 +293,7 @@ def test_validate_bad_prompt_templates(name):
     result = CliRunner().invoke(cli, ["validate", str(BAD / name)])
     assert result.exit_code == 2
     assert result.exception is None or isinstance(result.exception, SystemExit)
-    assert result.stdout.splitlines() == [*template_lines(name), "1 files, 0 valid, 1 with problems"]
+    assert result.stdout.splitlines() == [*template_lines(name), "1 file, 0 valid, 1 with problems"]
 
 
 @pytest.mark.parametrize("name", sorted(EVENT_ERRORS))

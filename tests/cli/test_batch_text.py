@@ -85,7 +85,7 @@ def test_run_groups_the_same_failure_of_repeated_runs(tmp_path):
     assert (tmp_path / "results" / "summary.txt").read_text().count("FAIL  run_stolen_card runs 1-3: ") == 2
     capped = command("report", "--max-failures", "1", tmp_path / "results")
     assert sum(line.startswith("FAIL  ") for line in capped.stdout.splitlines()) == 1
-    assert "1 more failures: see summary.json, report.html or `dialogcheck report --show all`" in capped.stdout
+    assert "1 more failure: see summary.json, report.html or `dialogcheck report --show all`" in capped.stdout
     every = command("report", "--show", "all", tmp_path / "results")
     assert every.stdout.count("\nrun_stolen_card run ") == 3 and "  PASS  " in every.stdout
 

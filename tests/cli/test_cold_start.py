@@ -84,7 +84,7 @@ def test_validate_of_a_bad_file_still_reports_it(tmp_path):
     expected = f"{bad}:4:14: `max_turns` in `scenario` must be an integer from 1 to 1000, got 0"
     code, out, _, _ = probe("validate", str(bad))
     assert code == 2
-    assert out.splitlines() == [expected, "1 files, 0 valid, 1 with problems"]
+    assert out.splitlines() == [expected, "1 file, 0 valid, 1 with problems"]
     code, out, _, _ = probe("validate", str(bad), "--format", "json")
     assert code == 2
     assert json.loads(out)["error"] == {"message": expected.split(": ", 1)[1], "file": str(bad), "line": 4, "column": 14}

@@ -42,7 +42,7 @@ def test_example_project_is_valid():
     assert result.exit_code == 0, result.output
     for scenario in sorted(SCENARIOS.glob("*.yml")):
         assert f"ok    {scenario}  scenario " in result.stdout
-    assert "ok    " + str(SCENARIOS / "card_replace_damaged.yml") + "  scenario 'Customer replaces a damaged card': 11 assertions, 1 criteria\n" in result.stdout
+    assert "ok    " + str(SCENARIOS / "card_replace_damaged.yml") + "  scenario 'Customer replaces a damaged card': 11 assertions, 1 criterion\n" in result.stdout
     count = len(list(EXAMPLE.rglob("*.yml")))
     assert result.stdout.endswith(f"{count} files, {count} valid, 0 with problems\n")
     assert "\x1b[" not in result.stdout
@@ -52,14 +52,14 @@ def test_one_good_file(tmp_path):
     path = write(tmp_path, "good.yml", GOOD)
     result = run(str(path))
     assert result.exit_code == 0
-    assert result.stdout == f"ok    {path}  scenario 'Good': 0 assertions, 0 criteria\n1 files, 1 valid, 0 with problems\n"
+    assert result.stdout == f"ok    {path}  scenario 'Good': 0 assertions, 0 criteria\n1 file, 1 valid, 0 with problems\n"
 
 
 def test_bad_file_exits_2_with_its_position(tmp_path):
     path = write(tmp_path, "bad.yml", BAD_TYPE)
     result = run(str(path))
     assert result.exit_code == 2
-    assert result.stdout == f"{path}:4:9: {BAD_TYPE_MESSAGE}\n1 files, 0 valid, 1 with problems\n"
+    assert result.stdout == f"{path}:4:9: {BAD_TYPE_MESSAGE}\n1 file, 0 valid, 1 with problems\n"
 
 
 def test_folder_with_good_and_bad_files_reports_every_problem(tmp_path):
@@ -83,7 +83,7 @@ def test_folders_skip_results_and_non_yaml_files(tmp_path):
     write(tmp_path, "notes.txt", "broken: [")
     result = run(str(tmp_path))
     assert result.exit_code == 0
-    assert result.stdout.endswith("1 files, 1 valid, 0 with problems\n")
+    assert result.stdout.endswith("1 file, 1 valid, 0 with problems\n")
 
 
 def test_several_paths(tmp_path):
@@ -286,7 +286,7 @@ def test_a_misspelt_top_level_key_is_reported_not_skipped(tmp_path):
 @pytest.mark.parametrize("ends", ["\r\n", "\r"])
 def test_the_top_level_key_is_found_whatever_the_line_ends(tmp_path, ends):
     write(tmp_path, "s.yml", GOOD.replace("\n", ends))
-    assert run(str(tmp_path)).stdout.endswith("1 files, 1 valid, 0 with problems\n")
+    assert run(str(tmp_path)).stdout.endswith("1 file, 1 valid, 0 with problems\n")
 
 
 def test_every_yaml_file_of_a_scenarios_or_sops_folder_must_be_a_definition(tmp_path):
@@ -320,7 +320,7 @@ def test_names_from_a_file_cannot_forge_a_line(tmp_path):
     sop.write_text('sop:\n  id: "a\\rPASS  everything\\n"\n  name: n\n  steps:\n    - {type: tool_called, toolSlug: x}\n')
     result = CliRunner().invoke(cli, ["validate", str(sop)])
     assert result.exit_code == 0
-    assert result.stdout.splitlines()[0] == f"ok    {sop}  SOP a\\rPASS  everything\\n 'n': 1 steps"
+    assert result.stdout.splitlines()[0] == f"ok    {sop}  SOP a\\rPASS  everything\\n 'n': 1 step"
     assert "\r" not in result.stdout
 
 

@@ -52,7 +52,7 @@ def test_text_output_leads_with_the_verdict_and_traces_the_flips(regression):
     assert "  0 1/1 -> 0/1  -100.0 points (-100.0 to +12.2)  broke: assertion 1 tool_executed lookup" in done.stdout
     assert "     7     0  assertion 1 tool_executed lookup\n" in done.stdout
     assert "     1     0  criterion 1 'polite' (judge flip)\n" in done.stdout
-    assert "1 flips of LLM-judged checks (criteria, llm_judge steps): judge flips" in done.stdout
+    assert "1 flip of LLM-judged checks (criteria, llm_judge steps): judge flips" in done.stdout
 
 
 def test_fail_on_regression_exits_1_only_on_a_significant_regression(regression):

@@ -105,7 +105,7 @@ def test_the_command_exits_1_on_the_regression_with_fail_on(run_folders):
     assert "verdict: regressed (alpha 0.05)" in done.stdout
     assert "keys: 7 regressed, 0 fixed, 0 flaky, 1 still failing, 0 still passing" in done.stdout
     assert "errored runs, left out of the pass rates: 1 in BASE, 1 in NEW" in done.stdout
-    assert "not compared (every run errored on a side): 1 keys (broken)" in done.stdout
+    assert "not compared (every run errored on a side): 1 key (broken)" in done.stdout
     assert dialogcheck("compare", base, new).returncode == 0
     assert dialogcheck("compare", new, base, "--fail-on", "regression").returncode == 0
 

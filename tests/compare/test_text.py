@@ -26,7 +26,7 @@ def test_keys_left_out_are_listed_with_why(tmp_path):
     assert "errored runs, left out of the pass rates: 1 in BASE, 0 in NEW\n" in text
     assert "only in BASE: 1 key (gone)\n" in text
     assert "only in NEW: 7 keys (new0, new1, new2, new3, new4, ...)\n" in text
-    assert "not compared (every run errored on a side): 1 keys (broken)\n" in text
+    assert "not compared (every run errored on a side): 1 key (broken)\n" in text
 
 
 def test_noisy_keys_and_checks_of_several_scenarios(tmp_path):

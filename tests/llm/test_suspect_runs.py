@@ -93,10 +93,10 @@ def test_an_echoing_simulator_makes_the_run_suspect_not_failed_retried_and_repor
     assert summary["checks"] == []  # a suspect run's checks say nothing of the agent
 
     text = (results / "summary.txt").read_text()
-    assert "1 runs: 0 passed, 0 failed, 0 errored, 1 suspect" in text
+    assert "1 run: 0 passed, 0 failed, 0 errored, 1 suspect" in text
     assert f"suspect: {SCENARIO} run 1: turn 1 prompt_wording" in text and "(2 suspect attempts)" in text
     assert "FAIL" not in text
-    assert "1 runs: 0 passed, 0 failed, 0 errored, 1 suspect" in done.stdout
+    assert "1 run: 0 passed, 0 failed, 0 errored, 1 suspect" in done.stdout
     run_text = (results / SCENARIO / "run_1.txt").read_text()
     assert "verdict: SUSPECT" in run_text and "simulated user: suspect (2 suspect attempts)" in run_text
 
