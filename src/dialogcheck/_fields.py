@@ -44,8 +44,8 @@ class Problems:
             self.add(f"{what} must be a list, got {describe(node)}", node.pos if node is not None else pos)
             return None
         if len(node.items) < min_items:
-            need = "at least one item" if min_items == 1 else f"at least {min_items} items"
-            self.add(f"{what} must hold {need}, got {len(node.items)}", node.pos)
+            need = "at least one item" if min_items == 1 else f"at least {min_items:,} items"
+            self.add(f"{what} must hold {need}, got {len(node.items):,}", node.pos)
             return None
         return node
 

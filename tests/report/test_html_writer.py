@@ -149,8 +149,8 @@ def test_the_sop_score_spread():
 @pytest.mark.parametrize(
     ("events", "status", "line"),
     [
-        ([user("hi"), bot("done", utter="utter_done")], "pass", "0 of 1 conversations failed, 0 errored, 1 passed"),
-        ([user("hi")], "fail", "1 of 1 conversations failed, 0 errored, 0 passed"),
+        ([user("hi"), bot("done", utter="utter_done")], "pass", "0 of 1 conversation failed, 0 errored, 1 passed"),
+        ([user("hi")], "fail", "1 of 1 conversation failed, 0 errored, 0 passed"),
     ],
 )
 def test_the_banner_says_the_verdict_at_a_glance(tmp_path, events, status, line):

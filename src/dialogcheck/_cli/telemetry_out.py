@@ -77,7 +77,7 @@ class _Sdk:
         self.provider.force_flush()
         self.provider.shutdown()
         if self.exporter.failed:
-            raise LoadError.one(f"the collector did not take {self.exporter.failed} of the verdicts sent{self.exporter.redirect}", self.endpoint)
+            raise LoadError.one(f"the collector did not take {self.exporter.failed:,} of the verdicts sent{self.exporter.redirect}", self.endpoint)
 
 
 class _Counting:

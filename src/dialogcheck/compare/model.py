@@ -145,7 +145,7 @@ class Rate:
         return 0 < self.passed < self.judged
 
     def __str__(self) -> str:
-        return f"{self.passed}/{self.judged}"
+        return f"{self.passed:,}/{self.judged:,}"
 
 
 @dataclass(frozen=True, slots=True)

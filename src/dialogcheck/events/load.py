@@ -422,7 +422,7 @@ def load_conversation(source: str | Path | Iterable[Mapping[str, Any]]) -> Conve
         conversations = list(iter_conversation_file(source))
         if len(conversations) != 1:
             raise LoadError.one(
-                f"expected one conversation, found {len(conversations)}: use iter_conversations for batch files",
+                f"expected one conversation, found {len(conversations):,}: use iter_conversations for batch files",
                 str(source),
             )
         return conversations[0]

@@ -37,7 +37,7 @@ def answer_problem(answer: Mapping[str, Any], conversation: Conversation, criter
         return f"it cites turn {', '.join(map(str, turns))}, but this conversation has turns 0 to {last_turn}"
     events = sorted({index for index in _cited(answer, "events") if not 0 <= index < len(conversation.events)})
     if events:
-        return f"it cites event {', '.join(map(str, events))}, but this conversation has events 0 to {len(conversation.events) - 1}"
+        return f"it cites event {', '.join(map(str, events))}, but this conversation has events 0 to {len(conversation.events) - 1:,}"
     rationale = _words(str(answer.get("rationale", "")))
     if not rationale.strip():
         return "the rationale is empty: say what in this conversation decided it"

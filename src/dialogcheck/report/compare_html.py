@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from importlib.resources import files
 from typing import Any
 
+from .._shown import counted
 from ..compare.model import STATUS_ORDER, CheckFlips, CheckId, Comparison, KeyChange, SideSummary
 from .compare_text import interval_text, p_text, percent, points
 
@@ -55,7 +56,7 @@ def _banner(comparison: Comparison) -> str:
         f'<section class="banner {_ID.sub("-", verdict.value)}" id="banner" aria-label="Verdict">'
         f'<span class="verdict">{_e(verdict.value)}</span>'
         f"pass rate {percent(comparison.base.pass_rate)} → {percent(comparison.new.pass_rate)} · "
-        f"{points(comparison.change)} points (95% interval {interval_text(comparison.interval)}) over {len(comparison.keys)} keys · "
+        f"{points(comparison.change)} points (95% interval {interval_text(comparison.interval)}) over {counted(len(comparison.keys), 'key')} · "
         f"{_TESTS[comparison.test]}: p = {p_text(comparison.p_value)} · alpha {comparison.alpha:g}</section>"
     )
 
@@ -63,7 +64,7 @@ def _banner(comparison: Comparison) -> str:
 def _side(name: str, side: SideSummary) -> str:
     return (
         f'<div class="card"><strong>{name}</strong> {_e(side.source)}<div class="meta">{_e(side.form)} · '
-        f"{side.runs} runs or conversations · {side.keys} keys · {side.errored} errored (left out of the pass rates)</div></div>"
+        f"{side.runs:,} runs or conversations · {counted(side.keys, 'key')} · {side.errored:,} errored (left out of the pass rates)</div></div>"
     )
 
 
@@ -115,7 +116,7 @@ def _keys(comparison: Comparison, drawn: Sequence[tuple[KeyChange, str]]) -> str
         for status in STATUS_ORDER
     )
     hidden = len(comparison.keys) - len(drawn)
-    more = f'<p class="meta">{hidden} more keys (still failing or still passing): see --format json.</p>' if hidden else ""
+    more = f'<p class="meta">{counted(hidden, "more key")} (still failing or still passing): see --format json.</p>' if hidden else ""
     rows = "".join(_key_row(key, anchor) for key, anchor in drawn)
     return (
         f'<h2>Keys</h2><div class="statuses" role="group" aria-label="Show keys by status">{buttons}</div>'

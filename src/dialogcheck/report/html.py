@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from .._redact import mask_bytes
-from .._shown import cut
+from .._shown import counted, cut
 from ..checks.base import Outcome
 from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, unfinished_text
 from ..results.stats import CheckStat, SopScores
@@ -242,9 +242,9 @@ class HtmlReport:
     def _totals(self) -> str:
         checks, counts = self.check_counts, self.counts
         return (
-            f"{counts.total} {self.noun}s: {counts.passed} passed, {counts.failed} failed, "
-            f"{counts.errored} errored{f', {counts.suspect} suspect' if counts.suspect else ''} · checks: {checks.passed} passed, {checks.failed} failed, {checks.errored} errored"
-            + (f", {checks.skipped} skipped" if checks.skipped else "")
+            f"{counted(counts.total, self.noun)}: {counts.passed:,} passed, {counts.failed:,} failed, "
+            f"{counts.errored:,} errored{f', {counts.suspect:,} suspect' if counts.suspect else ''} · checks: {checks.passed:,} passed, {checks.failed:,} failed, {checks.errored:,} errored"
+            + (f", {checks.skipped:,} skipped" if checks.skipped else "")
         )
 
     def _when(self) -> str:

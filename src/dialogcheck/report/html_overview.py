@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._shown import counted
 from ..results.model import CheckKind, Counts, ScenarioStats
 from ..results.stats import SCORE_BUCKETS, CheckStat, SopScores
 from .html_run import esc
@@ -56,7 +57,7 @@ def banner(counts: Counts, noun: str) -> str:
     else:
         status = counts.worst.value
         word = {"pass": "Passed", "fail": "Failed", "error": "Errored", "suspect": "Suspect"}[status]
-        line = f"{counts.failed:,} of {total:,} {noun}s failed, {counts.errored:,} errored, {counts.passed:,} passed"
+        line = f"{counts.failed:,} of {counted(total, noun)} failed, {counts.errored:,} errored, {counts.passed:,} passed"
         line += f", {counts.suspect:,} suspect (the simulated user, not the agent)" if counts.suspect else ""
     return f'<section id="banner" class="banner {status}" role="status"><strong class="status">{word}</strong> <span>{esc(line)}</span></section>'
 
@@ -135,7 +136,7 @@ def scenarios(groups: list[Group], repeated: bool, noun: str) -> str:
         hat_text = " ".join(f"pass^{k} {_rate(v)}" for k, v in hats.items()) if len(hats) > 1 else ""
         is_flaky = repeated and s.flaky
         if is_flaky:
-            flaky.append(f"<li>{link}: passed {s.counts.passed} of {s.judged} judged runs</li>")
+            flaky.append(f"<li>{link}: passed {s.counts.passed:,} of {counted(s.judged, 'judged run')}</li>")
         rows.append(
             f'<tr class="{"bad" if s.counts.failed else ""} {"err" if s.counts.errored else ""}" data-slug="{esc(s.slug)}">'
             f"<td>{link}{name}</td>"

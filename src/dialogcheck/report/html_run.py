@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from .._shown import cut
+from .._shown import counted, cut
 from ..events.model import BotMessage, ToolRun, UserMessage, opens_turn
 from ..events.values import show
 from ..judge.ledger import ledger_line
@@ -166,7 +166,7 @@ def _facts(run: RunResult) -> str:
 
 def user_review_html(review: UserReview, suspect_attempts: int = 0) -> str:
     """The review of the simulated user: ok, or suspect with each reason linked to its turn; the suspect attempts."""
-    attempts = f" ({suspect_attempts} suspect attempt{'s' if suspect_attempts != 1 else ''}, the last one shown)" if suspect_attempts else ""
+    attempts = f" ({counted(suspect_attempts, 'suspect attempt')}, the last one shown)" if suspect_attempts else ""
     head = f'<strong>Simulated user: {esc(review.verdict)}</strong>{esc(attempts)}'
     if review.suspect:
         head += " · this run says nothing of the agent: it is counted apart, neither passed nor failed"

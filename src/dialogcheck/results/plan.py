@@ -140,7 +140,7 @@ def read_plan(path: Path) -> Plan:
     if planned > MAX_BATCH_RUNS:
         raise _at(f"invalid plan: its scenarios plan {planned:,} runs, more than the {MAX_BATCH_RUNS:,} a batch may run", data, file, ["total_runs"])
     if plan.total_runs != planned:
-        message = f"invalid plan: `total_runs` is {plan.total_runs}, but the scenarios' `runs` add up to {planned}"
+        message = f"invalid plan: `total_runs` is {plan.total_runs:,}, but the scenarios' `runs` add up to {planned:,}"
         raise _at(message, data, file, ["total_runs"])
     _refuse_traits(plan.personas, data, file, ["personas"])
     seen: set[str] = set()
