@@ -217,3 +217,19 @@ def test_the_package_says_it_is_typed():
     from importlib.resources import files
 
     assert files("dialogcheck").joinpath("py.typed").is_file()
+
+
+@pytest.mark.parametrize(
+    "options, problem",
+    [
+        ({"personas": ["nonsense"]}, ("personas=", "unknown persona trait 'nonsense'")),
+        ({"seed": -1}, ("seed=", "the seed must be an integer from 0 to 2147483647, got -1")),
+        ({"personas": ["impatient"]}, ("personas=", "personas= is played by an LLM user, and every scenario here follows its `script` (add simulate='llm')")),
+    ],
+)
+def test_run_scenarios_errors_name_its_arguments(project, tmp_path, options, problem):
+    with pytest.raises(LoadError) as info:
+        run_scenarios(project, no_judge=True, results=tmp_path / "r", **options)
+    found = info.value.problems[0]
+    assert found.file == problem[0] and found.message.startswith(problem[1])
+    assert "--" not in str(info.value) and not (tmp_path / "r").exists()
