@@ -233,3 +233,38 @@ def test_run_scenarios_errors_name_its_arguments(project, tmp_path, options, pro
     found = info.value.problems[0]
     assert found.file == problem[0] and found.message.startswith(problem[1])
     assert "--" not in str(info.value) and not (tmp_path / "r").exists()
+
+
+def test_check_conversations_of_an_unfinished_batch_raises_unless_asked_to_judge_it_in_part(project, tmp_path):
+    from dialogcheck import UnfinishedBatch
+
+    scenario = project / "eval" / "scenarios" / "card_replace_confirms_first.yml"
+    folder = tmp_path / "r"
+    assert run_scenarios([scenario], no_judge=True, results=folder, runs=2).passed == 2
+    slug = scenario.stem
+    for path in (folder / slug).glob("run_2.*"):  # a batch killed after its first run
+        path.unlink()
+    with pytest.raises(UnfinishedBatch) as info:
+        list(check_conversations(scenario, folder, no_judge=True))
+    assert info.value.missing == ((slug, 2),) and info.value.planned == 2
+    assert str(info.value) == (
+        f"{folder / 'plan.json'}: 1 of 2 planned runs never finished ({slug} run 2): judge the batch in part with"
+        f" partial=True, or finish it with run_scenarios(..., resume={str(folder)!r})"
+    )
+    in_part = list(check_conversations(scenario, folder, no_judge=True, partial=True))
+    assert [result.verdict for result in in_part] == [Outcome.PASS]
+    # A finished batch needs no leave.
+    for path in (folder / slug).glob("run_1.*"):
+        shutil.copy(path, folder / slug / path.name.replace("run_1", "run_2"))
+    assert len(list(check_conversations(scenario, folder, no_judge=True))) == 2
+
+
+def test_check_conversations_of_sources_streamed_refuses_an_unfinished_batch_when_it_reaches_it(project, tmp_path):
+    from dialogcheck import UnfinishedBatch
+
+    scenario = project / "eval" / "scenarios" / "card_replace_confirms_first.yml"
+    run_scenarios([scenario], no_judge=True, results=tmp_path / "r", runs=2)
+    for path in (tmp_path / "r" / scenario.stem).glob("run_2.*"):
+        path.unlink()
+    with pytest.raises(UnfinishedBatch):
+        list(check_conversations(scenario, (source for source in [tmp_path / "r"]), no_judge=True))

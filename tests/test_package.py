@@ -52,6 +52,7 @@ def test_public_names_are_pinned():
             "Problem",
             "RunResult",
             "Scenario",
+            "UnfinishedBatch",
             "__version__",
             "check_conversations",
             "compare_results",

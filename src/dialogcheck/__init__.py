@@ -25,6 +25,7 @@ _EXPORTS = {
     "Problem": ".errors",
     "RunResult": ".results.model",
     "Scenario": ".scenario.model",
+    "UnfinishedBatch": ".checking",
     "check_conversations": ".checking",
     "compare_results": ".compare.changes",
     "evaluate": ".judging",
@@ -40,7 +41,7 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 if TYPE_CHECKING:
-    from .checking import check_conversations
+    from .checking import UnfinishedBatch, check_conversations
     from .checks.base import CheckResult, Outcome
     from .compare.changes import compare_results
     from .compare.model import Comparison

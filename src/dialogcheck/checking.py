@@ -160,17 +160,54 @@ class CheckTally:
             self.shards.append(item.shard)
 
 
+def _unfinished_folders(sources: Iterable[Any]) -> Iterator[tuple[Any, list[tuple[str, int]], int]]:
+    """Each `run` results folder among `sources` whose batch did not finish: the folder, its planned runs that never
+    finished (slug, number), and how many it planned."""
+    for source in sources:
+        found = unfinished_runs(Path(source)) if isinstance(source, (str, Path)) and str(source) != STDIN and not is_uri(str(source)) else None
+        if found and found[0]:
+            yield source, *found
+
+
 def note_unfinished(tally: CheckTally, sources: Iterable[Any]) -> None:
     """A `run` results folder among `sources` whose batch did not finish is judged in part: said (a warning at its
     plan.json) and counted in `tally`, so the check cannot pass on the runs it holds."""
-    for source in sources:
-        found = unfinished_runs(Path(source)) if isinstance(source, (str, Path)) and str(source) != STDIN and not is_uri(str(source)) else None
-        if not found or not found[0]:
-            continue
-        missing, planned = found
+    for source, missing, planned in _unfinished_folders(sources):
         message = f"{unfinished_text(missing, planned)}: this check judged the batch in part; finish it with dialogcheck run --resume {source}"
         tally.warnings.add([Problem(message, str(Path(source) / RUN_PLAN))])
         tally.unfinished.extend({"results": str(source), "slug": slug, "run": number} for slug, number in missing)
+
+
+def _refusing_unfinished(sources: Iterable[Any]) -> Iterable[Any]:
+    """`sources`, refused with `UnfinishedBatch` at a `run` results folder whose batch did not finish: all of them
+    before anything is judged when they are a list, else each as it is reached (a stream is not read ahead)."""
+    if isinstance(sources, (list, tuple)):
+        _refuse_unfinished(sources)
+        return sources
+    return _each_refusing_unfinished(sources)
+
+
+def _each_refusing_unfinished(sources: Iterable[Any]) -> Iterator[Any]:
+    for source in sources:
+        _refuse_unfinished([source])
+        yield source
+
+
+def _refuse_unfinished(sources: Iterable[Any]) -> None:
+    for folder, missing, planned in _unfinished_folders(sources):
+        raise UnfinishedBatch(folder, missing, planned)
+
+
+class UnfinishedBatch(Exception):
+    """`check_conversations` was given a `run` results folder whose batch did not finish: judging the runs it holds
+    would pass what never ran, so it is refused unless the caller asks for a judgement in part (`partial=True`)."""
+
+    def __init__(self, folder: Any, missing: Sequence[tuple[str, int]], planned: int):
+        self.folder, self.missing, self.planned = Path(folder), tuple(missing), planned
+        super().__init__(
+            f"{self.folder / RUN_PLAN}: {unfinished_text(self.missing, planned)}: judge the batch in part with partial=True,"
+            f" or finish it with run_scenarios(..., resume={str(folder)!r})"
+        )
 
 
 @dataclass(frozen=True)
@@ -378,6 +415,7 @@ def check_conversations(
     strict: bool = False,
     review_user: bool = False,
     pair: str | re.Pattern[str] | None = None,
+    partial: bool = False,
 ) -> Iterator[ConversationResult]:
     """Judge recorded conversations; one typed result each, in input order.
 
@@ -392,12 +430,17 @@ def check_conversations(
     conversation's id and from each scenario's slug, must be equal (searched within the checks' bounds, so a
     pattern that backtracks catastrophically is bad input, never a hang). Bad input raises
     `dialogcheck.LoadError` with its file, line and column; a bad `pair` pattern, `dialogcheck.pairing.PairError`.
+    A `run` results folder whose batch did not finish raises `dialogcheck.UnfinishedBatch` before anything is
+    judged (its missing runs would otherwise pass unseen), unless `partial` asks to judge the runs it holds.
     """
     if engine != "local":
         raise ValueError(f"engine {engine!r}: check_conversations judges in this process and its workers (engine='local'); "
                          "`dialogcheck check --engine ray --output DIR` writes Ray's results to a folder")
+    given = [sources] if isinstance(sources, (str, Path)) else sources
+    if not partial:
+        given = _refusing_unfinished(given)
     batch = CheckBatch(
-        _subject_of(subject, pair), [sources] if isinstance(sources, (str, Path)) else sources, jobs=jobs, judge=judge, no_judge=no_judge, metrics=metrics, input_format=input_format, strict=strict,
+        _subject_of(subject, pair), given, jobs=jobs, judge=judge, no_judge=no_judge, metrics=metrics, input_format=input_format, strict=strict,
         review_user=review_user,
     )
     for item in batch.judged(with_results=True):
