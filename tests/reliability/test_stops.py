@@ -148,7 +148,7 @@ def test_a_killed_jobs_worker_is_one_error_line_exit_3_and_a_json_error(tmp_path
         if process.poll() is None:
             process.kill()
             process.communicate()
-    said = "a worker process of --jobs ended before it gave back its results"
+    said = "a worker process ended before it gave back its results"
     assert process.returncode == 3, (stdout, stderr)
     assert "Traceback" not in stderr
     if output_format == "json":

@@ -74,8 +74,8 @@ def _in_workers(job: CheckJob, chunks: Iterable, jobs: int, write_shard: ShardWr
                 yield result
         except (BrokenProcessPool, EOFError):  # EOFError: the fork server the workers come from is gone
             raise WorkerLost(
-                "a worker process of --jobs ended before it gave back its results (killed by a signal, or by the system"
-                " when memory ran out): the batch is incomplete; run it again, with fewer --jobs if memory is short"
+                "a worker process ended before it gave back its results (killed by a signal, or by the system when memory"
+                " ran out): the batch is incomplete; run it again, with fewer worker processes if memory is short"
             ) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # chunks in flight finish first: no shard is written later
