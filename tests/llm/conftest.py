@@ -3,7 +3,9 @@
 Each serves a script of answers (status, headers, body, delay): the next
 request takes the next answer, and the last answer repeats. The server counts
 requests, keeps their bodies and arrival times, and measures how many were in
-flight at once.
+flight at once. An answer can be held until the requests the server has seen
+make a condition true (`until`), so a test of overlapping requests waits for
+them to overlap rather than guessing how long that takes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -36,6 +39,12 @@ class Answer:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    #: Held (before `delay`) until this is true of the server, re-asked at each arrival; None holds nothing.
+    until: Callable[[ScriptedServer], bool] | None = None
+
+
+#: The longest an `until` holds an answer: a bound on a hang, far past a loaded machine's slowest request.
+HOLD_BOUND = 120.0
 
 
 def openai_body(text: str = "hello", *, model: str = "test-model", prompt_tokens: int = 11, completion_tokens: int = 7, cost: float | None = None) -> dict:
@@ -104,6 +113,8 @@ class ScriptedServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
+        #: Notified (under `lock`) at each arrival and at stop, for the answers held by `until`.
+        self.arrived = threading.Condition(self.lock)
         self.stopping = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self), bind_and_activate=False)
         self.httpd.request_queue_size = 128  # the default 5 refuses a burst of parallel requests
@@ -131,7 +142,9 @@ class ScriptedServer:
             return self.script.pop(0) if len(self.script) > 1 else self.script[0]
 
     def stop(self) -> None:
-        self.stopping.set()
+        with self.arrived:
+            self.stopping.set()
+            self.arrived.notify_all()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -150,6 +163,7 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 server.times.append(time.monotonic())
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                server.arrived.notify_all()
             try:
                 self._reply(server.next_answer() if self.path == server.path else Answer(404, error_body("no such path")), request)
             except OSError:
@@ -159,6 +173,9 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                     server.in_flight -= 1
 
         def _reply(self, answer: Answer, request: dict) -> None:
+            if answer.until is not None:
+                with server.arrived:
+                    server.arrived.wait_for(lambda: server.stopping.is_set() or answer.until(server), HOLD_BOUND)
             if answer.delay:
                 server.stopping.wait(answer.delay)
             body = server.default_body if answer.body is None else answer.body
