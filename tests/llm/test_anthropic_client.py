@@ -14,7 +14,7 @@ from tests.llm.conftest import Answer, anthropic_body, chat, error_body
 
 
 def settings(server, **changes) -> LLMSettings:
-    values = {"provider": "anthropic", "model": "claude-test", "base_url": server.root, "api_key": "sk-ant-test", "timeout": 5.0, "max_retries": 0}
+    values = {"provider": "anthropic", "model": "claude-test", "base_url": server.root, "api_key": "sk-ant-test", "timeout": 60.0, "max_retries": 0}
     return LLMSettings(**{**values, **changes})
 
 

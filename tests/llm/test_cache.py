@@ -14,7 +14,7 @@ from tests.llm.conftest import Answer, chat, error_body, openai_body
 
 
 def cached(server, folder) -> CachedClient:
-    settings = LLMSettings(provider="openai", model="test-model", base_url=f"{server.root}/v1", timeout=5.0, max_retries=0)
+    settings = LLMSettings(provider="openai", model="test-model", base_url=f"{server.root}/v1", timeout=60.0, max_retries=0)
     return CachedClient(OpenAIClient(settings), folder)
 
 

@@ -49,7 +49,7 @@ def labelled(tmp_path, openai_server):
     openai_server.answer(Answer(body=by_rule))
     (tmp_path / "eval" / "scenarios").mkdir(parents=True)
     (tmp_path / "eval" / "conftest.yml").write_text(
-        f"evaluation:\n  llm: {{provider: openai_compatible, base_url: '{openai_server.root}/v1', model: judge, max_retries: 0, timeout: 5}}\n"
+        f"evaluation:\n  llm: {{provider: openai_compatible, base_url: '{openai_server.root}/v1', model: judge, max_retries: 0, timeout: 60}}\n"
     )
     (tmp_path / "eval" / "scenarios" / "asks.yml").write_text(SCENARIO)
     (tmp_path / "conversations").mkdir()
@@ -155,7 +155,7 @@ def test_run_with_require_calibration_marks_criteria_uncalibrated(tmp_path, open
     (tmp_path / "eval" / "scenarios").mkdir(parents=True)
     (tmp_path / "eval" / "conftest.yml").write_text(
         "agent: {type: python, callable: 'agent:respond'}\n"
-        f"evaluation:\n  llm: {{provider: openai_compatible, base_url: '{openai_server.root}/v1', model: judge, max_retries: 0, timeout: 5}}\n"
+        f"evaluation:\n  llm: {{provider: openai_compatible, base_url: '{openai_server.root}/v1', model: judge, max_retries: 0, timeout: 60}}\n"
     )
     (tmp_path / "agent.py").write_text(AGENT)
     (tmp_path / "eval" / "scenarios" / "asks.yml").write_text(SCENARIO.replace("  goals:", "  script: [hello]\n  goals:"))

@@ -34,7 +34,7 @@ def project(tmp_path, server, extra: str = ""):
     (tmp_path / "eval" / "scenarios").mkdir(parents=True)
     (tmp_path / "eval" / "conftest.yml").write_text(
         "evaluation:\n"
-        f"  llm: {{provider: openai_compatible, base_url: '{server.root}/v1', model: judge, max_retries: 1, timeout: 5}}\n"
+        f"  llm: {{provider: openai_compatible, base_url: '{server.root}/v1', model: judge, max_retries: 1, timeout: 60}}\n"
         f"{extra}"
     )
     scenario = tmp_path / "eval" / "scenarios" / "judged.yml"

@@ -96,7 +96,7 @@ def no_response_format() -> FormatServer:
 
 
 def settings(server: FormatServer, **changes) -> LLMSettings:
-    values = {"provider": "openai_compatible", "model": "m", "base_url": f"{server.root}/v1", "timeout": 5.0, "max_retries": 3}
+    values = {"provider": "openai_compatible", "model": "m", "base_url": f"{server.root}/v1", "timeout": 60.0, "max_retries": 3}
     return LLMSettings(**{**values, **changes})
 
 

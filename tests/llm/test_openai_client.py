@@ -15,7 +15,7 @@ SCHEMA = {"type": "object", "properties": {"verdict": {"enum": ["PASS", "FAIL"]}
 
 
 def settings(server, **changes) -> LLMSettings:
-    values = {"provider": "openai", "model": "test-model", "base_url": f"{server.root}/v1", "timeout": 5.0, "max_retries": 0}
+    values = {"provider": "openai", "model": "test-model", "base_url": f"{server.root}/v1", "timeout": 60.0, "max_retries": 0}
     return LLMSettings(**{**values, **changes})
 
 

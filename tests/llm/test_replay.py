@@ -87,7 +87,7 @@ def test_a_replayed_run_asks_neither_the_simulated_user_nor_the_judge(tmp_path, 
 
 
 def test_a_request_that_differs_only_in_its_options_says_so(tmp_path, openai_server):
-    settings = LLMSettings(provider="openai_compatible", model="m", base_url=f"{openai_server.root}/v1", timeout=5.0, max_retries=0)
+    settings = LLMSettings(provider="openai_compatible", model="m", base_url=f"{openai_server.root}/v1", timeout=60.0, max_retries=0)
     cache = CacheSettings(dir=tmp_path / "cache")
     request = ChatRequest("openai_compatible", "m", (ChatMessage("user", "hi"),), {"temperature": 0}, endpoint=settings.base_url)
     asyncio.run(make_client(settings, cache=cache, max_in_flight=1).complete(request))
