@@ -29,6 +29,9 @@ from tests.compare.builders import simple, write_batch
 from tests.conftest import EXAMPLE
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
+#: Seconds any wait on the server may take (its start, an answer, its exit): a bound on a hang, never reached by a
+#: server that works, however loaded the machine.
+HANG = 300
 TOOLS = {"validate", "check", "run", "report", "compare", "explain"}
 
 
@@ -50,7 +53,7 @@ def session(project: Path, script, env: dict[str, str] | None = None, args: tupl
 
     async def main():
         params = StdioServerParameters(command=str(DIALOGCHECK), args=["mcp", *args], cwd=str(project), env=env)
-        async with Client(params) as client:
+        async with Client(params, read_timeout_seconds=HANG) as client:
             await script(client)
 
     anyio.run(main)
@@ -284,15 +287,15 @@ def serve_http(project: Path, *args: str) -> tuple[subprocess.Popen, int, str]:
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: lines.put(server.stderr.readline()), daemon=True).start()
     try:
-        line = lines.get(timeout=60)  # said before it listens
+        line = lines.get(timeout=HANG)  # said before it listens
     except queue.Empty:
-        line = "(nothing within 60 s)"
+        line = f"(nothing within {HANG} s)"
     token = re.search(r"Authorization: Bearer ([A-Za-z0-9_-]{40,})`", line)
     if token is None:
         server.kill()
-        server.wait(timeout=30)
+        server.wait(timeout=HANG)
     assert token, line
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG
     while time.monotonic() < deadline:
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:
@@ -311,7 +314,7 @@ def http_session(port: int, headers: dict[str, str], script, statuses: list[int]
     async def main():
         async with create_mcp_http_client(headers=headers) as http:
             http.event_hooks["response"].append(seen)
-            async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client:
+            async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http), read_timeout_seconds=HANG) as client:
                 await script(client)
 
     anyio.run(main)
@@ -335,15 +338,15 @@ def test_streamable_http_on_loopback_answers_only_the_token_printed_at_its_start
             assert statuses and set(statuses) == {401}, (refused, statuses)
             request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=b"{}", headers={**refused, "Content-Type": "application/json"})
             with pytest.raises(urllib.error.HTTPError) as status:
-                urllib.request.urlopen(request, timeout=60)
+                urllib.request.urlopen(request, timeout=HANG)
             assert status.value.code == 401
         assert server.poll() is None  # still serving
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        server.wait(timeout=HANG)
     again, _, other = serve_http(project)
     again.terminate()
-    again.wait(timeout=30)
+    again.wait(timeout=HANG)
     assert other != token  # a new one each start
 
 
