@@ -110,7 +110,7 @@ def test_short_conversations_are_small(tmp_path: Path, synth_module):
 def test_benchmark_fixtures_are_valid_and_split_the_batch(batch: Path):
     done = subprocess.run([sys.executable, "-c", "from dialogcheck._cli.main import main; main()", "validate",
                            str(FIXTURES / "scale_scenario.yml"), str(FIXTURES / "scale_sop.yml")],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 files, 2 valid, 0 with problems" in done.stdout
     scenario = load_scenario(FIXTURES / "scale_scenario.yml")

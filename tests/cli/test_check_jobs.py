@@ -193,7 +193,7 @@ def test_llm_judged_checks_stay_in_this_process_under_one_limit(tmp_path, judge_
     (tmp_path / "eval").mkdir()
     (tmp_path / "eval" / "conftest.yml").write_text(
         "evaluation:\n"
-        f"  llm: {{provider: openai_compatible, base_url: '{judge_server.root}/v1', model: judge, max_retries: 1, timeout: 5}}\n"
+        f"  llm: {{provider: openai_compatible, base_url: '{judge_server.root}/v1', model: judge, max_retries: 1, timeout: 60}}\n"
         "  max_concurrent_llm_calls: 2\n"
     )
     scenario = tmp_path / "eval" / "judged.yml"

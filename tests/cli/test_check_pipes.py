@@ -85,7 +85,7 @@ def test_process_substitution_and_a_fifo_are_read_once(batch_file, tmp_path):
     os.mkfifo(fifo)
     writer = threading.Thread(target=lambda: fifo.write_bytes(batch_file.read_bytes()))
     writer.start()
-    done = subprocess.run([*CHECK, "--format", "json", str(fifo)], capture_output=True, env=_env(), timeout=60, check=False)
+    done = subprocess.run([*CHECK, "--format", "json", str(fifo)], capture_output=True, env=_env(), timeout=300, check=False)
     writer.join()
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout)["summary"]["conversations"] == 20

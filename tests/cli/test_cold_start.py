@@ -38,7 +38,7 @@ def probe(*args: str) -> tuple[int, str, str, set[str]]:
     """Exit code, stdout, stderr and the imported module names of `dialogcheck ARGS` in a fresh process (piped)."""
     env = plain_env()
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(args)], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", PROBE, json.dumps(args)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
     )
     stderr, report = done.stderr.rsplit("\nPROBE ", 1)
     report = json.loads(report)
@@ -113,7 +113,7 @@ def test_every_command_in_the_table_loads():
 
 
 def _python(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300, check=True)
     return done.stdout.strip()
 
 

@@ -24,7 +24,7 @@ DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 
 
 def dialogcheck(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(DIALOGCHECK), *args], capture_output=True, text=True, cwd=cwd, env=clean_env(), timeout=60)
+    return subprocess.run([str(DIALOGCHECK), *args], capture_output=True, text=True, cwd=cwd, env=clean_env(), timeout=300)
 
 
 @pytest.fixture

@@ -90,7 +90,7 @@ def test_an_agent_that_is_down_ends_run_at_once_with_one_message(tmp_path, close
     address = f"http://bot:s3cret-pass@127.0.0.1:{closed_port}/chat"
     done = subprocess.run(
         [str(DIALOGCHECK), "run", str(root), "--agent", f"{kind}:{address}", "--runs", "5", "--results", str(tmp_path / "r")],
-        capture_output=True, text=True, env=clean_env(), timeout=30,
+        capture_output=True, text=True, env=clean_env(), timeout=300,
     )
     assert done.returncode == 3
     assert done.stdout == ""

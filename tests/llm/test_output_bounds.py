@@ -51,7 +51,7 @@ def answer(body: dict) -> dict:
 
 
 def project(root, server, evaluation: str = "", simulation: str = "", review: str = ""):
-    llm = f"provider: openai_compatible, base_url: '{server.root}/v1', max_retries: 0, timeout: 5"
+    llm = f"provider: openai_compatible, base_url: '{server.root}/v1', max_retries: 0, timeout: 60"
     (root / "eval" / "scenarios").mkdir(parents=True)
     (root / "eval" / "conftest.yml").write_text(
         "agent: {type: python, callable: 'agent:respond'}\n"
@@ -103,7 +103,7 @@ def test_an_answer_cut_short_at_its_bound_errors_naming_the_bound(tmp_path, open
     cut = openai_body('{"criterion": "criterion:0", "verdict": "PA')
     cut["choices"][0]["finish_reason"] = "length"
     openai_server.answer(Answer(body=cut))
-    settings = LLMSettings(provider="openai_compatible", model="m", base_url=f"{openai_server.root}/v1", max_retries=0, timeout=5)
+    settings = LLMSettings(provider="openai_compatible", model="m", base_url=f"{openai_server.root}/v1", max_retries=0, timeout=60)
     client = make_client(settings, cache=None, max_in_flight=1)
     with pytest.raises(LLMError) as info:
         asyncio.run(ask_json(client, settings, [], SCHEMA, max_tokens=77))
@@ -115,7 +115,7 @@ def test_anthropic_gets_the_role_s_bound_as_its_required_max_tokens(anthropic_se
     from tests.llm.conftest import anthropic_body
 
     anthropic_server.answer(Answer(body=anthropic_body('{"verdict": "PASS"}')))
-    settings = LLMSettings(provider="anthropic", model="claude-test", base_url=anthropic_server.root, api_key="k" * 20, max_retries=0, timeout=5)
+    settings = LLMSettings(provider="anthropic", model="claude-test", base_url=anthropic_server.root, api_key="k" * 20, max_retries=0, timeout=60)
     client = make_client(settings, cache=None, max_in_flight=1)
     asyncio.run(ask_json(client, settings, [], SCHEMA, max_tokens=2048))
     asyncio.run(ask_json(client, replace(settings, options={"max_completion_tokens": 300}), [], SCHEMA))
@@ -127,7 +127,7 @@ def test_a_first_wave_sent_together_asks_json_schema_once(caplog):
     """llama-cpp-python refuses json_schema with a 500: of eight requests sent at once, one is refused, not each."""
     with llama_cpp() as server:
         server.delay = 1.0  # the refusal comes late: the whole wave is waiting by then, on any machine
-        settings = LLMSettings(provider="openai_compatible", model="m", base_url=f"{server.root}/v1", timeout=30.0, max_retries=3)
+        settings = LLMSettings(provider="openai_compatible", model="m", base_url=f"{server.root}/v1", timeout=60.0, max_retries=3)
         client = make_client(settings, cache=None, max_in_flight=8)
 
         async def wave():

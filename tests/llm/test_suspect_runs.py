@@ -112,7 +112,7 @@ def test_an_echoing_simulator_makes_the_run_suspect_not_failed_retried_and_repor
     html = (results / "report.html").read_text()
     assert "Simulated user: suspect" in html and "1 suspect" in html
 
-    again = subprocess.run([str(DIALOGCHECK), "report", str(results)], capture_output=True, text=True, timeout=60)
+    again = subprocess.run([str(DIALOGCHECK), "report", str(results)], capture_output=True, text=True, timeout=300)
     assert again.returncode == 3, again.stderr  # read back, the batch is the same batch
     assert again.stdout == text
 

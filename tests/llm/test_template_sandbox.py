@@ -99,7 +99,7 @@ def _project(root: Path, template: str, key: str = "criteria_judge_prompt") -> P
 
 
 def _dialogcheck(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(DIALOGCHECK), *args], cwd=cwd, env=clean_env(), capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run([str(DIALOGCHECK), *args], cwd=cwd, env=clean_env(), capture_output=True, text=True, timeout=300, check=False)
 
 
 COMMANDS = {

@@ -79,7 +79,7 @@ def test_each_value_json_cannot_hold_errors_its_own_run_and_every_run_is_written
         (root / "eval" / "scenarios" / f"{slug}.yml").write_text(SCENARIO.format(slug=slug))
     results = tmp_path / "r"
     done = subprocess.run(
-        [str(DIALOGCHECK), "run", str(root), "--parallel", "4", "--results", str(results)], capture_output=True, text=True, env=clean_env(), timeout=60
+        [str(DIALOGCHECK), "run", str(root), "--parallel", "4", "--results", str(results)], capture_output=True, text=True, env=clean_env(), timeout=300
     )
     assert done.returncode == 3, done.stdout + done.stderr  # errored runs, none failed
     assert "Traceback" not in done.stderr

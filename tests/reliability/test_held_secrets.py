@@ -93,7 +93,7 @@ def test_no_held_credential_reaches_a_file_or_a_stream(tmp_path, planted):
         (root / "eval" / "scenarios").mkdir(parents=True)
         password_in_url = planted["agent password"].replace("!", "%21")
         (root / "eval" / "conftest.yml").write_text(
-            f"agent: {{type: http, url: 'http://bot:{password_in_url}@{agent.url.removeprefix('http://')}', timeout: 5}}\n"
+            f"agent: {{type: http, url: 'http://bot:{password_in_url}@{agent.url.removeprefix('http://')}', timeout: 60}}\n"
             "evaluation:\n"
             f"  llm: {{provider: openai_compatible, base_url: '{llm.url}/v1', model: judge, api_key_env: JUDGE_KEY, max_retries: 0,\n"
             "         extra_headers: {X-Gateway-Token: '${GW_TOKEN}'}}\n"

@@ -167,7 +167,7 @@ def dialogcheck(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_link_out_of_the_default_cache_folder_is_refused_by_run_and_check(tmp_path, judge):
-    llm = f"{{provider: openai_compatible, base_url: '{judge.url}/v1', model: judge, max_retries: 0, timeout: 5}}"
+    llm = f"{{provider: openai_compatible, base_url: '{judge.url}/v1', model: judge, max_retries: 0, timeout: 60}}"
     root = project(tmp_path / "p", f"agent: {{type: python, callable: 'agent:respond'}}\nevaluation:\n  llm: {llm}\n")
     scenario = root / "eval" / "scenarios" / "ok.yml"
     scenario.write_text(SCENARIO.format(name="ok") + "  goals:\n    criteria: [The agent greets]\n")

@@ -44,7 +44,7 @@ def batch(tmp_path_factory):
     for fmt in ("text", "json"):
         done[fmt] = subprocess.run(
             [str(DIALOGCHECK), "run", str(root), "--results", str(root / f"results-{fmt}"), "--format", fmt],
-            capture_output=True, text=True, env=clean_env(), timeout=60, check=False,
+            capture_output=True, text=True, env=clean_env(), timeout=300, check=False,
         )
     return root, done
 
