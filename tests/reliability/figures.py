@@ -32,6 +32,9 @@ class Measured:
     stdout: str
     stderr: str
     wall_s: float
+    #: CPU seconds of the process and the children it waited for: the work a run did, which a loaded machine does
+    #: not stretch as it stretches `wall_s`, so a bound on how quickly a command ends is a bound on this.
+    cpu_s: float
     peak_rss_mb: float
 
 
@@ -43,16 +46,17 @@ process = subprocess.Popen(sys.argv[2:])
 _, status, usage = os.wait4(process.pid, 0)
 process.returncode = os.waitstatus_to_exitcode(status)
 with open(sys.argv[1], "w") as out:
-    json.dump({"returncode": process.returncode, "maxrss_kb": usage.ru_maxrss}, out)
+    json.dump({"returncode": process.returncode, "maxrss_kb": usage.ru_maxrss, "cpu_s": usage.ru_utime + usage.ru_stime}, out)
 """
 
 
-def measure(command: list[str], folder: Path, env: dict[str, str] | None = None, timeout: float = 120) -> Measured:
-    """Run a subprocess to its end; its wall-clock time and its own peak resident memory (from wait4)."""
+def measure(command: list[str], folder: Path, env: dict[str, str] | None = None, timeout: float = 600) -> Measured:
+    """Run a subprocess to its end (`timeout` bounds a hang); its wall-clock and CPU time and its own peak resident
+    memory (from wait4)."""
     out, err, report = folder / "measured.stdout", folder / "measured.stderr", folder / "measured.json"
     started = time.monotonic()
     with out.open("wb") as stdout, err.open("wb") as stderr:
         subprocess.run([sys.executable, "-c", _WRAPPER, str(report), *command], stdout=stdout, stderr=stderr, env=env, timeout=timeout, check=False)
     wall = time.monotonic() - started
     found = json.loads(report.read_text())
-    return Measured(found["returncode"], out.read_text(errors="replace"), err.read_text(errors="replace"), wall, found["maxrss_kb"] / 1024)
+    return Measured(found["returncode"], out.read_text(errors="replace"), err.read_text(errors="replace"), wall, found["cpu_s"], found["maxrss_kb"] / 1024)
