@@ -229,7 +229,7 @@ def test_an_unknown_trait_is_bad_input_before_anything_runs(tmp_path, server):
 
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 def test_the_html_report_of_a_matrix_shows_each_run_s_trait_and_the_pass_rate_per_trait(tmp_path, server):
-    from tests.report.conftest import chromium
+    from tests.report.conftest import BROWSER_BOUND_MS, chromium
 
     root = make_project(tmp_path / "p", server)
     results = tmp_path / "r"
@@ -238,6 +238,7 @@ def test_the_html_report_of_a_matrix_shows_each_run_s_trait_and_the_pass_rate_pe
     assert done.returncode == 1, done.stderr
     with chromium() as browser:
         page = browser.new_page()
+        page.set_default_timeout(BROWSER_BOUND_MS)
         page.goto((results / "report.html").as_uri())
         rows = page.locator("#personas tbody tr")
         assert [rows.nth(i).locator("td").all_inner_texts() for i in range(rows.count())] == [

@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import EXAMPLE
 from tests.llm.conftest import Answer, ScriptedServer, openai_body
-from tests.report.conftest import CHROMIUM, chromium
+from tests.report.conftest import BROWSER_BOUND_MS, CHROMIUM, chromium
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 SCENARIO = "card_replace_damaged"
@@ -147,6 +147,7 @@ def test_the_report_shows_a_suspect_run_apart_in_a_browser(tmp_path, echo_server
     run(project(tmp_path, echo_server), results)
     with chromium() as browser:
         page = browser.new_page()
+        page.set_default_timeout(BROWSER_BOUND_MS)
         problems = []
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.goto((results / "report.html").as_uri())

@@ -17,6 +17,10 @@ from dialogcheck._cli.main import cli
 from tests.conftest import EXAMPLE
 
 CHROMIUM = Path("/usr/bin/chromium")
+#: Milliseconds any wait in the browser may take (a page's load, an action, a text a test expects): a bound on a hang,
+#: far past what a loaded machine takes to draw a report of 100,000 conversations; Playwright's own 5 s for an
+#: expected text and 30 s for the rest are not.
+BROWSER_BOUND_MS = 300_000
 # Flags for this machine's closed network: no background connections, nothing to sign in to.
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--disable-quic", "--no-first-run"]
@@ -27,6 +31,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 def chromium():
     """Headless Chromium through Playwright's sync API (skipped where Playwright is not installed)."""
     sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api.expect.set_options(timeout=BROWSER_BOUND_MS)
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
         yield browser
@@ -36,6 +41,7 @@ def chromium():
 def watched_tab(browser, height: int = 768):
     """A new tab, and the list its console errors and warnings and its page errors are written to."""
     tab = browser.new_page(viewport={"width": 1366, "height": height})
+    tab.set_default_timeout(BROWSER_BOUND_MS)
     problems: list[str] = []
     tab.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
     tab.on("pageerror", lambda e: problems.append(f"page error: {e}"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.conftest import CHROMIUM, HOSTILE, chromium, watched_tab
+from tests.report.conftest import BROWSER_BOUND_MS, CHROMIUM, HOSTILE, chromium, watched_tab
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)")
 
@@ -71,7 +71,7 @@ def page(browser, checked):
     """The report opened in a new tab, its list drawn; (tab, problems: console errors and page errors)."""
     tab, problems = watched_tab(browser, height=900)
     tab.goto((checked / "report.html").as_uri())
-    _wait_for_shown(tab, f"showing {N} of {N} conversations", timeout=60_000)
+    _wait_for_shown(tab, f"showing {N} of {N} conversations")
     yield tab, problems
     tab.close()
 
@@ -80,10 +80,10 @@ def _shown(tab) -> str:
     return tab.locator("#shown").inner_text()
 
 
-def _wait_for_shown(tab, text: str, timeout: float = 10_000) -> None:
+def _wait_for_shown(tab, text: str) -> None:
     from playwright.sync_api import expect
 
-    expect(tab.locator("#shown")).to_have_text(text, timeout=timeout)
+    expect(tab.locator("#shown")).to_have_text(text, timeout=BROWSER_BOUND_MS)
 
 
 def _result_of(folder: Path, conversation_id: str) -> dict:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.conftest import CHROMIUM, chromium
+from tests.report.conftest import BROWSER_BOUND_MS, CHROMIUM, chromium
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 RUN = "run_stolen_card"
@@ -47,6 +47,7 @@ def test_report_html_highlights_the_events_a_criterion_cites(judged_batch, tmp_p
     assert report(judged_batch, "--html", html).returncode in (1, 3)
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.set_default_timeout(BROWSER_BOUND_MS)
         page.goto(html.as_uri() + f"#run-{RUN}-1")
         criterion = page.locator(f'#run-{RUN}-1 .check[data-outcome="fail"]', has_text="it ordered before asking")
         assert criterion.get_attribute("data-ev") == "9"
