@@ -6,6 +6,7 @@ Small sizes keep each test to a few seconds; the scripts run as the benchmarks r
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import shutil
@@ -150,9 +151,12 @@ def test_every_generated_conversation_of_the_check_data_loads(out: Path):
     assert again == path and orjson.loads(path.with_suffix(".meta.json").read_bytes())["stats"] == stats
 
 
-def test_compare_measures_real_check_documents_against_decoding_every_line_of_them(out: Path):
-    """The documents are `check` output of two seeds with the same ids; the baseline decodes every conversation line."""
+def test_compare_measures_real_check_documents_against_decoding_every_line_of_them_and_run_all_reads_it(out: Path):
+    """The documents are `check` output of two seeds with the same ids; the baseline decodes every conversation line;
+    run_all's rows are the saved figures. One run of the script, small, for real (each size costs 14 fresh processes)."""
     compare = _script("compare")
+    run_all = _script("run_all")
+    assert compare.main(["--conversations", "200", "--rounds", "1"]) == 0
     base, new = compare.document(200, 1), compare.document(200, 2)
     assert compare.document(200, 1) == base  # made once
     ids = [[line.split(b'"conversation_id":"')[1].split(b'"')[0] for line in path.read_bytes().splitlines()[1:-1]] for path in (base, new)]
@@ -160,11 +164,16 @@ def test_compare_measures_real_check_documents_against_decoding_every_line_of_th
     assert base.read_bytes() != new.read_bytes()
     done = subprocess.run([sys.executable, "-c", compare.DECODE, str(base), str(new)], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "400"
-    found = compare.run_size(200, 1)
+    saved = json.loads((out / "compare.json").read_text())
+    assert saved["sizes"] == [20, 200]
+    found = saved["results"]["200"]
     assert found["result"]["keys"] == 200 and found["result"]["test"] == "mcnemar"
     assert found["result_match"]["keys"] == 200  # the last 3 digits of 200 ids: 1,000 keys take 1,000 conversations or more
     assert found["compare"]["ratio"] == pytest.approx(found["compare"]["cpu_seconds"] / found["decode"]["cpu_seconds"], rel=0.01)
     assert 0 < found["decode"]["cpu_seconds"] and found["compare"]["peak_rss_mib"] > found["decode"]["peak_rss_mib"]
+    rows = run_all.read_compare(None, 0)
+    assert rows[0].figure == f"{found['compare']['ratio']:.2f}x / {found['compare_match']['ratio']:.2f}x"
+    assert rows[1].figure == f"{saved['rss_growth']['compare']:.2f}x"
 
 
 def test_profile_data_is_kept_per_profile_and_remade_when_the_generator_changes(out: Path):
@@ -239,12 +248,16 @@ def test_the_outcomes_benchmark_holds_each_check_to_twice_its_passing_cost(out: 
 def test_decoding_a_file_counts_more_instructions_than_importing_the_decoder(out: Path, conversations: Path):
     scale = _script("scale")
     env = sys.modules["common"].environ()
+    # Twenty conversations are decoded: each instruction costs tens under valgrind, and twenty already count more.
+    some = out / "some.jsonl"
+    with conversations.open("rb") as lines:
+        some.write_bytes(b"".join(line for _, line in zip(range(20), lines)))
     imports = scale.instructions([sys.executable, "-c", scale.DECODE, "orjson", "-"], env)
-    decoding = scale.instructions([sys.executable, "-c", scale.DECODE, "orjson", str(conversations)], env)
+    decoding = scale.instructions([sys.executable, "-c", scale.DECODE, "orjson", str(some)], env)
     assert 0 < imports < decoding
     assert scale.instructions([sys.executable, "-c", scale.DECODE, "orjson", "-"], env) == pytest.approx(imports, rel=0.01)
     with pytest.raises(SystemExit, match="valgrind"):
-        scale.instructions([sys.executable, "-c", "raise SystemExit(3)"], env)
+        scale.instructions(["sh", "-c", "exit 3"], env)  # a failing command that starts no Python under valgrind
 
 
 def test_check_phases_runs_each_phase_of_this_checkout_and_counts_each_as_a_difference(out: Path, conversations: Path, monkeypatch):
@@ -359,18 +372,17 @@ def test_otlp_import_quick_measures_import_and_check_against_decoding_and_run_al
         bench.run_size(2000, 1)
 
 
-def test_run_all_reads_the_compare_and_html_report_figures(out: Path):
-    """Both scripts run small, for real; run_all's rows are their saved figures and targets."""
+def test_run_all_reads_the_html_report_figures(out: Path, monkeypatch):
+    """The script runs small, for real (Chromium opens its page once, not best of 3); run_all's rows are its saved
+    figures and targets. compare's rows are read in the compare test, which runs that script."""
     run_all = _script("run_all")
     assert {s.name for s in run_all.SCRIPTS} >= {"compare", "html_report", "otlp_import"}
-    _script("compare").main(["--conversations", "200", "--rounds", "1"])
-    saved = json.loads((out / "compare.json").read_text())
-    rows = run_all.read_compare(None, 0)
-    assert rows[0].figure == f"{saved['results']['200']['compare']['ratio']:.2f}x / {saved['results']['200']['compare_match']['ratio']:.2f}x"
-    assert rows[1].figure == f"{saved['rss_growth']['compare']:.2f}x"
     html_report = _script("html_report")
+    monkeypatch.setattr(html_report, "open_in_chromium", functools.partial(html_report.open_in_chromium, tries=1))
     html_report.main(["--conversations", "200", "--short", "--rounds", "1"])
     saved = json.loads((out / "html_report.json").read_text())
+    if html_report.CHROMIUM.exists():
+        assert saved["chromium"]["available"] and saved["chromium"]["open_s"] > 0, saved["chromium"]  # the page opened
     rows = run_all.read_html_report(None, 0)
     assert [r.figure for r in rows] == [f"{saved['wall_ratio']:.2f}x", f"{saved['page_bytes'] / 2**20:.1f} MiB", f"{saved['memory_ratio']:.3f}x"]
     assert [r.met for r in rows] == [saved["wall_ratio"] <= 2.0, saved["page_bytes"] < 25 * 2**20, None]  # read whole: no target
