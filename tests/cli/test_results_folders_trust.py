@@ -65,7 +65,7 @@ def killed(finished, tmp_path) -> Path:
 def test_report_of_an_unfinished_batch_is_never_a_pass(killed, tmp_path):
     text = dialogcheck("report", killed)
     assert text.returncode == 3, text.stdout + text.stderr
-    assert "\n1 runs of 2 planned: 1 passed, 0 failed, 0 errored\n" in text.stdout
+    assert "\n1 run of 2 planned: 1 passed, 0 failed, 0 errored\n" in text.stdout
     assert f"unfinished: 1 of 2 planned runs never finished ({SLUG} run 2): finish the batch with dialogcheck run --resume {killed}\n" in text.stdout
     document = dialogcheck("report", "--format", "json", killed)
     assert document.returncode == 3
