@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import compileall
 import os
+import signal
 import socket
 import textwrap
 from pathlib import Path
@@ -65,6 +66,18 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if not hasattr(config, "workerinput"):
         compileall.compile_dir(REPO / "src" / "dialogcheck", quiet=1)
+    answer_interrupts()
+
+
+def answer_interrupts() -> None:
+    """Let the commands the tests start answer SIGINT, also when the suite was started where it is ignored.
+
+    A shell without job control starts a background command (`pytest ... &`, a CI step) with SIGINT ignored, and
+    every process started from it inherits that: the tests that interrupt a batch would see it run on. A handler of
+    this process's own is reset to the default in each command it starts, as on a terminal.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def user(text: str, **extra) -> dict:
