@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from .._paths import refuse_link_out
+from .._shown import counted
 from ..checks.base import Outcome
 from ..errors import LoadError
 from ..events.parse import EventFieldError, conversation_from_dicts
@@ -200,10 +201,10 @@ class CheckOutput:
             for line, result in _shard_results(path):
                 held.add(result.verdict)
                 yield str(path), line, result
-        counted = self.counts
-        if any(held.by_outcome[o] != counted.by_outcome[o] for o in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR, Outcome.SUSPECT)):
+        summarised = self.counts
+        if any(held.by_outcome[o] != summarised.by_outcome[o] for o in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR, Outcome.SUSPECT)):
             raise LoadError.one(
-                f"summary.json counts {_counted(counted)}, but the shards hold {_counted(held, noun=False)}:"
+                f"summary.json counts {_counted(summarised)}, but the shards hold {_counted(held, noun=False)}:"
                 " a shard was cut short, removed or added, so this folder cannot be trusted",
                 str(self.summary_path),
             )
@@ -222,9 +223,9 @@ def _summary_counts(summary: dict[str, Any]) -> Counts:
 
 
 def _counted(counts: Counts, *, noun: bool = True) -> str:
-    suspect = f", {counts.suspect} suspect" if counts.suspect else ""
-    what = " conversations" if noun else ""
-    return f"{counts.total}{what} ({counts.passed} passed, {counts.failed} failed, {counts.errored} errored{suspect})"
+    suspect = f", {counts.suspect:,} suspect" if counts.suspect else ""
+    total = counted(counts.total, "conversation") if noun else f"{counts.total:,}"
+    return f"{total} ({counts.passed:,} passed, {counts.failed:,} failed, {counts.errored:,} errored{suspect})"
 
 
 def _shard_results(path: Path) -> Iterator[tuple[int, ConversationResult]]:
