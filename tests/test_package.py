@@ -18,7 +18,7 @@ SRC = Path(dialogcheck.__file__).parent
 #: one conversation, the engines that move data, the renderers, the connectors and the simulated user,
 #: the library that runs checks and simulations, and the CLI.
 LAYERS: list[set[str]] = [
-    {"errors", "_paths", "_redact", "_safe_env", "_shown", "_yaml"},
+    {"errors", "_paths", "_project_import", "_redact", "_safe_env", "_shown", "_yaml"},
     {"events"},
     {"_fields"},
     {"checks"},

@@ -16,22 +16,20 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import importlib
 import inspect
 import re
 import sys
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .._project_import import import_from_project
 from .base import AgentError, AgentSetupError, AgentTurn, describe
 from .daemon_pool import DaemonPool
 from .json_values import json_copy
 from .protocol import turn_from_answer
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-_PATH_LOCK = threading.Lock()
 #: Sync agents in flight at once; sized for I/O-bound agents, since the default executor has only cpu+4 threads.
 DEFAULT_THREADS = 64
 
@@ -44,42 +42,16 @@ def split_target(target: str) -> tuple[str, str]:
     return module, func
 
 
-def _forget_foreign(module_name: str, root: Path) -> None:
-    """Drop a cached module of the same name imported from elsewhere, when the project has its own.
-
-    Module names are process-wide: without this, a second project whose agent
-    is also `agent.py` would be handed the first project's module.
-    """
-    top = module_name.split(".")[0]
-    cached = sys.modules.get(top)
-    if cached is None or not ((root / f"{top}.py").is_file() or (root / top / "__init__.py").is_file()):
-        return
-    origin = getattr(cached, "__file__", None)
-    if origin is not None and Path(origin).resolve().is_relative_to(root.resolve()):
-        return
-    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
-        del sys.modules[name]
-
-
 def _import(module_name: str, root: Path) -> Any:
-    """Import with the project folder first on `sys.path` for the import only, then put the path back."""
-    entry = str(root)
-    with _PATH_LOCK:
-        _forget_foreign(module_name, root)
-        added = entry not in sys.path
-        if added:
-            sys.path.insert(0, entry)
-        try:
-            return importlib.import_module(module_name)  # sys.modules caches it for every later connector
-        except ModuleNotFoundError as err:
-            if err.name is not None and (module_name == err.name or module_name.startswith(err.name + ".")):
-                raise AgentSetupError(f"cannot import agent module `{module_name}`: no such module in {root} or on the Python path") from None
-            raise AgentSetupError(f"importing agent module `{module_name}` failed: ModuleNotFoundError: {err}") from err
-        except (Exception, SystemExit) as err:  # a module that calls sys.exit() on import is a broken agent too
-            raise AgentSetupError(f"importing agent module `{module_name}` failed: {describe(err)}") from err
-        finally:
-            if added and entry in sys.path:
-                sys.path.remove(entry)
+    """Import the agent's module from the project (`import_from_project`), its failures as `AgentSetupError`."""
+    try:
+        return import_from_project(module_name, root)
+    except ModuleNotFoundError as err:
+        if err.name is not None and (module_name == err.name or module_name.startswith(err.name + ".")):
+            raise AgentSetupError(f"cannot import agent module `{module_name}`: no such module in {root} or on the Python path") from None
+        raise AgentSetupError(f"importing agent module `{module_name}` failed: ModuleNotFoundError: {err}") from err
+    except (Exception, SystemExit) as err:  # a module that calls sys.exit() on import is a broken agent too
+        raise AgentSetupError(f"importing agent module `{module_name}` failed: {describe(err)}") from err
 
 
 def _resolve(target: str, root: Path) -> Callable[..., Any]:
