@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"events"},
     {"_fields"},
     {"checks"},
-    {"scenario", "sop", "pairing", "importers"},
+    {"scenario", "sop", "pairing", "importers", "environment"},
     {"llm", "config", "definitions"},
     {"results"},
     {"compare"},

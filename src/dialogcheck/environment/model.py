@@ -1,0 +1,41 @@
+"""An environment as its file defines it: the starting state, the tools and the faults; `start` makes one run's.
+
+Frozen, and the state is held as JSON bytes, so no run can change what the next one starts from.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from .faults import Fault
+from .run import RunEnvironment
+from .tools import Tool
+
+
+@dataclass(frozen=True)
+class Environment:
+    """`environment: {state, tools, faults}` of `eval/environments/NAME.yml`, read and checked."""
+
+    name: str
+    path: str
+    tools: tuple[Tool, ...]
+    faults: tuple[Fault, ...]
+    state_json: bytes
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The starting state (a fresh copy each time)."""
+        return orjson.loads(self.state_json)
+
+    def start(self, seed: int, *, faults: bool = True, sleep: Callable[[float], None] = time.sleep) -> RunEnvironment:
+        """One run's environment: its own copy of the state, and the fault schedule of `seed` (`run_seed`);
+        `faults=False` switches the schedule off. Delays go through `sleep`."""
+        return RunEnvironment(self.tools, self.faults, self.state_json, seed, faults_on=faults, sleep=sleep)
+
+
+__all__ = ["Environment"]

@@ -1,0 +1,167 @@
+"""One run's environment: its own copy of the state, its fault schedule, and the record of every call it answered.
+
+`call(name, arguments)` answers `{"result": ..., "is_error": bool}` the way the agent receives it, and records a
+`tool_executed` event (SPEC section 1) with `metadata.environment: true`, and `metadata.fault` on a call a fault
+hit. Calls are answered one at a time (a lock), so an agent calling from several threads sees one order,
+which is the order of the events. Delays go through the `sleep` it is given, so tests never wait.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from ..errors import did_you_mean
+from .bounds import MAX_ARGUMENT_BYTES, MAX_BEHIND, MAX_CALLS
+from .faults import Fault, NotApplied, Stale
+from .schedule import Schedule
+from .schema import ArgumentsValidator
+from .tools import Tool, ToolError, json_copy
+
+Answer = dict[str, Any]
+
+
+class RunEnvironment:
+    """The environment of one run: `tools`, `call`, `events`, `initial_state` and `state`."""
+
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        faults: Sequence[Fault],
+        state_json: bytes,
+        seed: int,
+        *,
+        faults_on: bool = True,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self._tools = {tool.name: tool for tool in tools}
+        self._validators = {tool.name: ArgumentsValidator(tool.parameters) for tool in tools}
+        self._initial = state_json
+        self._state: dict[str, Any] = orjson.loads(state_json)
+        self._schedule = Schedule(faults, seed, faults_on)
+        behind = [f.effect.behind for f in self._schedule.faults if isinstance(f.effect, Stale) and f.effect.behind is not None]
+        self._keep = min(max(behind, default=0), MAX_BEHIND)  # older states a stale fault may answer from
+        self._older: list[bytes] = []  # before each writing call, newest last
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._calls: dict[str, int] = {}
+        self._events: list[dict[str, Any]] = []
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The tools as an LLM agent is shown them: name, description, parameters (JSON Schema)."""
+        return [tool.shown() for tool in self._tools.values()]
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """The `tool_executed` events of the calls answered so far, in order (copies)."""
+        with self._lock:
+            return json_copy(self._events)
+
+    @property
+    def initial_state(self) -> dict[str, Any]:
+        """The state the run began with (a fresh copy each time)."""
+        return orjson.loads(self._initial)
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The state as the calls so far left it (a copy: changing it changes nothing)."""
+        with self._lock:
+            return json_copy(self._state)
+
+    def call(self, name: str, arguments: Any) -> Answer:
+        """Answer one call as the agent receives it, and record it."""
+        with self._lock:
+            shown_name = name if isinstance(name, str) else orjson.dumps(name, default=repr).decode()
+            try:
+                given = json_copy(arguments)
+            except TypeError:
+                given = None
+            recorded_arguments = given if isinstance(given, dict) else {}
+            try:
+                result, is_error, fault_meta = self._answer(shown_name, arguments, given)
+            except ToolError as err:
+                result, is_error, fault_meta = str(err), True, None
+            self._record(shown_name, recorded_arguments, result, is_error, fault_meta)
+            return {"result": json_copy(result), "is_error": is_error}
+
+    def _answer(self, name: str, arguments: Any, given: Any) -> tuple[Any, bool, dict[str, Any] | None]:
+        if len(self._events) >= MAX_CALLS:
+            raise ToolError(f"this run's environment answers at most {MAX_CALLS:,} calls")
+        tool = self._tools.get(name)
+        if tool is None:
+            known = ", ".join(self._tools) or "none"
+            raise ToolError(f"unknown tool `{name}`{did_you_mean(name, self._tools)}: the tools are {known}")
+        if not isinstance(given, dict):
+            what = "not JSON" if given is None and arguments is not None else f"a {type(arguments).__name__}"
+            raise ToolError(f"invalid arguments: they must be a JSON object, got {what}")
+        if len(orjson.dumps(given)) > MAX_ARGUMENT_BYTES:
+            raise ToolError(f"invalid arguments: they take more than {MAX_ARGUMENT_BYTES:,} bytes as JSON")
+        problem = self._validators[name].problem(given)
+        if problem is not None:
+            raise ToolError(problem)
+        number = self._calls[name] = self._calls.get(name, 0) + 1
+        fault = self._schedule.fault_for(name, number, given)
+        if fault is None:
+            return self._run(tool, given), False, None
+        return self._faulted(tool, given, fault)
+
+    def _faulted(self, tool: Tool, arguments: dict[str, Any], fault: Fault) -> tuple[Any, bool, dict[str, Any]]:
+        effect, meta = fault.effect, fault.recorded()
+        if effect.delay:
+            self._sleep(effect.delay)
+        if not effect.runs_tool:
+            result, is_error = effect.instead(tool.name)
+            return result, is_error, meta
+        try:
+            result = self._run(tool, arguments, stale=effect) if isinstance(effect, Stale) else self._run(tool, arguments)
+        except ToolError as err:
+            return str(err), True, ({**meta, "applied": False, "why": "the tool answered an error"} if effect.alters else meta)
+        try:
+            return effect.alter(result), False, meta
+        except NotApplied as err:
+            return result, False, {**meta, "applied": False, "why": str(err)}
+
+    def _run(self, tool: Tool, arguments: dict[str, Any], stale: Stale | None = None) -> Any:
+        """The tool's answer; a writing tool works on a copy, kept when it answers without error."""
+        behaviour = tool.behaviour
+        if stale is not None:
+            older = self._older[-stale.behind] if stale.behind is not None and stale.behind <= len(self._older) else self._initial
+            return behaviour.answer(orjson.loads(older), arguments)  # what it writes is dropped
+        if not behaviour.writes:
+            return behaviour.answer(self._state, arguments)
+        work = json_copy(self._state)
+        result = behaviour.answer(work, arguments)
+        try:
+            kept = orjson.dumps(work)
+        except TypeError:
+            raise ToolError("the tool left the state holding a value that is not JSON: the change is not kept") from None
+        if self._keep:
+            self._older.append(orjson.dumps(self._state))
+            del self._older[: -self._keep]
+        self._state = orjson.loads(kept)
+        return result
+
+    def _record(self, name: str, arguments: dict[str, Any], result: Any, is_error: bool, fault: Mapping[str, Any] | None) -> None:
+        metadata: dict[str, Any] = {"environment": True}
+        if fault is not None:
+            metadata["fault"] = dict(fault)
+        event: dict[str, Any] = {
+            "event": "tool_executed",
+            "tool_name": name,
+            "source": "local",
+            "arguments": arguments,
+            "result": json_copy(result),
+            "is_error": is_error,
+            "metadata": metadata,
+        }
+        if is_error and isinstance(result, str):
+            event["error_message"] = result
+        self._events.append(event)
+
+
+__all__ = ["Answer", "RunEnvironment"]
