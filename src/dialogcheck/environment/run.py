@@ -19,7 +19,6 @@ from ..errors import did_you_mean
 from .bounds import MAX_ARGUMENT_BYTES, MAX_BEHIND, MAX_CALLS
 from .faults import Fault, NotApplied, Stale
 from .schedule import Schedule
-from .schema import ArgumentsValidator
 from .tools import Tool, ToolError, json_copy
 
 Answer = dict[str, Any]
@@ -39,7 +38,6 @@ class RunEnvironment:
         sleep: Callable[[float], None] = time.sleep,
     ):
         self._tools = {tool.name: tool for tool in tools}
-        self._validators = {tool.name: ArgumentsValidator(tool.parameters) for tool in tools}
         self._initial = state_json
         self._state: dict[str, Any] = orjson.loads(state_json)
         self._schedule = Schedule(faults, seed, faults_on)
@@ -101,7 +99,7 @@ class RunEnvironment:
             raise ToolError(f"invalid arguments: they must be a JSON object, got {what}")
         if len(orjson.dumps(given)) > MAX_ARGUMENT_BYTES:
             raise ToolError(f"invalid arguments: they take more than {MAX_ARGUMENT_BYTES:,} bytes as JSON")
-        problem = self._validators[name].problem(given)
+        problem = tool.validator.problem(given)
         if problem is not None:
             raise ToolError(problem)
         number = self._calls[name] = self._calls.get(name, 0) + 1

@@ -18,6 +18,7 @@ import orjson
 
 from .._project_import import import_from_project
 from .paths import NotFound, PathError, StatePath, Template, append_at, delete_at, fill_value, follow, set_at, text_of
+from .schema import ArgumentsValidator
 
 
 class ToolError(Exception):
@@ -183,6 +184,11 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     behaviour: Behaviour
+
+    @cached_property
+    def validator(self) -> ArgumentsValidator:
+        """Its schema, ready to check arguments: built once for every run of the environment."""
+        return ArgumentsValidator(self.parameters)
 
     def shown(self) -> dict[str, Any]:
         """What an LLM agent is given to call the tool: its name, description and arguments' JSON Schema."""
