@@ -31,8 +31,10 @@ def test_arguments_that_break_the_schema_are_answered_with_the_error_and_recorde
     assert run.call("get_order", {"order_id": 5}) == {"result": "invalid arguments at `order_id`: 5 is not of type 'string'", "is_error": True}
     assert run.call("get_order", {}) == {"result": "invalid arguments: 'order_id' is a required property", "is_error": True}
     assert run.call("get_order", ["O1"]) == {"result": "invalid arguments: they must be a JSON object, got a list", "is_error": True}
-    assert run.call("get_order", {"order_id": {1, 2}}) == {"result": "invalid arguments: they must be a JSON object, got not JSON", "is_error": True}
-    assert [event["arguments"] for event in run.events] == [{"order_id": 5}, {}, {}, {}]
+    assert run.call("get_order", {"order_id": {1, 2}}) == {"result": "invalid arguments: they must be a JSON object, got a value that is not JSON", "is_error": True}
+    assert run.call("get_order", None) == {"result": "invalid arguments: they must be a JSON object, got null", "is_error": True}
+    assert run.call("get_ordr", None)["result"].startswith("unknown tool `get_ordr`")
+    assert [event["arguments"] for event in run.events] == [{"order_id": 5}, {}, {}, {}, {}, {}]
     assert all(event["is_error"] and event["metadata"] == {"environment": True} for event in run.events)
 
 
@@ -43,6 +45,13 @@ def test_an_unknown_tool_is_an_error_answer_naming_the_tools(shop):
         "is_error": True,
     }
     assert run.events[0]["tool_name"] == "get_ordr"
+
+
+def test_arguments_past_their_bound_are_refused_unrecorded(shop, monkeypatch):
+    monkeypatch.setattr(run_module, "MAX_ARGUMENT_BYTES", 30)
+    run = shop.start(seed=0)
+    assert run.call("get_order", {"order_id": "O" * 30}) == {"result": "invalid arguments: they take more than 30 bytes as JSON", "is_error": True}
+    assert run.events[0]["arguments"] == {}
 
 
 def test_calls_past_the_bound_are_refused(shop, monkeypatch):
@@ -126,3 +135,10 @@ def test_one_run_called_from_many_threads_records_every_call_in_one_order(shop):
     notes = [refund["note"] for refund in run.state["refunds"]]
     assert len(notes) == len(set(notes)) == 100
     assert [event["arguments"]["reason"] for event in run.events] == [note.removeprefix("refund: ") for note in notes]
+
+
+def test_the_public_names_of_the_environment_package_are_pinned():
+    import dialogcheck.environment as package
+
+    assert sorted(package.__all__) == ["Environment", "RunEnvironment", "load_environment", "project_of", "run_seed"]
+    assert all(hasattr(package, name) for name in package.__all__)

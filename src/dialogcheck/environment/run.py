@@ -24,6 +24,20 @@ from .tools import Tool, ToolError, json_copy
 Answer = dict[str, Any]
 
 
+def _arguments(arguments: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """A call's arguments as the environment's own copy, or why they are refused (not a JSON object, too big)."""
+    try:
+        raw = orjson.dumps(arguments)
+    except TypeError:
+        return None, "invalid arguments: they must be a JSON object, got a value that is not JSON"
+    if len(raw) > MAX_ARGUMENT_BYTES:
+        return None, f"invalid arguments: they take more than {MAX_ARGUMENT_BYTES:,} bytes as JSON"
+    if not isinstance(arguments, dict):
+        kind = "null" if arguments is None else f"a {type(arguments).__name__}"
+        return None, f"invalid arguments: they must be a JSON object, got {kind}"
+    return orjson.loads(raw), None
+
+
 class RunEnvironment:
     """The environment of one run: `tools`, `call`, `events`, `initial_state` and `state`."""
 
@@ -75,30 +89,29 @@ class RunEnvironment:
         """Answer one call as the agent receives it, and record it."""
         with self._lock:
             shown_name = name if isinstance(name, str) else orjson.dumps(name, default=repr).decode()
+            given, refused = _arguments(arguments)
+            recorded_arguments = given if given is not None else {}
             try:
-                given = json_copy(arguments)
-            except TypeError:
-                given = None
-            recorded_arguments = given if isinstance(given, dict) else {}
-            try:
-                result, is_error, fault_meta = self._answer(shown_name, arguments, given)
+                if refused is not None:
+                    self._tool(shown_name)  # an unknown tool is said before its arguments
+                    raise ToolError(refused)
+                result, is_error, fault_meta = self._answer(shown_name, given)
             except ToolError as err:
                 result, is_error, fault_meta = str(err), True, None
             self._record(shown_name, recorded_arguments, result, is_error, fault_meta)
             return {"result": json_copy(result), "is_error": is_error}
 
-    def _answer(self, name: str, arguments: Any, given: Any) -> tuple[Any, bool, dict[str, Any] | None]:
+    def _tool(self, name: str) -> Tool:
         if len(self._events) >= MAX_CALLS:
             raise ToolError(f"this run's environment answers at most {MAX_CALLS:,} calls")
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(self._tools) or "none"
             raise ToolError(f"unknown tool `{name}`{did_you_mean(name, self._tools)}: the tools are {known}")
-        if not isinstance(given, dict):
-            what = "not JSON" if given is None and arguments is not None else f"a {type(arguments).__name__}"
-            raise ToolError(f"invalid arguments: they must be a JSON object, got {what}")
-        if len(orjson.dumps(given)) > MAX_ARGUMENT_BYTES:
-            raise ToolError(f"invalid arguments: they take more than {MAX_ARGUMENT_BYTES:,} bytes as JSON")
+        return tool
+
+    def _answer(self, name: str, given: dict[str, Any]) -> tuple[Any, bool, dict[str, Any] | None]:
+        tool = self._tool(name)
         problem = tool.validator.problem(given)
         if problem is not None:
             raise ToolError(problem)
