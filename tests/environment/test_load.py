@@ -225,3 +225,11 @@ def test_each_behaviour_and_fault_kind_is_read_into_its_class(tmp_path):
     assert effects[5:] == [Stale(2), Latency(0.5)]
     when = environment.faults[6].when
     assert (when.on_call, when.rate, when.match) == (2, 0.25, {"order_id": "O1"})
+
+
+def test_a_pattern_past_the_bounds_of_the_pattern_engine_is_refused(tmp_path):
+    path = write_environment(tmp_path, TOOL_HEAD.replace("{type: string}", "{type: string, pattern: 'a{100000}'}") + "      returns: pong\n")
+    assert problems(path) == [
+        f"{path}:5:19: `parameters` of tool `ping` holds the pattern /a{{100000}}/, which cannot be used:"
+        " a repeat count of 100,000 is more than the limit of 1,000"
+    ]

@@ -142,3 +142,30 @@ def test_the_public_names_of_the_environment_package_are_pinned():
 
     assert sorted(package.__all__) == ["Environment", "RunEnvironment", "load_environment", "project_of", "run_seed"]
     assert all(hasattr(package, name) for name in package.__all__)
+
+
+def test_schema_patterns_are_searched_within_a_time_budget(tmp_path, monkeypatch):
+    from dialogcheck.checks import patterns
+    from dialogcheck.environment import load_environment
+
+    from .conftest import write_environment
+
+    text = """\
+    environment:
+      tools:
+        - name: find
+          description: Finds by code.
+          parameters:
+            type: object
+            properties: {code: {type: string, pattern: "^(a|aa)+$"}, id: {type: string, pattern: "^O[0-9]+$"}}
+            patternProperties: {"^n_": {type: integer}}
+          returns: found
+    """
+    run = load_environment(write_environment(tmp_path, text)).start(seed=0)
+    assert run.call("find", {"id": "O12", "n_x": 1}) == {"result": "found", "is_error": False}
+    assert run.call("find", {"id": "X1"}) == {"result": "invalid arguments at `id`: 'X1' does not match '^O[0-9]+$'", "is_error": True}
+    assert run.call("find", {"n_x": "one"}) == {"result": "invalid arguments at `n_x`: 'one' is not of type 'integer'", "is_error": True}
+    monkeypatch.setattr(patterns, "CHECK_BUDGET", 0.05)
+    answer = run.call("find", {"code": "a" * 5000 + "b"})
+    assert answer["is_error"] is True
+    assert answer["result"].startswith("the arguments could not be checked: the pattern /^(a|aa)+$/ ran out of the check's 0.05 s")
