@@ -233,3 +233,16 @@ def test_a_pattern_past_the_bounds_of_the_pattern_engine_is_refused(tmp_path):
         f"{path}:5:19: `parameters` of tool `ping` holds the pattern /a{{100000}}/, which cannot be used:"
         " a repeat count of 100,000 is more than the limit of 1,000"
     ]
+
+
+def test_a_python_module_linked_out_of_the_project_is_refused_and_a_package_module_is_read(tmp_path):
+    project = tmp_path / "project"
+    (tmp_path / "outside.py").write_text("def f(state, arguments):\n    return 1\n")
+    (project / "tools").mkdir(parents=True)
+    (project / "linked.py").symlink_to(tmp_path / "outside.py")
+    (project / "tools" / "__init__.py").write_text("")
+    (project / "tools" / "orders.py").write_text("def cancel(state, arguments):\n    return 'done'\n")
+    path = write_environment(project, TOOL_HEAD + "      python: linked:f\n")
+    assert problems(path) == [f"{path}:6:15: `python` of tool `ping` names the module `linked`, which is not a module of the project folder {project}"]
+    path = write_environment(project, TOOL_HEAD + "      python: tools.orders:cancel\n")
+    assert load_environment(path).start(seed=0).call("ping", {}) == {"result": "done", "is_error": False}
