@@ -80,6 +80,16 @@ def test_parameters_must_describe_an_object_and_hold_no_outside_reference(tmp_pa
     ]
 
 
+def test_a_schema_of_an_unknown_draft_is_refused_and_a_known_draft_is_used(tmp_path):
+    path = write_environment(tmp_path, TOOL_HEAD.replace("{type: object, ", "{$schema: 'https://x.invalid/draft', type: object, ") + "      returns: pong\n")
+    assert problems(path) == [
+        f"{path}:5:19: `parameters` of tool `ping` names `$schema: https://x.invalid/draft`, which is no JSON Schema draft jsonschema knows (draft 3 to 2020-12)"
+    ]
+    draft4 = TOOL_HEAD.replace("{type: object, ", "{$schema: 'http://json-schema.org/draft-04/schema#', type: object, ")
+    run = load_environment(write_environment(tmp_path, draft4 + "      returns: pong\n")).start(seed=0)
+    assert run.call("ping", {"x": 1}) == {"result": "invalid arguments at `x`: 1 is not of type 'string'", "is_error": True}
+
+
 def test_a_bad_fault_kind_is_named_with_the_nearest_kind(tmp_path):
     path = write_environment(tmp_path, with_faults("- {tool: get_order, kind: timout}\n"))
     assert problems(path) == [

@@ -64,6 +64,15 @@ def _bounded(cls: Any) -> Any:
     return jsonschema.validators.extend(cls, {"pattern": pattern, "patternProperties": pattern_properties})
 
 
+def _validator_class(schema: dict[str, Any]) -> Any:
+    """The validator of the draft `$schema` names (2020-12 without one); None for a `$schema` jsonschema does not know."""
+    jsonschema = _jsonschema()
+    if "$schema" not in schema:
+        return jsonschema.Draft202012Validator
+    named = schema["$schema"]
+    return jsonschema.validators.validator_for(schema, default=None) if isinstance(named, str) else None
+
+
 def schema_problem(schema: Any) -> str | None:
     """Why `schema` cannot describe a tool's arguments, or None: not a JSON Schema, not an object, a `$ref` out of it.
 
@@ -74,7 +83,9 @@ def schema_problem(schema: Any) -> str | None:
         return "must be a JSON Schema mapping, like `{type: object, properties: {...}}`"
     if schema.get("type") != "object":
         return "must describe an object (`type: object`): a tool's arguments are one JSON object"
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls = _validator_class(schema)
+    if cls is None:
+        return f"names `$schema: {schema['$schema']}`, which is no JSON Schema draft jsonschema knows (draft 3 to 2020-12)"
     try:
         cls.check_schema(schema)
     except jsonschema.SchemaError as err:
@@ -97,8 +108,7 @@ class ArgumentsValidator:
 
     def __init__(self, schema: dict[str, Any]):
         jsonschema = _jsonschema()
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        self._validator = _bounded(cls)(schema)
+        self._validator = _bounded(_validator_class(schema))(schema)
         self._best_match = jsonschema.exceptions.best_match
 
     @one_budget
