@@ -34,3 +34,15 @@ def test_every_field_and_kind_the_loaders_take_is_documented():
     fields = {*ENVIRONMENT_FIELDS, *TOOL_FIELDS, *WHEN_FIELDS, *KINDS, *CHANGE_OPS, "by", "values", "path", "not_found", "changes"}
     fields |= {name for names in KIND_FIELDS.values() for name in names}
     assert fields - documented == set()
+
+
+def test_the_recorded_event_shown_is_what_the_example_records_and_it_parses(tmp_path):
+    import orjson
+
+    from dialogcheck.events.parse import conversation_from_dicts
+
+    (shown,) = re.findall(r"^```json\n(.*?)^```", TEXT, re.S | re.M)
+    run = load_environment(write_environment(tmp_path, ENVIRONMENT_BLOCKS[0])).start(seed=0, sleep=lambda seconds: None)
+    run.call("cancel_order", {"order_id": "O1", "reason": "late"})
+    assert run.events == [orjson.loads(shown)]
+    assert conversation_from_dicts(run.events).tool_runs[0].metadata["fault"]["kind"] == "timeout"
