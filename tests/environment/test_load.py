@@ -256,3 +256,38 @@ def test_a_python_module_linked_out_of_the_project_is_refused_and_a_package_modu
     assert problems(path) == [f"{path}:6:15: `python` of tool `ping` names the module `linked`, which is not a module of the project folder {project}"]
     path = write_environment(project, TOOL_HEAD + "      python: tools.orders:cancel\n")
     assert load_environment(path).start(seed=0).call("ping", {}) == {"result": "done", "is_error": False}
+
+
+def test_every_problem_of_the_tools_is_reported_at_once(tmp_path):
+    text = """\
+    environment:
+      tools:
+        - name: ping
+          description: Answers pong.
+          parameters: {type: object}
+          returns: pong
+        - name: ping
+          description: Again.
+          parameters: {type: object}
+          returns: pong
+        - name: "has space"
+          description: Bad name.
+          parameters: {type: object}
+          returns: pong
+        - name: quiet
+          parameters: {type: object}
+          retruns: pong
+        - name: weather
+          description: By city.
+          parameters: {type: object, properties: {city: {type: string}}}
+          responses: {by: town, values: {Paris: sunny}}
+    """
+    path = write_environment(tmp_path, text)
+    assert problems(path) == [
+        f"{path}:7:7: tool 2 is named `ping`, like tool 1: tool names must differ",
+        f"{path}:11:13: `name` in tool 3 of `environment.tools` must be 1 to 64 letters, digits, `_` or `-` (what LLM providers take), got 'has space'",
+        f"{path}:17:7: unknown field `retruns` in tool 4 of `environment.tools` (did you mean `returns`?)",
+        f"{path}:15:7: tool `quiet` is missing required field `description`",
+        f"{path}:15:7: tool `quiet` needs a behaviour: one of `returns`, `responses`, `read`, `write`, `python`",
+        f"{path}:21:23: `by` in `responses` of tool `weather` names `town`, which is not a parameter of the tool",
+    ]
