@@ -169,3 +169,22 @@ def test_schema_patterns_are_searched_within_a_time_budget(tmp_path, monkeypatch
     answer = run.call("find", {"code": "a" * 5000 + "b"})
     assert answer["is_error"] is True
     assert answer["result"].startswith("the arguments could not be checked: the pattern /^(a|aa)+$/ ran out of the check's 0.05 s")
+
+
+def test_sop_evaluators_judge_the_recorded_tool_log(shop):
+    from dialogcheck.sop.load import parse_evaluator
+
+    run = shop.start(seed=0)
+    run.call("get_order", {"order_id": "O1"})
+    run.call("cancel_order", {"order_id": "O1", "reason": "late"})
+    conversation = conversation_from_dicts(run.events)
+
+    def evaluator(text: str):
+        problems = Problems()
+        check = parse_evaluator(parse_yaml(text, "<test>"), problems, None, "the evaluator")
+        assert not problems, problems.items
+        return check.evaluate(conversation).outcome
+
+    assert evaluator("{type: tool_sequence, sequence: [get_order, cancel_order], contiguous: true}") is Outcome.PASS
+    assert evaluator("{type: tool_output_contains, toolSlug: cancel_order, assertions: {status: {op: equals, value: cancelled}}}") is Outcome.PASS
+    assert evaluator("{type: tool_output_contains, toolSlug: get_order, assertions: {status: {op: equals, value: cancelled}}}") is Outcome.FAIL
