@@ -125,6 +125,10 @@ def test_python_tools_get_the_state_and_arguments_and_their_exceptions_are_tool_
 
         def not_json(state, arguments):
             return {1, 2}
+
+        def bad_state(state, arguments):
+            state["orders"]["O1"]["tags"] = {"a set"}
+            return "done"
     """))
     run = start(tmp_path, """\
     - name: refund
@@ -135,6 +139,10 @@ def test_python_tools_get_the_state_and_arguments_and_their_exceptions_are_tool_
       description: Answers a set.
       parameters: {type: object}
       python: shop_tools:not_json
+    - name: bad_state
+      description: Leaves a set in the state.
+      parameters: {type: object}
+      python: shop_tools:bad_state
     """)
     assert run.call("refund", {"order_id": "O1", "fail": True}) == {"result": "ValueError: the bank said no", "is_error": True}
     assert run.state["orders"]["O1"]["status"] == "placed"  # what it changed before raising is not kept
@@ -142,6 +150,9 @@ def test_python_tools_get_the_state_and_arguments_and_their_exceptions_are_tool_
     assert run.state["orders"]["O1"]["status"] == "refunded"
     assert run.call("refund", {"order_id": "O9"}) == {"result": "KeyError: 'O9'", "is_error": True}
     assert run.call("not_json", {}) == {"result": "the tool returned a value that is not JSON (a set)", "is_error": True}
+    before = run.state
+    assert run.call("bad_state", {}) == {"result": "the tool left the state holding a value that is not JSON: the change is not kept", "is_error": True}
+    assert run.state == before
 
 
 def test_a_python_tool_that_cannot_be_loaded_answers_an_error_on_its_call(tmp_path):
