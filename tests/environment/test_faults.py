@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import orjson
+
 from dialogcheck.environment import load_environment
 
 from .conftest import Sleeps, with_faults, write_environment
@@ -134,3 +136,12 @@ def test_invalid_calls_meet_no_fault_and_are_not_counted(tmp_path):
 def test_faults_switched_off_leave_every_call_alone(tmp_path):
     run = start(tmp_path, "- {tool: get_order, kind: error}\n", faults=False)
     assert run.call("get_order", {"order_id": "O1"}) == {"result": O1, "is_error": False}
+
+
+def test_only_as_many_older_states_are_kept_as_a_stale_fault_reaches_back(tmp_path):
+    run = start(tmp_path, "- {tool: get_order, kind: stale, behind: 2, on_call: 1}\n")
+    for n in range(10):
+        run.call("cancel_order", {"order_id": "O1", "reason": str(n)})
+    assert len(run._older) == 2  # a bound on memory: the states two and one writes ago
+    assert [refund["note"] for refund in orjson.loads(run._older[0])["refunds"]] == [f"refund: {n}" for n in range(8)]
+    assert len(run.call("get_order", {"order_id": "O1"})["result"]) == 4
