@@ -49,6 +49,23 @@ class Problems:
             return None
         return node
 
+    def choice(self, mapping: YMap, key: str, choices: Iterable[str], what: str, unknown: Callable[[str], str]) -> str | None:
+        """The field `key` of `mapping` that says which kind it is (an SOP step's `type`, a fault's `kind`): present, a
+        string and one of `choices`, else a problem and None; `unknown(value)` begins the message for another value."""
+        choices = list(choices)
+        node = mapping.get(key)
+        if node is None:
+            self.add(f"{what} is missing required field `{key}` (one of {', '.join(choices)})", mapping.pos)
+            return None
+        value = node.value if isinstance(node, YScalar) else None
+        if not isinstance(value, str):
+            self.add(f"`{key}` in {what} must be a string, got {describe(node)}", node.pos)
+            return None
+        if value not in choices:
+            self.add(unknown(value) + (did_you_mean(value, choices) or f" (one of {', '.join(choices)})"), node.pos)
+            return None
+        return value
+
     def single_key(self, node: YNode | None, what: str, pos: Pos) -> tuple[str, Pos, YNode] | None:
         """A mapping with exactly one key, the form of assertions and sequencing steps."""
         mapping = self.expect_map(node, what, pos)

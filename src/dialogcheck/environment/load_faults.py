@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._fields import Fields, Problems
-from .._yaml import Pos, YNode, YScalar, describe, plain
+from .._yaml import Pos, YNode, plain
 from ..errors import did_you_mean
 from ..events.values import json_equal
 from .bounds import MAX_BEHIND, MAX_CALLS, MAX_DELAY, MAX_FAULTS
@@ -46,19 +46,7 @@ def parse_faults(node: YNode | None, problems: Problems, pos: Pos, tools: Mappin
 
 
 def _kind(mapping: Any, problems: Problems, what: str) -> str | None:
-    node = mapping.get("kind")
-    if node is None:
-        problems.add(f"{what} is missing required field `kind` (one of {', '.join(KINDS)})", mapping.pos)
-        return None
-    kind = node.value if isinstance(node, YScalar) else None
-    if not isinstance(kind, str):
-        problems.add(f"`kind` in {what} must be a string, got {describe(node)}", node.pos)
-        return None
-    if kind not in KINDS:
-        hint = did_you_mean(kind, KINDS) or f" (one of {', '.join(KINDS)})"
-        problems.add(f"unknown fault kind `{kind}` in {what}{hint}", node.pos)
-        return None
-    return kind
+    return problems.choice(mapping, "kind", KINDS, what, lambda kind: f"unknown fault kind `{kind}` in {what}")
 
 
 def _fault(node: YNode, problems: Problems, number: int, tools: Mapping[str, Tool]) -> Fault | None:

@@ -12,12 +12,11 @@ import math
 from pathlib import Path
 
 from .._fields import Fields, Problems, file_body, framework_tools_setting, load_definition_file
-from .._yaml import Pos, YMap, YNode, YScalar, describe
+from .._yaml import Pos, YMap, YNode
 from ..checks.base import Check
 from ..checks.load import Context, build
 from ..checks.schema import file_keys
 from ..checks.sop import SOP_EVALUATORS
-from ..errors import did_you_mean
 from ..events.model import FRAMEWORK_TOOLS
 from .model import Sop, Step, StepSet
 
@@ -38,19 +37,10 @@ def parse_evaluator(
     mapping = problems.expect_map(node, what, pos)
     if mapping is None:
         return None
-    type_node = mapping.get("type")
-    if type_node is None:
-        problems.add(f"{what} is missing required field `type` (one of {', '.join(SOP_EVALUATORS)})", mapping.pos)
+    kind = problems.choice(mapping, "type", SOP_EVALUATORS, what, lambda kind: f"unknown evaluator type `{kind}`")
+    if kind is None:
         return None
-    kind = type_node.value if isinstance(type_node, YScalar) else None
-    if not isinstance(kind, str):
-        problems.add(f"`type` in {what} must be a string, got {describe(type_node)}", type_node.pos)
-        return None
-    cls = SOP_EVALUATORS.get(kind)
-    if cls is None:
-        hint = did_you_mean(kind, SOP_EVALUATORS) or f" (one of {', '.join(SOP_EVALUATORS)})"
-        problems.add(f"unknown evaluator type `{kind}`{hint}", type_node.pos)
-        return None
+    cls = SOP_EVALUATORS[kind]
     fields = Fields(mapping, problems, f"`{kind}` in {what}", ("type", *file_keys(cls), *ignore))
     return build(cls, fields, Context(framework_tools=framework_tools))
 
