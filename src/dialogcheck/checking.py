@@ -139,13 +139,19 @@ class CheckTally:
     shards: list[str] = field(default_factory=list)
     #: Per assertion, SOP step and criterion: how the conversations ended.
     stats: CheckStats = field(default_factory=CheckStats)
-    #: The planned runs of the `run` results folders given that never finished: `{"results", "slug", "run"}` each.
-    unfinished: list[dict[str, object]] = field(default_factory=list)
+    #: The `run` results folders given whose batch did not finish: (folder, its planned runs that never finished as
+    #: (slug, number), how many runs it planned) each.
+    unfinished_batches: list[tuple[str, tuple[tuple[str, int], ...], int]] = field(default_factory=list)
+
+    @property
+    def unfinished(self) -> list[dict[str, object]]:
+        """The planned runs that never finished, as summary.json lists them: `{"results", "slug", "run"}` each."""
+        return [{"results": folder, "slug": slug, "run": number} for folder, missing, _ in self.unfinished_batches for slug, number in missing]
 
     @property
     def undecided(self) -> bool:
         """Some check came out `error`, or a batch given was judged in part: nothing failed is then no pass (exit 3)."""
-        return self.any_error or bool(self.unfinished)
+        return self.any_error or bool(self.unfinished_batches)
 
     def add(self, item: Judged | ChunkResult) -> None:
         if isinstance(item, ChunkResult):
@@ -160,42 +166,17 @@ class CheckTally:
             self.shards.append(item.shard)
 
 
-def _unfinished_folders(sources: Iterable[Any]) -> Iterator[tuple[Any, list[tuple[str, int]], int]]:
-    """Each `run` results folder among `sources` whose batch did not finish: the folder, its planned runs that never
-    finished (slug, number), and how many it planned."""
-    for source in sources:
-        found = unfinished_runs(Path(source)) if isinstance(source, (str, Path)) and str(source) != STDIN and not is_uri(str(source)) else None
-        if found and found[0]:
-            yield source, *found
-
-
 def note_unfinished(tally: CheckTally, sources: Iterable[Any]) -> None:
     """A `run` results folder among `sources` whose batch did not finish is judged in part: said (a warning at its
     plan.json) and counted in `tally`, so the check cannot pass on the runs it holds."""
-    for source, missing, planned in _unfinished_folders(sources):
+    for source in sources:
+        found = unfinished_runs(Path(source)) if isinstance(source, (str, Path)) and str(source) != STDIN and not is_uri(str(source)) else None
+        if not found or not found[0]:
+            continue
+        missing, planned = found
         message = f"{unfinished_text(missing, planned)}: this check judged the batch in part; finish it with dialogcheck run --resume {source}"
         tally.warnings.add([Problem(message, str(Path(source) / RUN_PLAN))])
-        tally.unfinished.extend({"results": str(source), "slug": slug, "run": number} for slug, number in missing)
-
-
-def _refusing_unfinished(sources: Iterable[Any]) -> Iterable[Any]:
-    """`sources`, refused with `UnfinishedBatch` at a `run` results folder whose batch did not finish: all of them
-    before anything is judged when they are a list, else each as it is reached (a stream is not read ahead)."""
-    if isinstance(sources, (list, tuple)):
-        _refuse_unfinished(sources)
-        return sources
-    return _each_refusing_unfinished(sources)
-
-
-def _each_refusing_unfinished(sources: Iterable[Any]) -> Iterator[Any]:
-    for source in sources:
-        _refuse_unfinished([source])
-        yield source
-
-
-def _refuse_unfinished(sources: Iterable[Any]) -> None:
-    for folder, missing, planned in _unfinished_folders(sources):
-        raise UnfinishedBatch(folder, missing, planned)
+        tally.unfinished_batches.append((str(source), tuple(missing), planned))
 
 
 class UnfinishedBatch(Exception):
@@ -436,13 +417,12 @@ def check_conversations(
     if engine != "local":
         raise ValueError(f"engine {engine!r}: check_conversations judges in this process and its workers (engine='local'); "
                          "`dialogcheck check --engine ray --output DIR` writes Ray's results to a folder")
-    given = [sources] if isinstance(sources, (str, Path)) else sources
-    if not partial:
-        given = _refusing_unfinished(given)
     batch = CheckBatch(
-        _subject_of(subject, pair), given, jobs=jobs, judge=judge, no_judge=no_judge, metrics=metrics, input_format=input_format, strict=strict,
+        _subject_of(subject, pair), [sources] if isinstance(sources, (str, Path)) else sources, jobs=jobs, judge=judge, no_judge=no_judge, metrics=metrics, input_format=input_format, strict=strict,
         review_user=review_user,
     )
+    if batch.tally.unfinished_batches and not partial:  # found while the input was planned, before anything is judged
+        raise UnfinishedBatch(*batch.tally.unfinished_batches[0])
     for item in batch.judged(with_results=True):
         if isinstance(item, Judged) and item.result is not None:
             yield item.result

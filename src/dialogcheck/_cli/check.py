@@ -509,7 +509,7 @@ def _check_on_ray(o: CheckOptions, subject) -> None:
         click.echo(f"error: {err}", err=True)
         raise SystemExit(EXIT_ERRORED) from None
     tally = CheckTally(
-        counts=outcome.counts, any_error=outcome.any_error, warnings=noted.warnings, shards=list(outcome.shards), stats=outcome.stats, unfinished=noted.unfinished
+        counts=outcome.counts, any_error=outcome.any_error, warnings=noted.warnings, shards=list(outcome.shards), stats=outcome.stats, unfinished_batches=noted.unfinished_batches
     )
     tally.warnings.add(outcome.warnings)
     if tally.counts.total == 0:
