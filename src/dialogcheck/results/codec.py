@@ -590,13 +590,16 @@ def check_stats_of(document: Mapping[str, Any]) -> CheckStats | None:
             CheckKind(entry["kind"]), str(entry["label"]), entry.get("index"), entry.get("id"), entry.get("scenario"), counts,
             [str(example) for example in entry["examples"]], int(entry.get("uncalibrated", 0)),
         ))
-    verdicts = []
-    for row in scenarios:
-        counts = Counts()
-        for outcome, key in ((Outcome.PASS, "passed"), (Outcome.FAIL, "failed"), (Outcome.ERROR, "errored"), (Outcome.SUSPECT, "suspect")):
-            counts.add(outcome, int(row.get(key) or 0))
-        verdicts.append((str(row["slug"]), str(row["name"]), counts))
+    verdicts = [(str(row["slug"]), str(row["name"]), verdict_counts_of(row)) for row in scenarios]
     return CheckStats.restored(rows, _sop_scores_of(document.get("sop_scores")), verdicts)
+
+
+def verdict_counts_of(document: Mapping[str, Any]) -> Counts:
+    """The verdicts a summary (or one of its per-scenario rows) counts in `passed`, `failed`, `errored`, `suspect`."""
+    counts = Counts()
+    for outcome, key in ((Outcome.PASS, "passed"), (Outcome.FAIL, "failed"), (Outcome.ERROR, "errored"), (Outcome.SUSPECT, "suspect")):
+        counts.add(outcome, int(document.get(key) or 0))
+    return counts
 
 
 def _sop_scores_of(document: Mapping[str, Any] | None) -> SopScores:

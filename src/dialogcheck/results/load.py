@@ -22,7 +22,7 @@ from .._shown import counted
 from ..checks.base import Outcome
 from ..errors import LoadError
 from ..events.parse import EventFieldError, conversation_from_dicts
-from .codec import check_stats_of, decode_conversation, decode_run
+from .codec import check_stats_of, decode_conversation, decode_run, verdict_counts_of
 from .files import PLAN, SUMMARY_JSON, ResultsFolder, slug_folder
 from .model import BatchResult, ConversationResult, Counts, RunResult
 from .plan import Plan, read_plan
@@ -165,7 +165,7 @@ class CheckOutput:
 
     @property
     def counts(self) -> Counts:
-        return _summary_counts(self.summary)
+        return verdict_counts_of(self.summary)
 
     @property
     def any_error(self) -> bool:
@@ -213,13 +213,6 @@ class CheckOutput:
         """Read every shard, for what is drawn from the summary alone: `LoadError` when they disagree with it."""
         for _ in self.placed_results():
             pass
-
-
-def _summary_counts(summary: dict[str, Any]) -> Counts:
-    counts = Counts()
-    for outcome, key in ((Outcome.PASS, "passed"), (Outcome.FAIL, "failed"), (Outcome.ERROR, "errored"), (Outcome.SUSPECT, "suspect")):
-        counts.add(outcome, int(summary.get(key) or 0))
-    return counts
 
 
 def _counted(counts: Counts, *, noun: bool = True) -> str:
