@@ -48,11 +48,13 @@ def _check_output_reports(found: CheckOutput, junit_path: str | None, html_path:
 
 
 def _report_check_output(found: CheckOutput, folder: str, html_path: str | None, junit_path: str | None, output_format: str) -> None:
-    """What `check --output` printed (drawn from its summary.json, once the shards agree with it), or its reports."""
-    found.verify()
+    """What `check --output` printed (drawn from its summary.json, once the shards agree with it), or its reports
+    (made from the shards, whose reading ends in the same agreement check before anything is written)."""
     if html_path or junit_path:
         _write(folder, output_format, lambda: _check_output_reports(found, junit_path, html_path))
-    elif output_format == "json":
+        raise SystemExit(check_exit_code(found.counts, found.any_error))
+    found.verify()
+    if output_format == "json":
         print_json(dumps(found.summary))
     else:
         print_text(render_output_summary(found.counts, found.stats(), found.shards, folder))
