@@ -49,9 +49,10 @@ class Problems:
             return None
         return node
 
-    def choice(self, mapping: YMap, key: str, choices: Iterable[str], what: str, unknown: Callable[[str], str]) -> str | None:
+    def kind_of(self, mapping: YMap, key: str, choices: Iterable[str], what: str, unknown: Callable[[str], str]) -> str | None:
         """The field `key` of `mapping` that says which kind it is (an SOP step's `type`, a fault's `kind`): present, a
-        string and one of `choices`, else a problem and None; `unknown(value)` begins the message for another value."""
+        string and one of `choices`, else a problem and None; `unknown(value)` begins the message for another value.
+        Read before the mapping's other fields (`Fields.choice` reads a field among known ones), which depend on it."""
         choices = list(choices)
         node = mapping.get(key)
         if node is None:

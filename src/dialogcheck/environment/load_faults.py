@@ -46,7 +46,7 @@ def parse_faults(node: YNode | None, problems: Problems, pos: Pos, tools: Mappin
 
 
 def _kind(mapping: Any, problems: Problems, what: str) -> str | None:
-    return problems.choice(mapping, "kind", KINDS, what, lambda kind: f"unknown fault kind `{kind}` in {what}")
+    return problems.kind_of(mapping, "kind", KINDS, what, lambda kind: f"unknown fault kind `{kind}` in {what}")
 
 
 def _fault(node: YNode, problems: Problems, number: int, tools: Mapping[str, Tool]) -> Fault | None:

@@ -37,7 +37,7 @@ def parse_evaluator(
     mapping = problems.expect_map(node, what, pos)
     if mapping is None:
         return None
-    kind = problems.choice(mapping, "type", SOP_EVALUATORS, what, lambda kind: f"unknown evaluator type `{kind}`")
+    kind = problems.kind_of(mapping, "type", SOP_EVALUATORS, what, lambda kind: f"unknown evaluator type `{kind}`")
     if kind is None:
         return None
     cls = SOP_EVALUATORS[kind]
