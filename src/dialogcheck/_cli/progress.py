@@ -104,8 +104,7 @@ class Progress:
         return visible(mask(self.current)) if self.current else "checking"
 
     def tally(self) -> str:
-        c = self.counts
-        return f"{c.passed:,} passed, {c.failed:,} failed, {c.errored:,} errored" + (f", {c.suspect:,} suspect" if c.suspect else "")
+        return self.counts.verdicts_text()
 
     def line(self) -> str:
         """The plain progress line: `dialogcheck: 1,200 of 5,000 runs done (...), 30 s`."""

@@ -13,7 +13,7 @@ from ..checks.base import Outcome
 from ..results.model import BatchResult, RunResult, SimulatorInfo, unfinished_text
 from ..results.stats import persona_stats, run_stats
 from .styled import Styled
-from .text import STYLES, WORDS, outcome_line, rate, render_check_table, render_scenario_rows, render_user_review, suspect_text, with_citations
+from .text import STYLES, WORDS, outcome_line, rate, render_check_table, render_scenario_rows, render_user_review, with_citations
 
 
 def render_run(run: RunResult) -> Styled:
@@ -83,7 +83,7 @@ def render_summary(batch: BatchResult, *, show_all: bool = False, max_failures: 
     done, planned = len(batch.runs), batch.planned
     incomplete = f" of {planned:,} planned" if planned is not None and planned != done else ""
     counts = batch.counts
-    text.append(f"\n{counted(done, 'run')}{incomplete}: {counts.passed:,} passed, {counts.failed:,} failed, {counts.errored:,} errored{suspect_text(counts.suspect)}\n", "bold")
+    text.append(f"\n{counted(done, 'run')}{incomplete}: {counts.verdicts_text()}\n", "bold")
     return text
 
 

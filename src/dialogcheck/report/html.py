@@ -242,8 +242,7 @@ class HtmlReport:
     def _totals(self) -> str:
         checks, counts = self.check_counts, self.counts
         return (
-            f"{counted(counts.total, self.noun)}: {counts.passed:,} passed, {counts.failed:,} failed, "
-            f"{counts.errored:,} errored{f', {counts.suspect:,} suspect' if counts.suspect else ''} · checks: {checks.passed:,} passed, {checks.failed:,} failed, {checks.errored:,} errored"
+            f"{counted(counts.total, self.noun)}: {counts.verdicts_text()} · checks: {checks.passed:,} passed, {checks.failed:,} failed, {checks.errored:,} errored"
             + (f", {checks.skipped:,} skipped" if checks.skipped else "")
         )
 

@@ -190,10 +190,7 @@ def render_check_table(stats: CheckStats, *, examples: bool = True) -> Styled:
 
 def conversations_line(counts: Counts) -> str:
     """`1,200 conversations: 720 passed, 480 failed, 0 errored`: the counts of a check of many conversations."""
-    return (
-        f"{counted(counts.total, 'conversation')}: {counts.passed:,} passed, {counts.failed:,} failed, {counts.errored:,} errored"
-        f"{suspect_text(counts.suspect)}"
-    )
+    return f"{counted(counts.total, 'conversation')}: {counts.verdicts_text()}"
 
 
 def render_tally(counts: Counts) -> Styled:

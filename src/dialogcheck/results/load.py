@@ -216,9 +216,8 @@ class CheckOutput:
 
 
 def _counted(counts: Counts, *, noun: bool = True) -> str:
-    suspect = f", {counts.suspect:,} suspect" if counts.suspect else ""
     total = counted(counts.total, "conversation") if noun else f"{counts.total:,}"
-    return f"{total} ({counts.passed:,} passed, {counts.failed:,} failed, {counts.errored:,} errored{suspect})"
+    return f"{total} ({counts.verdicts_text()})"
 
 
 def _shard_results(path: Path) -> Iterator[tuple[int, ConversationResult]]:

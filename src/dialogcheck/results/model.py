@@ -242,6 +242,11 @@ class Counts:
         """The `worst` of the outcomes counted."""
         return worst([outcome for outcome, n in self.by_outcome.items() if n])
 
+    def verdicts_text(self) -> str:
+        """`720 passed, 480 failed, 0 errored` (and `, 3 suspect` when some are): verdicts as every text output says them."""
+        suspect = f", {self.suspect:,} suspect" if self.suspect else ""
+        return f"{self.passed:,} passed, {self.failed:,} failed, {self.errored:,} errored{suspect}"
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Counts) and other.by_outcome == self.by_outcome
 
