@@ -14,7 +14,7 @@ collector's scans (they hold no cycles).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Literal
@@ -208,6 +208,31 @@ def opens_turn(text: str | None) -> bool:
 
 
 @dataclass(frozen=True)
+class World:
+    """The state an environment (`eval/environments/NAME.yml`) held for one conversation: what it began with and
+    what the agent's calls left, as JSON bytes (never shared, never changed), and how to replay calls.
+
+    `replay(calls)` is the state a list of `{tool, arguments}` calls leaves on a fresh copy of `initial`, the
+    faults off (tau-bench's grading rule); None when the environment that made the state is not at hand.
+    """
+
+    name: str
+    initial_json: bytes
+    final_json: bytes
+    replay: Callable[[Sequence[Mapping[str, Any]]], Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def initial(self) -> Any:
+        """The starting state (a fresh copy each time)."""
+        return orjson.loads(self.initial_json)
+
+    @property
+    def final(self) -> Any:
+        """The state the conversation ended with (a fresh copy each time)."""
+        return orjson.loads(self.final_json)
+
+
+@dataclass(frozen=True)
 class Conversation:
     """An ordered list of events plus the indexes checks need.
 
@@ -227,6 +252,8 @@ class Conversation:
     warnings: tuple[Problem, ...] = field(default=(), repr=False, compare=False)
     #: The file and line where the record starts, for what is said about it as a whole (None: built in code).
     place: tuple[str, int] | None = field(default=None, compare=False)
+    #: The environment's state before and after, when an environment answered the agent's tools (None: no state known).
+    world: World | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def raw_events(self) -> Sequence[Mapping[str, Any]]:

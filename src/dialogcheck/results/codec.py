@@ -41,6 +41,8 @@ from .model import (
     ScenarioInfo,
     ScenarioStats,
     SimulatorInfo,
+    EnvironmentInfo,
+    FaultMet,
     TranscriptLine,
     UserReview,
     scenario_stats,
@@ -348,7 +350,50 @@ def run_document(run: RunResult) -> dict[str, Any]:
         ]
     if run.simulator is not None:
         document["simulator"] = _simulator_document(run.simulator)
+    if run.environment is not None:
+        document["environment"] = environment_document(run.environment)
     return document
+
+
+def environment_document(info: EnvironmentInfo) -> dict[str, Any]:
+    """`environment` of `run_N.json`: which environment, its fault seed and schedule, what it answered and changed."""
+    return {
+        "name": info.name,
+        "seed": info.seed,
+        "faults_on": info.faults_on,
+        "calls": info.calls,
+        "faults": [{"kind": f.kind, "tool": f.tool, "index": f.index, "event": f.event} for f in info.faults],
+        "unanswered": list(info.unanswered),
+        "unreported": list(info.unreported),
+        "initial_state": info.initial_state,
+        "final_state": info.final_state,
+    }
+
+
+def _indexes(value: Any) -> tuple[int, ...]:
+    return tuple(i for i in value if isinstance(i, int) and not isinstance(i, bool)) if isinstance(value, list) else ()
+
+
+def _environment(value: Any) -> EnvironmentInfo | None:
+    """A run's `environment` as `environment_document` wrote it; None for anything else."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("name"), str):
+        return None
+    seed, calls = value.get("seed"), value.get("calls")
+    faults = [f for f in value.get("faults") or () if isinstance(f, Mapping) and isinstance(f.get("kind"), str)]
+    return EnvironmentInfo(
+        value["name"],
+        seed if isinstance(seed, int) and not isinstance(seed, bool) else 0,
+        value.get("faults_on") is not False,
+        calls if isinstance(calls, int) and not isinstance(calls, bool) else 0,
+        tuple(
+            FaultMet(f["kind"], str(f.get("tool")), f["index"] if isinstance(f.get("index"), int) else 0, f["event"] if isinstance(f.get("event"), int) else None)
+            for f in faults
+        ),
+        _indexes(value.get("unanswered")),
+        _indexes(value.get("unreported")),
+        value.get("initial_state"),
+        value.get("final_state"),
+    )
 
 
 def _simulator_document(simulator: SimulatorInfo) -> dict[str, Any]:
@@ -417,6 +462,7 @@ def decode_run(document: Any, where: str) -> RunResult:
         suspect_attempts=int(document.get("suspect_attempts") or 0),
         persona=document["persona"] if isinstance(document.get("persona"), str) else None,
         simulator=_simulator(document.get("simulator")),
+        environment=_environment(document.get("environment")),
     )
 
 

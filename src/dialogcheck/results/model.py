@@ -377,6 +377,43 @@ class SimulatorInfo:
 
 
 @dataclass(frozen=True)
+class FaultMet:
+    """A fault the environment fired on one call of a run: its kind, its tool, its place in the file's
+    `faults` (`index`, from 1) and the event that carried it to the agent (`event`, its index)."""
+
+    kind: str
+    tool: str
+    index: int
+    event: int | None = None
+
+
+@dataclass(frozen=True)
+class EnvironmentInfo:
+    """What the environment of a run did: which one, its fault seed and whether the schedule was on, the calls
+    it answered, the faults it fired, and the state the run began and ended with.
+
+    `unanswered` are the events of tool calls the agent reported that the environment never answered (a tool of
+    the environment's, called somewhere else); `unreported` those the environment answered that the agent, which
+    reports its tool calls, never reported.
+    """
+
+    name: str
+    seed: int
+    faults_on: bool
+    calls: int
+    faults: tuple[FaultMet, ...] = ()
+    unanswered: tuple[int, ...] = ()
+    unreported: tuple[int, ...] = ()
+    initial_state: Any = None
+    final_state: Any = None
+
+    @property
+    def fault_kinds(self) -> tuple[str, ...]:
+        """The kinds of fault the run met, each once, in the order first met."""
+        return tuple(dict.fromkeys(fault.kind for fault in self.faults))
+
+
+@dataclass(frozen=True)
 class RunResult:
     """One run of one scenario: its verdict, what was said, and how it was judged.
 
@@ -411,6 +448,8 @@ class RunResult:
     persona: str | None = None
     #: How an LLM simulated the user on this run; None for a scripted run.
     simulator: SimulatorInfo | None = None
+    #: What the run's environment (`eval/environments/NAME.yml`) answered and changed; None without one.
+    environment: EnvironmentInfo | None = None
 
     @property
     def slug(self) -> str:
