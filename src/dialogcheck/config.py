@@ -162,6 +162,9 @@ class ProjectConfig:
     cache: CacheSettings = field(default_factory=CacheSettings)
     #: Tool names never counted as tool runs in this project's scenarios (`framework_tools`; SPEC's list by default).
     framework_tools: frozenset[str] = FRAMEWORK_TOOLS
+    #: The environment (`eval/environments/NAME.yml`) of every scenario that names none, and where the config names it.
+    environment: str | None = None
+    environment_pos: Pos | None = None
 
     @classmethod
     def empty(cls, root: Path) -> ProjectConfig:
@@ -398,7 +401,7 @@ def parse_config(root_node: YNode | None, problems: Problems, path: Path) -> Pro
     top = problems.expect_map(root_node, "the config", Pos(1, 1))
     if top is None:
         return ProjectConfig.empty(root)
-    known = ("simulation", "evaluation", "max_concurrent_llm_calls", "agent", "cache", "framework_tools")
+    known = ("simulation", "evaluation", "max_concurrent_llm_calls", "agent", "cache", "framework_tools", "environment")
     fields = Fields(top, problems, "the config", known)
     limit = fields.integer("max_concurrent_llm_calls", minimum=1)
     default_limit = limit if limit is not None else DEFAULT_CONCURRENCY
@@ -410,6 +413,8 @@ def parse_config(root_node: YNode | None, problems: Problems, path: Path) -> Pro
         agent=_agent(fields),
         cache=_cache(fields, root),
         framework_tools=framework_tools_setting(fields),
+        environment=fields.string("environment"),
+        environment_pos=fields.get("environment").pos if fields.has("environment") else None,
     )
 
 

@@ -7,16 +7,17 @@ files, not for every YAML file in it (a Rasa project root also holds
 
 - a project (a folder holding `eval/conftest.yml`, `eval/scenarios/` or
   `sops/`), or its `eval/` folder: the config, and every YAML file under
-  `scenarios/` and `sops/`;
-- a folder named `scenarios` or `sops`: every YAML file under it, each of
-  which must be a scenario or an SOP;
+  `scenarios/`, `environments/` and `sops/`;
+- a folder named `scenarios`, `environments` or `sops`: every YAML file under
+  it, each of which must be a definition;
 - any other folder: the YAML files whose top-level key is `scenario` or `sop`
   (or a misspelling of them, which is then reported), and `conftest.yml`
   files; the others are skipped, and listed as skipped.
 
 A YAML file is a scenario when its top-level key is `scenario`, an SOP when
-it is `sop`, and the project config when it is named `conftest.yml`. A
-scenario is checked with its project's settings (`framework_tools`).
+it is `sop`, an environment when it is `environment`, and the project config
+when it is named `conftest.yml`. A scenario is checked with its project's
+settings (`framework_tools`, the default `environment`) and environments.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from typing import Any
 
 from ._fields import Problems
 from ._paths import files_in
-from ._yaml import MAX_FILE_BYTES, YMap, read_yaml
+from ._yaml import MAX_FILE_BYTES, YMap, allowed_env, read_yaml
 from .config import ProjectConfig, find_config, load_config, parse_config
+from .environment.catalog import Catalog
+from .environment.model import Environment
 from .errors import LoadError
 from .events.model import FRAMEWORK_TOOLS
 from .scenario.load import parse_scenario
@@ -39,7 +42,9 @@ from .scenario.load import parse_scenario
 YAML_SUFFIXES = (".yml", ".yaml")
 CONFIG_NAMES = ("conftest.yml", "conftest.yaml")
 #: Folders whose every YAML file must be a definition.
-DEFINITION_FOLDERS = ("scenarios", "sops")
+DEFINITION_FOLDERS = ("scenarios", "sops", "environments")
+#: The top-level key of each kind of definition file but the config.
+KINDS = ("scenario", "sop", "environment")
 _SKIP_DIRS = {"results", ".git", ".venv", "node_modules", "__pycache__"}
 #: A key at the start of a line (plain or quoted), or the first key of a flow mapping opening a line: a top-level key.
 _TOP_KEY = re.compile(r"""^(?:\{\s*)?(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#:"'{}\[\],&*!|>%@`-][^:\n#]*?))[ \t]*:(?:[ \t]|$)""", re.M)
@@ -47,7 +52,7 @@ _TOP_KEY = re.compile(r"""^(?:\{\s*)?(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#:"'{}\[\],
 
 @dataclass(frozen=True)
 class Definition:
-    kind: str  # "scenario", "sop" or "config"
+    kind: str  # "scenario", "sop", "environment" or "config"
     path: str
     value: Any
 
@@ -68,7 +73,7 @@ def _project_files(folder: Path) -> list[Path] | None:
         scenarios = eval_dir / "scenarios"
         if configs or scenarios.is_dir() or (sops is not None and sops.is_dir()):
             found = list(configs)
-            for sub in (scenarios, sops):
+            for sub in (scenarios, eval_dir / "environments", sops):
                 if sub is not None and sub.is_dir():
                     found.extend(files_in(sub, YAML_SUFFIXES, skip_dirs=_SKIP_DIRS, boundary=folder))
             return found
@@ -89,7 +94,7 @@ def _looks_like_definition(path: Path) -> bool:
         return True  # unreadable: loading it reports why
     for match in _TOP_KEY.finditer(text):
         key = next(group for group in match.groups() if group is not None).strip().lower()
-        if key in ("scenario", "sop", "sops") or difflib.get_close_matches(key, ["scenario"], cutoff=0.85):
+        if key in ("scenario", "sop", "sops", "environment") or difflib.get_close_matches(key, ["scenario", "environment"], cutoff=0.85):
             return True
     return False
 
@@ -119,10 +124,29 @@ def find_definitions(paths: Iterable[str | Path]) -> Found:
 
 
 class ProjectSettings:
-    """Each project's config, read once: a scenario is loaded with its project's `framework_tools`."""
+    """Each project's config and environments, read once: a scenario is loaded with its project's `framework_tools`,
+    the environments of its project and the config's default environment."""
 
     def __init__(self) -> None:
         self._configs: dict[Path, ProjectConfig | None] = {}
+        self._catalogs: dict[Path, Catalog] = {}
+
+    def catalog(self, path: Path) -> Catalog:
+        """The environments of the project `path` (a scenario or config file) is in."""
+        config = self.config(path)
+        root = config.root if config is not None else Catalog.for_file(path).root
+        key = root.resolve()
+        if key not in self._catalogs:
+            self._catalogs[key] = Catalog(root)
+        return self._catalogs[key]
+
+    def default_environment(self, scenario: Path) -> Environment | None:
+        """The config's `environment` of the project `scenario` is in; None without one, or when it cannot be used
+        (reported as the config's own problem)."""
+        config = self.config(scenario)
+        if config is None or config.environment is None or config.environment_pos is None:
+            return None
+        return self.catalog(scenario).get(config.environment, Problems(), config.environment_pos, "`environment`")
 
     def framework_tools(self, scenario: Path) -> frozenset[str]:
         """The setting of the project `scenario` belongs to; SPEC's list outside a project, or when its config does not load.
@@ -151,25 +175,34 @@ def load_definition(path: str | Path, settings: ProjectSettings | None = None) -
     file = str(path)
     root = read_yaml(path)
     problems = Problems()
+    settings = settings or ProjectSettings()
     if Path(path).name in CONFIG_NAMES:
         config = parse_config(root, problems, Path(path))
+        if not problems and config.environment is not None and config.environment_pos is not None:
+            settings.catalog(Path(path)).get(config.environment, problems, config.environment_pos, "`environment` in the config")
         if problems:
             raise LoadError(problems.items).in_file(file)
         return Definition("config", file, config)
     keys = tuple(root.values) if isinstance(root, YMap) else ()
-    key = "sop" if "sop" in keys else "scenario" if "scenario" in keys else next(iter(keys), None)
-    if key == "sop":
+    key = next((kind for kind in KINDS if kind in keys), next(iter(keys), None))
+    if key == "environment":
+        from .environment.load import parse_environment, project_of
+
+        value = parse_environment(root, problems, file, project=project_of(Path(path)), safe_env=allowed_env() is not None)
+        kind = "environment"
+    elif key == "sop":
         from .sop.load import parse_sop
 
         value = parse_sop(root, problems, file)
         kind = "sop"
     elif key == "scenario" or key is None:
-        framework_tools = (settings or ProjectSettings()).framework_tools(Path(path))
-        value = parse_scenario(root, problems, file, framework_tools)  # reports what a scenario file lacks
+        scenario = Path(path)
+        catalog, default = settings.catalog(scenario), settings.default_environment(scenario)
+        value = parse_scenario(root, problems, file, settings.framework_tools(scenario), catalog, default)  # reports what a scenario file lacks
         kind = "scenario"
     else:
         raise LoadError.one(
-            f"not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `{key}`",
+            f"not a scenario, SOP or environment file: expected a top-level `scenario:`, `sop:` or `environment:` key, got `{key}`",
             file,
             root.keys[key].line,
             root.keys[key].column,

@@ -31,9 +31,13 @@ def _summary(definition: Definition) -> str:
     if definition.kind == "scenario":
         goals = value.goals
         sop = f", {counted(len(goals.sop.steps), 'SOP step')}" if goals.sop is not None else ""
-        return f"scenario {value.name!r}: {counted(len(goals.assertions), 'assertion')}, {counted(len(goals.criteria), 'criterion', 'criteria')}{sop}"
+        world = f", environment {value.environment.name}" if value.environment is not None else ""
+        return f"scenario {value.name!r}: {counted(len(goals.assertions), 'assertion')}, {counted(len(goals.criteria), 'criterion', 'criteria')}{sop}{world}"
     if definition.kind == "sop":
         return f"SOP {value.id} {value.name!r}: {counted(len(value.steps.steps), 'step')}"
+    if definition.kind == "environment":
+        records = sum(len(table) for table in value.state.values())
+        return f"environment {value.name!r}: {counted(len(value.tools), 'tool')}, {counted(len(value.faults), 'fault')}, {counted(records, 'record')}"
     def model(role) -> str:
         return f"{role.llm.provider}/{role.llm.model}" if role.llm else "none"
 

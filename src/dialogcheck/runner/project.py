@@ -12,13 +12,16 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .._paths import files_in, open_regular, path_problem, read_regular
 from .._shown import clip, visible
 from .._yaml import MAX_FILE_BYTES
+from .._fields import Problems
 from ..config import ProjectConfig, find_config, load_config, searched
+from ..environment.catalog import Catalog
+from ..environment.model import Environment
 from ..errors import LoadError, Problem
 from ..results.plan import PLAN_VERSION, Plan, PlannedScenario, named, plan_error
 from ..scenario.load import load_scenario
@@ -176,9 +179,11 @@ def _project(config: ProjectConfig, files: Sequence[Path]) -> Project:
     problems: list[Problem] = []
     scenarios: list[Scenario] = []
     digests: dict[str, str] = {}
+    catalog = Catalog(config.root)
+    default = _default_environment(config, catalog, problems)
     for file in files:
         try:
-            scenario = load_scenario(file, framework_tools=config.framework_tools)
+            scenario = load_scenario(file, framework_tools=config.framework_tools, environments=catalog, default_environment=default)
             digests[scenario.path] = _digest(file)
         except LoadError as err:
             problems.extend(err.problems)
@@ -195,6 +200,18 @@ def _project(config: ProjectConfig, files: Sequence[Path]) -> Project:
     if problems:
         raise LoadError(problems)
     return Project(config.root, config, tuple(scenarios), digests)
+
+
+def _default_environment(config: ProjectConfig, catalog: Catalog, problems: list[Problem]) -> Environment | None:
+    """The config's `environment`, every scenario's that names none; its problems added to `problems`."""
+    if config.environment is None or config.environment_pos is None:
+        return None
+    found = Problems()
+    environment = catalog.get(config.environment, found, config.environment_pos, "`environment` in the config")
+    where = str(config.path or config.root)
+    problems.extend(replace(problem, file=where) for problem in found.items)
+    problems.extend(catalog.take_file_problems())
+    return environment
 
 
 def _guess_root(target: Path) -> Path:

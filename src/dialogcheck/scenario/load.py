@@ -9,13 +9,16 @@ from .._fields import Fields, Problems, file_body, load_definition_file
 from .._yaml import Pos, YMap, YNode, YScalar, YSeq, plain
 from ..checks import ASSERTIONS, Check
 from ..checks.load import Context, read_tagged
+from ..environment.catalog import Catalog
+from ..environment.model import Environment
+from ..errors import LoadError
 from ..events.model import FRAMEWORK_TOOLS
 from .model import DEFAULT_MAX_TURNS, SCENARIO_TYPES, Goals, Scenario, UserProfile
 from .traits import unknown_trait
 
 #: The fields that describe the simulated user beyond its brief (`UserProfile`), each a string.
 USER_FIELDS = ("persona", "known_info", "unknown_info", "user_instructions")
-SCENARIO_FIELDS = ("name", "type", "simulation_context", "setup", "goals", "max_turns", "script", "tags", *USER_FIELDS, "personas")
+SCENARIO_FIELDS = ("name", "type", "simulation_context", "setup", "goals", "max_turns", "script", "tags", *USER_FIELDS, "personas", "environment")
 GOALS_FIELDS = ("criteria", "assertions", "sop")
 
 
@@ -87,9 +90,16 @@ def _personas(fields: Fields, problems: Problems) -> tuple[str, ...]:
 
 
 def parse_scenario(
-    root: YMap | None, problems: Problems, path: str, framework_tools: frozenset[str] = FRAMEWORK_TOOLS
+    root: YMap | None,
+    problems: Problems,
+    path: str,
+    framework_tools: frozenset[str] = FRAMEWORK_TOOLS,
+    environments: Catalog | None = None,
+    default_environment: Environment | None = None,
 ) -> Scenario | None:
-    """A scenario file's tree; `framework_tools` is its project's setting (eval/conftest.yml), SPEC's list by default."""
+    """A scenario file's tree; `framework_tools` is its project's setting (eval/conftest.yml), SPEC's list by default.
+    `environments` finds what `environment:` names (default: the project the file is in); `default_environment` is
+    the config's, for a scenario that names none."""
     body = file_body(root, problems, "scenario", "a scenario")
     if body is None:
         return None
@@ -104,6 +114,8 @@ def parse_scenario(
     personas = _personas(fields, problems)
     initial_slots = _setup(fields, problems)
     goals = _goals(fields, problems, framework_tools)
+    catalog = environments if environments is not None else Catalog.for_file(path)
+    environment = catalog.of_scenario(fields.get("environment"), problems, fields.pos("environment"), default_environment)
     if problems or name is None or context is None:
         return None
     return Scenario(
@@ -120,16 +132,28 @@ def parse_scenario(
         user=user,
         personas=personas,
         framework_tools=framework_tools,
+        environment=environment,
     )
 
 
 def load_scenario(
-    path: str | Path, environ: dict[str, str] | None = None, framework_tools: frozenset[str] = FRAMEWORK_TOOLS
+    path: str | Path,
+    environ: dict[str, str] | None = None,
+    framework_tools: frozenset[str] = FRAMEWORK_TOOLS,
+    environments: Catalog | None = None,
+    default_environment: Environment | None = None,
 ) -> Scenario:
     """Read and validate one scenario file; raises `LoadError` listing every problem.
 
     `framework_tools` is the project's setting (`ProjectConfig.framework_tools`): which tool names are never
-    counted runs, for `tools_within_one_turn` and `goals.sop`.
+    counted runs, for `tools_within_one_turn` and `goals.sop`. `environments` finds the environment the
+    scenario names (default: in the project its file is in), `default_environment` is the config's. The
+    problems of an environment file it names are raised with the scenario's, each at its own file.
     """
-    parse = partial(parse_scenario, framework_tools=frozenset(framework_tools))
-    return load_definition_file(path, parse, "a scenario", environ)
+    catalog = environments if environments is not None else Catalog.for_file(path)
+    parse = partial(parse_scenario, framework_tools=frozenset(framework_tools), environments=catalog, default_environment=default_environment)
+    try:
+        scenario = load_definition_file(path, parse, "a scenario", environ)
+    except LoadError as err:
+        raise LoadError([*err.problems, *catalog.take_file_problems()]) from None
+    return scenario

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks import Check
+from ..environment.model import Environment
 from ..events.model import FRAMEWORK_TOOLS
 
 SCENARIO_TYPES = ("happy_path", "sad_path", "edge_case", "ambiguity", "out_of_scope", "escalation", "adversarial")
@@ -56,3 +57,5 @@ class Scenario:
     personas: tuple[str, ...] = ()
     #: Tool names never counted as tool runs, as the project's eval/conftest.yml set them when it was loaded.
     framework_tools: frozenset[str] = field(default=FRAMEWORK_TOOLS, repr=False)
+    #: The agent's world on each run (`environment:`, else the config's default), its own state or faults applied.
+    environment: Environment | None = field(default=None, repr=False)

@@ -1,0 +1,124 @@
+"""The environments of a project, `eval/environments/NAME.yml`, found by the name a scenario or the config gives.
+
+A name is a file's stem, never a path: one with a slash, a dot-dot or any character outside letters, digits,
+`_`, `-` and `.` is refused before anything is opened, so no scenario can reach a file outside the folder.
+Each file is read once per catalog, and its problems are reported once, at their own file, line and column.
+A scenario may give its own `state` or `faults` (`{name, state, faults}`): read here against the
+environment's tools, into a copy of it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from .._fields import Fields, Problems
+from .._paths import project_folder
+from .._yaml import Pos, YMap, YNode, YScalar, describe
+from ..errors import LoadError, Problem
+from .load import load_environment
+from .load_faults import parse_faults
+from .model import Environment
+from .state import parse_state
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+#: The fields of a scenario's `environment` when it is a mapping: which one, and what the scenario gives instead.
+SCENARIO_ENVIRONMENT_FIELDS = ("name", "state", "faults")
+
+
+class Catalog:
+    """The environments of the project at `root`, loaded on first use; `safe_env` refuses `python:` tools."""
+
+    def __init__(self, root: Path, *, safe_env: bool | None = None):
+        self.root = Path(root)
+        self.safe_env = safe_env
+        self._loaded: dict[str, Environment | LoadError | str] = {}
+        self._reported: set[str] = set()
+        #: Problems of environment files, each at its own file, line and column (reported once per file).
+        self.file_problems: list[Problem] = []
+
+    @classmethod
+    def for_file(cls, path: str | Path, *, safe_env: bool | None = None) -> Catalog:
+        """The catalog of the project a definition file is in: the folder holding the `eval/` it is under, else its own folder."""
+        folder = Path(path).resolve().parent
+        for candidate in (folder, *folder.parents):
+            if candidate.name == "eval":
+                return cls(candidate.parent, safe_env=safe_env)
+        return cls(folder, safe_env=safe_env)
+
+    def folder(self) -> Path:
+        return self.root / "eval" / "environments"
+
+    def get(self, name: str, problems: Problems, pos: Pos, where: str) -> Environment | None:
+        """The environment `name`, or None with a problem at `pos` (of the file that names it, `where`)."""
+        if not _NAME.fullmatch(name) or ".." in name:
+            problems.add(
+                f"{where} names the environment {name!r}: a name is the stem of a file in eval/environments/"
+                " (letters, digits, `_`, `-`, `.`), never a path",
+                pos,
+            )
+            return None
+        found = self._loaded.get(name)
+        if found is None:
+            found = self._loaded[name] = self._load(name)
+        if isinstance(found, str):
+            problems.add(f"{where} names the environment `{name}`: {found}", pos)
+            return None
+        if isinstance(found, LoadError):
+            if name not in self._reported:
+                self._reported.add(name)
+                self.file_problems.extend(found.problems)
+            count = len(found.problems)
+            problems.add(f"{where} names the environment `{name}`, whose file has {count} problem{'' if count == 1 else 's'} (each listed at its line)", pos)
+            return None
+        return found
+
+    def _load(self, name: str) -> Environment | LoadError | str:
+        """The environment, the problems of its file, or why there is no file to read."""
+        try:
+            folder = project_folder(self.root, self.folder(), "the environments folder", "eval/environments is a link out of the project")
+        except LoadError as err:
+            return err.problems[0].message
+        path = folder / f"{name}.yml"
+        if not path.is_file():
+            others = sorted(p.stem for p in folder.glob("*.yml")) if folder.is_dir() else []
+            known = f" (the environments are {', '.join(others)})" if others else " (there is no eval/environments/*.yml)"
+            return f"there is no file eval/environments/{name}.yml{known}"
+        try:
+            return load_environment(path, project=self.root, safe_env=self.safe_env)
+        except LoadError as err:
+            return err
+
+    def take_file_problems(self) -> list[Problem]:
+        """The problems of environment files found since last asked, to report beside those of what named them."""
+        taken, self.file_problems = self.file_problems, []
+        return taken
+
+    def of_scenario(self, node: YNode | None, problems: Problems, pos: Pos, default: Environment | None) -> Environment | None:
+        """A scenario's `environment`: a name, or `{name, state?, faults?}` giving its own state or faults; `default`
+        (the config's) when it has none."""
+        if node is None or (isinstance(node, YScalar) and node.value is None):
+            return default
+        if isinstance(node, YScalar) and isinstance(node.value, str):
+            return self.get(node.value, problems, node.pos, "`environment`")
+        if not isinstance(node, YMap):
+            problems.add(f"`environment` in `scenario` must be an environment's name or a mapping {{name, state, faults}}, got {describe(node)}", node.pos)
+            return None
+        fields = Fields(node, problems, "`environment`", SCENARIO_ENVIRONMENT_FIELDS)
+        name = fields.string("name", required=True)
+        environment = self.get(name, problems, fields.pos("name"), "`environment.name`") if name is not None else None
+        if environment is None:
+            return None
+        if fields.has("state"):
+            state_json = parse_state(fields.get("state"), problems, fields.pos("state"), self.root)
+            if state_json is not None:
+                environment = replace(environment, state_json=state_json)
+        if fields.has("faults"):
+            tools = {tool.name: tool for tool in environment.tools}
+            faults = parse_faults(fields.get("faults"), problems, fields.pos("faults"), tools)
+            environment = replace(environment, faults=faults)
+        return environment
+
+
+__all__ = ["SCENARIO_ENVIRONMENT_FIELDS", "Catalog"]
