@@ -61,6 +61,7 @@ class ProcessRuns:
         self.config = config
         self.loop = asyncio.new_event_loop()
         self.batches: dict[Path, ScenarioBatch | Unrunnable] = {}
+        self.servers: dict[Path, Any] = {}  # each project's environment server, started when a run first needs one
 
     def run(self, item: Any) -> RunResult:
         """The item's run, judged; `pytest.fail` (the item's error) when its project cannot run at all."""
@@ -69,7 +70,12 @@ class ProcessRuns:
             pytest.fail(mask(str(batch)), pytrace=False)
         scenario = next(s for s in batch.project.scenarios if s.slug == item.slug)
         spec = batch.spec(scenario, item.number)  # its persona trait and seed, as `run` plans them
-        runs = self.loop.run_until_complete(run_batch([spec], batch.agent, batch.make_user, batch.judge, batch.settings, reviewer=batch.reviewer))
+        root = item.parent.root
+        if self.servers.get(root) is None:
+            self.servers[root] = batch.serve_environments([spec])
+        runs = self.loop.run_until_complete(
+            run_batch([spec], batch.agent, batch.make_user, batch.judge, batch.settings, reviewer=batch.reviewer, server=self.servers[root])
+        )
         return runs[0]
 
     def _batch(self, item: Any) -> ScenarioBatch | Unrunnable:
@@ -96,6 +102,9 @@ class ProcessRuns:
         return batch
 
     def close(self) -> None:
+        for server in self.servers.values():
+            if server is not None:
+                server.stop()
         for batch in self.batches.values():
             if isinstance(batch, ScenarioBatch):
                 self.loop.run_until_complete(batch.agent.aclose())
@@ -130,7 +139,7 @@ def write_results(folder: str, carried: Sequence[str], runs_each: int) -> None:
     project = load_project(sorted({run.scenario.path for run in runs}))
     config_path = str(Path(project.config.path).resolve()) if project.config.path else None
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    plan = new_plan(started, str(project.root), config_path, project.planned(runs_each))
+    plan = new_plan(started, str(project.root), config_path, project.planned(runs_each), seed=project.config.simulation.seed)
     results = ResultsFolder(folder)
     results.write_plan(plan)
     writer = BatchWriter(results, plan, [], lambda run: render_run(run).plain, lambda batch: render_summary(batch).plain)

@@ -74,7 +74,7 @@ SCENARIO_ERRORS: dict[str, str | tuple[str, ...]] = {
     "times_in_sequencing.yml": "7:68: `times` is not allowed inside `sequencing`: each entry there matches one run",
     "python_tag.yml": "2:9: unsupported YAML tag `tag:yaml.org,2002:python/object/apply:os.system`: only plain YAML data is read",
     "empty.yml": "1:1: a scenario file must be a mapping, got nothing",
-    "not_a_scenario.yml": "1:1: not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `name`",
+    "not_a_scenario.yml": "1:1: not a scenario, SOP or environment file: expected a top-level `scenario:`, `sop:` or `environment:` key, got `name`",
     # Regular expressions that would take gigabytes, or Python's whole stack, to compile: refused, naming the limit.
     "regex_huge_repeat.yml": (
         "6:37: `text_matches` in `bot_uttered` is too large a regular expression: a repeat count of 1,000,000,000"

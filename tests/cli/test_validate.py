@@ -107,7 +107,7 @@ def test_not_a_scenario_file(tmp_path):
     path = write(tmp_path, "other.yml", "name: x\n")
     result = run(str(path))
     assert result.exit_code == 2
-    assert f"{path}:1:1: not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `name`\n" in result.stdout
+    assert f"{path}:1:1: not a scenario, SOP or environment file: expected a top-level `scenario:`, `sop:` or `environment:` key, got `name`\n" in result.stdout
 
 
 def test_unknown_key_before_scenario_is_an_unknown_field(tmp_path):
@@ -279,7 +279,7 @@ def test_a_misspelt_top_level_key_is_reported_not_skipped(tmp_path):
     result = run(str(tmp_path))
     assert result.exit_code == 2
     assert result.stdout.splitlines()[0] == (
-        f"{bad}:1:1: not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `senario`"
+        f"{bad}:1:1: not a scenario, SOP or environment file: expected a top-level `scenario:`, `sop:` or `environment:` key, got `senario`"
     )
 
 
@@ -294,7 +294,7 @@ def test_every_yaml_file_of_a_scenarios_or_sops_folder_must_be_a_definition(tmp_
         stray = write(tmp_path, f"{folder}/notes.yml", "name: x\n")
         result = run(str(tmp_path / folder))
         assert result.exit_code == 2
-        assert f"{stray}:1:1: not a scenario or SOP file" in result.stdout
+        assert f"{stray}:1:1: not a scenario, SOP or environment file" in result.stdout
 
 
 def test_a_folder_of_other_yaml_only_is_bad_input_naming_what_was_skipped(tmp_path):
@@ -311,7 +311,7 @@ def test_a_file_named_on_the_command_line_is_always_read(tmp_path):
     domain = write(tmp_path, "domain.yml", RASA_FILES["domain.yml"])
     result = run(str(domain))
     assert result.exit_code == 2
-    assert f"{domain}:1:1: not a scenario or SOP file: expected a top-level `scenario:` or `sop:` key, got `version`" in result.stdout
+    assert f"{domain}:1:1: not a scenario, SOP or environment file: expected a top-level `scenario:`, `sop:` or `environment:` key, got `version`" in result.stdout
 
 
 def test_names_from_a_file_cannot_forge_a_line(tmp_path):

@@ -140,7 +140,7 @@ def test_one_run_called_from_many_threads_records_every_call_in_one_order(shop):
 def test_the_public_names_of_the_environment_package_are_pinned():
     import dialogcheck.environment as package
 
-    assert sorted(package.__all__) == ["Environment", "RunEnvironment", "load_environment", "project_of", "run_seed"]
+    assert sorted(package.__all__) == ["AgentEnvironment", "Environment", "RunEnvironment", "load_environment", "project_of", "run_seed"]
     assert all(hasattr(package, name) for name in package.__all__)
 
 

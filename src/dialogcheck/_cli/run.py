@@ -43,6 +43,7 @@ def _refuse_with_resume(paths, results_dir: str | None, config_path: str | None)
     runs_given = context.get_parameter_source("runs") is not click.core.ParameterSource.DEFAULT
     given = {"PATHS": bool(paths), "--runs": runs_given, "--results": results_dir is not None, "--config": config_path is not None}
     given |= {"--persona": bool(context.params.get("personas")), "--seed": context.params.get("seed") is not None}
+    given |= {"--faults": context.get_parameter_source("faults") is not click.core.ParameterSource.DEFAULT}
     named = [name for name, present in given.items() if present]
     if named:
         raise click.UsageError(
@@ -95,6 +96,10 @@ class _Interrupt:
     help="Run each LLM-simulated scenario once per repeat under this persona trait (repeatable: a matrix; wins over a scenario's `personas`).",
 )
 @click.option("--seed", type=click.IntRange(0, SEED_RANGE - 1), help="The simulated user's sampling seed, for providers that take one (wins over simulation.seed).")
+@click.option(
+    "--faults", type=click.Choice(["on", "off"]), default="on", show_default=True,
+    help="off: run with the environments' fault schedules switched off (a baseline to `compare` a faulted batch with).",
+)
 @click.option("--no-judge", is_flag=True, help="Skip LLM-judged checks instead of reporting them as errors.")
 @click.option("--no-cache", is_flag=True, help="Ask the LLMs again instead of reusing cached answers.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
@@ -107,7 +112,7 @@ class _Interrupt:
 @MAX_FAILURES_OPTION
 @FORMAT_OPTION
 @env_options
-def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, retry_suspect, personas, seed, no_judge, no_cache,
+def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, retry_suspect, personas, seed, faults, no_judge, no_cache,
         cache_dir, replay, min_kappa, junit_path, html_path, show, max_failures, output_format, otlp_out=None, openinference_out=None, otlp_endpoint=None):
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
     require_sdk(otlp_endpoint)
@@ -116,7 +121,7 @@ def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, 
         _refuse_with_resume(paths, results_dir, config_path)
     batch = _plan(
         paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format,
-        retry_suspect, personas, seed, replay,
+        retry_suspect, personas, seed, replay, faults == "on",
     )
     require_calibration(batch.judge, batch.project.config.root, min_kappa)
     claim_report_paths([junit_path, html_path], "report", output_format)
@@ -152,7 +157,7 @@ def _telemetry(batch: BatchResult, otlp_out, openinference_out, otlp_endpoint, o
 
 def _plan(
     paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format,
-    retry_suspect=1, personas=(), seed=None, replay=False,
+    retry_suspect=1, personas=(), seed=None, replay=False, faults=True,
 ) -> ScenarioBatch:
     """Load and plan the batch; every problem of the files is bad input (exit 2), before anything runs."""
     try:
@@ -160,6 +165,7 @@ def _plan(
             paths, agent=_agent(agent_flag), runs=runs, parallel=parallel, time_limit=time_limit,
             results=results_dir, resume=resume_dir, config=config_path, no_judge=no_judge, simulate=simulate_mode,
             use_cache=not no_cache, cache_dir=cache_dir, retry_suspect=retry_suspect, personas=personas, seed=seed, replay=replay,
+            faults=faults,
         )
     except LoadError as err:
         fail_with_load_error(err, output_format)

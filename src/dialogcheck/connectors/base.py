@@ -108,11 +108,15 @@ class AgentConnector(Protocol):
         """Raise `AgentError` when the agent cannot be reached at all; checked once, before a batch starts."""
         ...
 
-    async def open(self, conversation_id: str, initial_slots: Mapping[str, Any]) -> AgentTurn:
-        """Start a new conversation (and apply initial memory before the first turn)."""
+    async def open(self, conversation_id: str, initial_slots: Mapping[str, Any], **given: Any) -> AgentTurn:
+        """Start a new conversation (and apply initial memory before the first turn).
+
+        For a scenario with an environment, `open` and `send` are given `environment=` (an
+        `environment.AgentEnvironment`: the run's tools, `call`, and the addresses they are served at); a connector
+        of its own that takes no such keyword serves no scenario with an environment."""
         ...
 
-    async def send(self, conversation_id: str, text: str) -> AgentTurn:
+    async def send(self, conversation_id: str, text: str, **given: Any) -> AgentTurn:
         """Send one user message; return the agent's answer for that turn."""
         ...
 

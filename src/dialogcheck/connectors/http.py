@@ -2,7 +2,9 @@
 
 Request: `{"conversation_id": ID, "text": TEXT}`; `text` is null to open the
 conversation, and the opening request also carries `"initial_slots": {...}`
-(memory to hold before the first turn), which an agent may read or ignore.
+(memory to hold before the first turn), which an agent may read or ignore,
+and, when the scenario has an environment, `"environment": {"http": URL,
+"mcp": URL}`: where the run's tools are served.
 Answer: `{"messages": [{"text", "utter_name"?, "buttons"?}], "events": [...]}`.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..environment.run import AgentEnvironment
 from ._client import JsonClient, check_url
 from .base import AgentTurn
 from .json_values import json_copy
@@ -33,10 +36,13 @@ class HttpConnector:
         where = f"POST {self.url}"
         return turn_from_answer(json_copy(answer, where), where)
 
-    async def open(self, conversation_id: str, initial_slots: Mapping[str, Any]) -> AgentTurn:
-        return await self._post({"conversation_id": conversation_id, "text": None, "initial_slots": dict(initial_slots)})
+    async def open(self, conversation_id: str, initial_slots: Mapping[str, Any], environment: AgentEnvironment | None = None) -> AgentTurn:
+        body: dict[str, Any] = {"conversation_id": conversation_id, "text": None, "initial_slots": dict(initial_slots)}
+        if environment is not None and environment.addresses:
+            body["environment"] = environment.addresses
+        return await self._post(body)
 
-    async def send(self, conversation_id: str, text: str) -> AgentTurn:
+    async def send(self, conversation_id: str, text: str, environment: AgentEnvironment | None = None) -> AgentTurn:
         return await self._post({"conversation_id": conversation_id, "text": text})
 
     async def recorded_events(self, conversation_id: str) -> None:

@@ -1,7 +1,9 @@
 """A Python callable as the agent: `FUNC(conversation_id, text)` answering like the HTTP protocol.
 
 `text` is None to open the conversation; a function that takes an
-`initial_slots` keyword gets the scenario's memory then. The function may be
+`initial_slots` keyword gets the scenario's memory then. When the scenario
+has an environment, every call gets it as the `environment` keyword (its
+`tools` and `call(name, arguments)`). The function may be
 sync or async: a sync one runs in a worker thread, so a slow agent holds up
 only its own conversation. The module is imported when the connector is
 built, so a wrong name is bad input reported before any run.
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .._project_import import import_from_project
+from ..environment.run import AgentEnvironment
 from .base import AgentError, AgentSetupError, AgentTurn, describe
 from .daemon_pool import DaemonPool
 from .json_values import json_copy
@@ -98,22 +101,33 @@ class PythonConnector:
         self._func = func if func is not None else _resolve(target, Path(project_root).resolve())
         self._is_async = inspect.iscoroutinefunction(self._func)
         self._takes_slots = _takes_keyword(self._func, "initial_slots")
+        self._takes_environment = _takes_keyword(self._func, "environment")
         self._threads = threads
         self._executor: DaemonPool | None = None
 
     async def check_reachable(self) -> None:
         """Always reachable: the function was found when the connector was built."""
 
-    async def open(self, conversation_id: str, initial_slots: Mapping[str, Any]) -> AgentTurn:
+    async def open(self, conversation_id: str, initial_slots: Mapping[str, Any], environment: AgentEnvironment | None = None) -> AgentTurn:
+        given = self._environment(environment)
         if self._takes_slots:
-            return await self._call(conversation_id, None, {"initial_slots": dict(initial_slots)})
+            return await self._call(conversation_id, None, {"initial_slots": dict(initial_slots), **given})
         if initial_slots:
             names = ", ".join(initial_slots)
             raise AgentError(f"the scenario sets initial_slots ({names}), but `{self.target}` takes no `initial_slots` keyword to receive them")
-        return await self._call(conversation_id, None, {})
+        return await self._call(conversation_id, None, given)
 
-    async def send(self, conversation_id: str, text: str) -> AgentTurn:
-        return await self._call(conversation_id, text, {})
+    async def send(self, conversation_id: str, text: str, environment: AgentEnvironment | None = None) -> AgentTurn:
+        return await self._call(conversation_id, text, self._environment(environment))
+
+    def _environment(self, environment: AgentEnvironment | None) -> dict[str, Any]:
+        """The `environment` keyword of a call, for a run with one; an agent that cannot take it errors the run, as
+        its tools would otherwise be answered by no environment at all."""
+        if environment is None:
+            return {}
+        if not self._takes_environment:
+            raise AgentError(f"the scenario has an environment, but `{self.target}` takes no `environment` keyword to be handed it")
+        return {"environment": environment}
 
     async def _invoke(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self._is_async:

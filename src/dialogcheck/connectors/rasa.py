@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from ..events.model import Conversation
 from ..events.parse import json_type
+from ..environment.run import AgentEnvironment
 from ._client import JsonClient, check_url
 from .base import AgentError, AgentMessage, AgentTurn
 from .json_values import json_copy
@@ -54,16 +55,24 @@ class RasaConnector:
     def _tracker_path(conversation_id: str) -> str:
         return f"/conversations/{quote(conversation_id, safe='')}/tracker"
 
-    async def open(self, conversation_id: str, initial_slots: Mapping[str, Any]) -> AgentTurn:
-        """`/session_start`, then the initial slots, so the new session does not reset them."""
-        turn = await self.send(conversation_id, SESSION_START)
+    async def open(self, conversation_id: str, initial_slots: Mapping[str, Any], environment: AgentEnvironment | None = None) -> AgentTurn:
+        """`/session_start`, then the initial slots, so the new session does not reset them. The run's environment
+        addresses, when it has one, go in the message's `metadata.environment`."""
+        addresses = environment.addresses if environment is not None else {}
+        turn = await self._post(conversation_id, SESSION_START, {"environment": addresses} if addresses else None)
         if initial_slots:
             events = [{"event": "slot", "name": name, "value": value} for name, value in initial_slots.items()]
             await self._client.request("POST", self._tracker_path(conversation_id) + "/events", events, want_json=False)
         return turn
 
-    async def send(self, conversation_id: str, text: str) -> AgentTurn:
-        answer = await self._client.request("POST", WEBHOOK, {"sender": conversation_id, "message": text})
+    async def send(self, conversation_id: str, text: str, environment: AgentEnvironment | None = None) -> AgentTurn:
+        return await self._post(conversation_id, text, None)
+
+    async def _post(self, conversation_id: str, text: str, metadata: dict[str, Any] | None) -> AgentTurn:
+        body: dict[str, Any] = {"sender": conversation_id, "message": text}
+        if metadata is not None:
+            body["metadata"] = metadata
+        answer = await self._client.request("POST", WEBHOOK, body)
         return AgentTurn(messages=rest_messages(answer, f"POST {self.url}{WEBHOOK}"))
 
     async def recorded_events(self, conversation_id: str) -> Conversation:

@@ -8,7 +8,7 @@ The file format is described in docs/environment-reference.md.
 
 from .load import load_environment, project_of
 from .model import Environment
-from .run import RunEnvironment
+from .run import AgentEnvironment, RunEnvironment
 from .schedule import run_seed
 
-__all__ = ["Environment", "RunEnvironment", "load_environment", "project_of", "run_seed"]
+__all__ = ["AgentEnvironment", "Environment", "RunEnvironment", "load_environment", "project_of", "run_seed"]

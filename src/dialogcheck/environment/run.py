@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -36,6 +37,22 @@ def _arguments(arguments: Any) -> tuple[dict[str, Any] | None, str | None]:
         kind = "null" if arguments is None else f"a {type(arguments).__name__}"
         return None, f"invalid arguments: they must be a JSON object, got {kind}"
     return orjson.loads(raw), None
+
+
+@dataclass(frozen=True)
+class AgentEnvironment:
+    """What an agent is handed of its run's environment (a Python agent's `environment` keyword): the tools as it is
+    shown them, `call(name, arguments)`, and the loopback addresses it is served at (None when it is not served)."""
+
+    tools: list[dict[str, Any]]
+    call: Callable[[str, Any], Answer] = field(repr=False)
+    http: str | None = None
+    mcp: str | None = None
+
+    @property
+    def addresses(self) -> dict[str, str]:
+        """`{"http": URL, "mcp": URL}`, the addresses it is served at: the opening request's `environment`."""
+        return {kind: url for kind, url in (("http", self.http), ("mcp", self.mcp)) if url is not None}
 
 
 class RunEnvironment:
@@ -73,6 +90,26 @@ class RunEnvironment:
         """The `tool_executed` events of the calls answered so far, in order (copies)."""
         with self._lock:
             return json_copy(self._events)
+
+    def events_since(self, count: int) -> list[dict[str, Any]]:
+        """The events of the calls answered after the first `count` (copies), for a caller that reads them as they come."""
+        with self._lock:
+            return json_copy(self._events[count:])
+
+    @property
+    def initial_json(self) -> bytes:
+        """The state the run began with, as JSON bytes."""
+        return self._initial
+
+    def state_json(self) -> bytes:
+        """The state as the calls so far left it, as JSON bytes."""
+        with self._lock:
+            return orjson.dumps(self._state)
+
+    def for_agent(self, addresses: dict[str, str] | None = None) -> AgentEnvironment:
+        """The agent's view of this environment: its tools and `call`, and the addresses it is served at, if any."""
+        addresses = addresses or {}
+        return AgentEnvironment(self.tools, self.call, addresses.get("http"), addresses.get("mcp"))
 
     @property
     def initial_state(self) -> dict[str, Any]:
@@ -175,4 +212,4 @@ class RunEnvironment:
         self._events.append(event)
 
 
-__all__ = ["Answer", "RunEnvironment"]
+__all__ = ["AgentEnvironment", "Answer", "RunEnvironment"]

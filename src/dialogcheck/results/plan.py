@@ -93,6 +93,10 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     total_runs: int
     #: The batch's `--persona` traits, which its LLM-played scenarios run under instead of their own; empty (and not written): none given.
     personas: Traits = []
+    #: The batch's seed (`--seed`, else `simulation.seed`), which every run's environment faults are drawn from; None (not written): none.
+    seed: Annotated[int, msgspec.Meta(ge=0, lt=SEED_RANGE)] | None = None
+    #: Whether the environments' fault schedules are on (`run --faults on|off`); true is not written.
+    faults: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return msgspec.to_builtins(self)
@@ -105,7 +109,10 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
         return [(item.slug, number) for item in self.scenarios for number in range(1, item.count + 1)]
 
 
-def new_plan(started: str, project: str, config: str | None, scenarios: Sequence[PlannedScenario], personas: Sequence[str] = ()) -> Plan:
+def new_plan(
+    started: str, project: str, config: str | None, scenarios: Sequence[PlannedScenario], personas: Sequence[str] = (),
+    seed: int | None = None, faults: bool = True,
+) -> Plan:
     return Plan(
         version=PLAN_VERSION,
         started=started,
@@ -114,6 +121,8 @@ def new_plan(started: str, project: str, config: str | None, scenarios: Sequence
         scenarios=list(scenarios),
         total_runs=sum(item.count for item in scenarios),
         personas=list(personas),
+        seed=seed,
+        faults=faults,
     )
 
 

@@ -33,6 +33,7 @@ from ..scenario.model import Scenario
 from ..simulate.loop import SimulatedConversation, simulate
 from ..simulate.user import LLMUser, ScriptedUser, SimulatedUser
 from .review import RunReviewer
+from .world import RunWorld, Server
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class RunSpec:
     attempt: int = 0
     #: Which repeat of the scenario the run is (`--runs`): an LLM user asks each repeat apart.
     repeat: int = 1
+    #: The batch's seed (the plan's), which the run's environment draws its faults from with the run's place.
+    batch_seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class BatchSettings:
     metrics: tuple[str, ...] = ()
     #: How many more times a run whose simulated user is suspect is run (`--retry-suspect`).
     retry_suspect: int = 1
+    #: Whether the environments' fault schedules are on (`run --faults on|off`).
+    faults: bool = True
 
 
 def _harness_error(err: BaseException, time_limit: float) -> str:
@@ -91,28 +96,40 @@ async def run_one(
     judge: Judge | None,
     settings: BatchSettings,
     reviewer: RunReviewer | None = None,
+    server: Server | None = None,
 ) -> RunResult:
-    """One attempt of a run: simulated, its user reviewed (unless scripted), judged; errored on a harness failure."""
+    """One attempt of a run: simulated, its user reviewed (unless scripted), judged; errored on a harness failure.
+
+    A scenario with an environment gets the run's own (`RunWorld`), served by `server` when there is one."""
     scenario = spec.scenario
     simulated = SimulatedConversation(f"sim-{uuid.uuid4()}")
     source = f"{scenario.slug}/run_{spec.number}"
     started = time.perf_counter()
-    result = record = error = crash = review = played = None
+    result = record = error = crash = review = played = world = None
     try:
         async with asyncio.timeout(settings.time_limit):
+            if scenario.environment is not None:
+                world = RunWorld.start(
+                    scenario.environment, simulated.conversation_id, batch_seed=spec.batch_seed, scenario=scenario.slug,
+                    repeat=spec.repeat, persona=spec.persona, faults_on=settings.faults, server=server,
+                )
             user = make_user(scenario)
             if isinstance(user, LLMUser):
                 user = played = user.for_run(spec.persona, spec.seed, spec.attempt, spec.repeat)
-            await simulate(scenario, agent, user, simulated)
-            record = simulated.conversation(source)
+            await simulate(scenario, agent, user, simulated, world.run if world else None, world.handle if world else None)
+            if world is not None:
+                world.close()
+            record = world.conversation(simulated, source) if world is not None else simulated.conversation(source)
             if reviewer is not None and not isinstance(user, ScriptedUser):  # a script is the project's own words
                 review = await reviewer.review(scenario, record, played.trait if played is not None else None)
             result = await evaluate_async(scenario, record, judge=judge, no_judge=settings.no_judge, metrics=settings.metrics)
     except Exception as err:  # noqa: BLE001 - every harness failure becomes an errored run
         error = redact(safe_text(_harness_error(err, settings.time_limit)))
         crash = _crash(err)
-    if record is None:
-        record = simulated.conversation(source)  # a run cut short: what it recorded until then
+    if world is not None:
+        world.close()
+    if record is None:  # a run cut short: what it recorded until then
+        record = world.conversation(simulated, source) if world is not None else simulated.conversation(source)
     return RunResult(
         scenario=ScenarioInfo(scenario.slug, scenario.name, scenario.path, scenario.type, tuple(scenario.tags)),
         number=spec.number,
@@ -130,6 +147,7 @@ async def run_one(
         user_review=review,
         persona=played.trait if played is not None else None,
         simulator=played.info() if played is not None else None,
+        environment=world.info(record) if world is not None else None,
     )
 
 
@@ -140,6 +158,7 @@ async def run_until_trusted(
     judge: Judge | None,
     settings: BatchSettings,
     reviewer: RunReviewer | None = None,
+    server: Server | None = None,
 ) -> RunResult:
     """A run, run again while its simulated user is suspect, at most `settings.retry_suspect` more times.
 
@@ -147,13 +166,13 @@ async def run_until_trusted(
     another sample of an LLM user (`RunSpec.attempt`): asked afresh, as a cached answer would only repeat
     the fault, and cached under its own key, so a rerun and `--replay` reproduce it.
     """
-    run = await run_one(spec, agent, make_user, judge, settings, reviewer)
+    run = await run_one(spec, agent, make_user, judge, settings, reviewer, server)
     suspect = 0
     while run.verdict is Outcome.SUSPECT:
         suspect += 1
         if suspect > settings.retry_suspect:
             break
-        run = await run_one(replace(spec, attempt=suspect), agent, make_user, judge, settings, reviewer)
+        run = await run_one(replace(spec, attempt=suspect), agent, make_user, judge, settings, reviewer, server)
     return replace(run, suspect_attempts=suspect) if suspect else run
 
 
@@ -165,14 +184,15 @@ async def run_batch(
     settings: BatchSettings,
     on_finished: Callable[[RunResult], None] = lambda run: None,
     reviewer: RunReviewer | None = None,
+    server: Server | None = None,
 ) -> list[RunResult]:
     """Every run of `specs`, at most `settings.parallel` at once, in plan order; each simulated user reviewed by
-    `reviewer` (none: no review)."""
+    `reviewer` (none: no review); the runs' environments served by `server` (none: handed to the agent only)."""
     gate = asyncio.Semaphore(settings.parallel)
 
     async def one(spec: RunSpec) -> RunResult:
         async with gate:
-            run = await run_until_trusted(spec, agent, make_user, judge, settings, reviewer)
+            run = await run_until_trusted(spec, agent, make_user, judge, settings, reviewer, server)
         on_finished(run)
         return run
 

@@ -154,6 +154,7 @@ class ScenarioBatch:
         personas: Sequence[str] = (),
         seed: int | None = None,
         replay: bool = False,
+        faults: bool = True,
         spelling: Spelling = COMMAND_LINE,
     ):
         #: How messages name the options: the command line's flags, or `run_scenarios`' arguments.
@@ -175,7 +176,10 @@ class ScenarioBatch:
                 message = f"{persona} is played by an LLM user, and every scenario here follows its `script` (add {spelling.option('simulate', 'llm')})"
                 raise LoadError.one(message, persona)
             _refuse_too_many(planned, runs, spelling)
-            self.plan = new_plan(self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned, personas)
+            batch_seed = self.project.config.simulation.seed if seed is None else seed
+            self.plan = new_plan(
+                self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned, personas, batch_seed, faults
+            )
             if not results:
                 self._results_parent()  # refused now, before anything runs, when a link takes it out of the project
         self._planned = {item.slug: item for item in self.plan.scenarios}
@@ -184,7 +188,9 @@ class ScenarioBatch:
         self.reviewer = run_reviewer(self.project.config, use_cache=use_cache, cache_dir=cache, parallel=parallel, replay=replay)
         self.agent = agent if _is_connector(agent) else _connector(self.project, agent, spelling)  # type: ignore[arg-type]
         evaluation = self.project.config.evaluation
-        self.settings = BatchSettings(parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=evaluation.metrics, retry_suspect=retry_suspect)
+        self.settings = BatchSettings(
+            parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=evaluation.metrics, retry_suspect=retry_suspect, faults=self.plan.faults
+        )
         self.judge = None
         if not no_judge:
             from ..judge.setup import judge_from_config
@@ -252,7 +258,9 @@ class ScenarioBatch:
         """Run `number` of a scenario as its plan has it: which persona trait it plays, which seed it samples with,
         which repeat it is."""
         planned = self._planned[scenario.slug]
-        return RunSpec(scenario, number, planned.persona_of(number), planned.seed_of(number), repeat=planned.repeat_of(number))
+        return RunSpec(
+            scenario, number, planned.persona_of(number), planned.seed_of(number), repeat=planned.repeat_of(number), batch_seed=self.plan.seed
+        )
 
     def _go(self, specs, writer: BatchWriter, on_finished, on_start) -> bool:
         """Run `specs`, each run handed to `writer` as it finishes; whether the batch was cut short."""
@@ -265,15 +273,32 @@ class ScenarioBatch:
             if on_start is not None:
                 on_start(asyncio.current_task())  # type: ignore[arg-type]
             try:
-                return await run_batch(specs, self.agent, self.make_user, self.judge, self.settings, finished, self.reviewer)
+                return await run_batch(specs, self.agent, self.make_user, self.judge, self.settings, finished, self.reviewer, server)
             finally:
                 await self.agent.aclose()
 
+        server = self.serve_environments(specs)
         try:
             asyncio.run(go())
         except (KeyboardInterrupt, asyncio.CancelledError):  # finished runs are already with the writer
             return True
+        finally:
+            if server is not None:
+                server.stop()
         return False
+
+    def serve_environments(self, specs: Sequence[RunSpec]):
+        """The loopback server of the runs' environments, started, for an agent that is not called in process (a
+        Python agent is handed its environment); None when no run has one."""
+        from ..connectors.python import PythonConnector
+
+        if isinstance(self.agent, PythonConnector) or not any(spec.scenario.environment is not None for spec in specs):
+            return None
+        from ..environment.serve import EnvironmentServer, bound_address
+
+        server = EnvironmentServer(*bound_address())
+        server.start()
+        return server
 
 
 def _refuse_bad_matrix(personas: Sequence[str], seed: int | None, spelling: Spelling) -> None:
@@ -337,6 +362,7 @@ def run_scenarios(
     personas: Sequence[str] = (),
     seed: int | None = None,
     replay: bool = False,
+    faults: bool = True,
 ) -> BatchResult:
     """Run scenarios against an agent and judge each run; the batch's typed result.
 
@@ -346,7 +372,8 @@ def run_scenarios(
     (a new or empty folder), else `eval/results/<timestamp>`; `resume` finishes the batch of a results
     folder instead. `personas` (built-in trait names) run each LLM-simulated scenario once per trait and
     repeat, in place of its own `personas`; `seed` is the simulated user's sampling seed (else
-    `simulation.seed`). `replay` answers every LLM call from the answer cache and sends none. `passed`,
+    `simulation.seed`), which the runs' environments draw their faults from too; `faults=False` switches the
+    environments' fault schedules off (`run --faults off`). `replay` answers every LLM call from the answer cache and sends none. `passed`,
     `failed`, `errored` and `suspect` of the result count runs; a run whose simulated user is suspect (its
     `user_review`) is run again up to `retry_suspect` times. Bad input raises
     `dialogcheck.LoadError`; an agent that cannot be set up, `AgentSetupError`; one that is down, `AgentError`.
@@ -354,7 +381,7 @@ def run_scenarios(
     batch = ScenarioBatch(
         [paths] if isinstance(paths, (str, Path)) else paths, agent=agent, runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume,
         config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir, retry_suspect=retry_suspect,
-        personas=personas, seed=seed, replay=replay, spelling=PYTHON_API,
+        personas=personas, seed=seed, replay=replay, faults=faults, spelling=PYTHON_API,
     )
     batch.check_agent()
     return batch.run()

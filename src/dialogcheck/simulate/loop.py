@@ -19,6 +19,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from ..connectors.base import AgentConnector, AgentMessage, AgentTurn
+from ..environment.run import AgentEnvironment, RunEnvironment
 from ..events.model import BotMessage, Button, Conversation, Event, UserMessage, opens_turn
 from ..events.model import native_object
 from ..events.parse import conversation_from_dicts
@@ -44,7 +45,14 @@ class SimulatedConversation:
     typed_events: list[Event] = field(default_factory=list)
     #: Each event as recorded: the agent's own object, or the native form of one made here.
     recorded: list[Mapping[str, Any]] = field(default_factory=list)
+    #: The calls the run's environment answered, each with the turn it was answered in (`world.merge_calls`).
+    calls: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
     _turn: int = field(default=0, repr=False)
+
+    def take_calls(self, environment: RunEnvironment | None) -> None:
+        """Keep the calls `environment` answered since last asked, as calls of the current turn."""
+        if environment is not None:
+            self.calls.extend((self._turn, call) for call in environment.events_since(len(self.calls)))
 
     def add(self, event: Event, recorded: Mapping[str, Any]) -> None:
         """Append an event already read, as the next one of the conversation."""
@@ -99,11 +107,22 @@ def record_turn(record: SimulatedConversation, user_text: str | None, turn: Agen
 
 
 async def simulate(
-    scenario: Scenario, agent: AgentConnector, user: SimulatedUser, record: SimulatedConversation
+    scenario: Scenario,
+    agent: AgentConnector,
+    user: SimulatedUser,
+    record: SimulatedConversation,
+    environment: RunEnvironment | None = None,
+    handle: AgentEnvironment | None = None,
 ) -> SimulatedConversation:
-    """Talk until a stop rule; raises what the agent or the simulator raised (the run is then errored)."""
+    """Talk until a stop rule; raises what the agent or the simulator raised (the run is then errored).
+
+    With an `environment`, the agent is handed `handle` (the connector's `environment` keyword, on opening and
+    on every message) and the calls the environment answers are kept with their turns (`record.calls`)."""
     cid = record.conversation_id
-    record_turn(record, None, await agent.open(cid, scenario.initial_slots))
+    given = {"environment": handle} if handle is not None else {}
+    opening = await agent.open(cid, scenario.initial_slots, **given)
+    record_turn(record, None, opening)
+    record.take_calls(environment)
     while True:
         if len(record.latencies) >= scenario.max_turns:
             record.ended_because = ENDED_MAX_TURNS
@@ -113,9 +132,10 @@ async def simulate(
             record.ended_because = ENDED_EMPTY
             break
         started = time.perf_counter()
-        answer = await agent.send(cid, turn.message)
+        answer = await agent.send(cid, turn.message, **given)
         record.latencies.append(time.perf_counter() - started)
         record_turn(record, turn.message, answer)
+        record.take_calls(environment)
         if turn.done:
             record.ended_because = ENDED_DONE
             break
