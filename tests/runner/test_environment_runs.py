@@ -1,0 +1,272 @@
+"""`run` with an environment: each run its own state and faults, the calls it answered recorded as the run's events."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dialogcheck import run_scenarios
+from dialogcheck.checks.base import Outcome
+
+from ..environment.conftest import SHOP, write_environment
+
+#: Reads the order, then cancels it when asked; says what the environment answered. Reports no events itself.
+AGENT = '''
+import threading
+
+CALLS = []
+LOCK = threading.Lock()
+
+
+def respond(conversation_id, text, environment=None):
+    if text is None:
+        return {"messages": [{"text": "Hello"}]}
+    if "cancel" in text:
+        answer = environment.call("cancel_order", {"order_id": "O1", "reason": "asked"})
+        if answer["is_error"]:
+            return {"messages": [{"text": "Sorry, that failed: " + str(answer["result"])}]}
+        return {"messages": [{"text": "Your order is cancelled."}]}
+    answer = environment.call("get_order", {"order_id": "O1"})
+    with LOCK:
+        CALLS.append(answer["result"]["status"] if not answer["is_error"] else "error")
+    return {"messages": [{"text": "It is " + str(answer["result"])}]}
+'''
+
+SCENARIO = """\
+scenario:
+  name: {name}
+  simulation_context: You want your order cancelled.
+  script: [where is my order, please cancel it]
+{extra}  goals:
+    assertions:
+      - tool_executed: {{tool_name: cancel_order, source: local}}
+"""
+
+
+def project(root: Path, *, agent: str = AGENT, scenarios: dict[str, str] | None = None, environment: str = SHOP, default: bool = True) -> Path:
+    write_environment(root, environment)
+    (root / "agent.py").write_text(textwrap.dedent(agent))
+    config = "agent: {type: python, callable: agent:respond}\n" + ("environment: shop\n" if default else "")
+    (root / "eval" / "conftest.yml").write_text(config)
+    folder = root / "eval" / "scenarios"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, extra in (scenarios or {"cancel": ""}).items():
+        (folder / f"{name}.yml").write_text(SCENARIO.format(name=name, extra=textwrap.indent(textwrap.dedent(extra), "  ")))
+    return root
+
+
+def events(folder: Path, slug: str, number: int = 1) -> list[dict]:
+    return [json.loads(line) for line in (folder / slug / f"run_{number}.events.jsonl").read_text().splitlines()]
+
+
+def run_file(folder: Path, slug: str, number: int = 1) -> dict:
+    return json.loads((folder / slug / f"run_{number}.json").read_text())
+
+
+def test_the_calls_a_python_agent_makes_are_the_runs_events_and_change_its_own_state(tmp_path):
+    batch = run_scenarios(project(tmp_path), results=tmp_path / "out", no_judge=True)
+
+    assert (batch.passed, batch.failed, batch.errored) == (1, 0, 0)
+    recorded = events(tmp_path / "out", "cancel")
+    assert [e["event"] for e in recorded] == ["bot", "user", "tool_executed", "bot", "user", "tool_executed", "bot"]
+    cancel = recorded[5]
+    assert cancel["tool_name"] == "cancel_order" and cancel["metadata"] == {"environment": True} and cancel["is_error"] is False
+    environment = run_file(tmp_path / "out", "cancel")["environment"]
+    assert environment["name"] == "shop" and environment["calls"] == 2 and environment["faults"] == []
+    assert environment["initial_state"]["orders"]["O1"]["status"] == "placed"
+    assert environment["final_state"]["orders"]["O1"]["status"] == "cancelled"
+    run = batch.runs[0]
+    assert run.record.world is not None and run.record.world.final["refunds"][0]["order_id"] == "O1"
+
+
+def test_a_run_without_its_cancel_call_fails_the_assertion_the_environment_records(tmp_path):
+    quiet = AGENT.replace('answer = environment.call("cancel_order", {"order_id": "O1", "reason": "asked"})', 'answer = {"is_error": False}')
+    batch = run_scenarios(project(tmp_path, agent=quiet), results=tmp_path / "out", no_judge=True)
+
+    assert batch.failed == 1
+    assert run_file(tmp_path / "out", "cancel")["environment"]["final_state"]["orders"]["O1"]["status"] == "placed"
+
+
+def test_parallel_runs_that_write_the_same_record_never_see_each_others_writes(tmp_path):
+    batch = run_scenarios(project(tmp_path), runs=8, parallel=8, results=tmp_path / "out", no_judge=True)
+
+    assert batch.passed == 8
+    for number in range(1, 9):
+        reads = [e for e in events(tmp_path / "out", "cancel", number) if e.get("tool_name") == "get_order"]
+        assert reads[0]["result"]["status"] == "placed"  # every run reads its own fresh copy, before its own cancel
+        final = run_file(tmp_path / "out", "cancel", number)["environment"]["final_state"]
+        assert len(final["refunds"]) == 1
+
+
+def test_a_scenario_gives_its_own_state_and_faults_over_the_environments(tmp_path):
+    own = {
+        "cancel": "",
+        "shipped": "environment:\n  name: shop\n  state:\n    orders: {O1: {id: O1, status: shipped, total: 5, paid: true}}\n    refunds: []\n",
+        "timeout": "environment:\n  name: shop\n  faults:\n    - {tool: cancel_order, kind: timeout}\n",
+    }
+    run_scenarios(project(tmp_path, scenarios=own), results=tmp_path / "out", no_judge=True)
+
+    assert run_file(tmp_path / "out", "shipped")["environment"]["initial_state"]["orders"]["O1"]["status"] == "shipped"
+    timed_out = run_file(tmp_path / "out", "timeout")
+    assert timed_out["environment"]["faults"] == [{"kind": "timeout", "tool": "cancel_order", "index": 1, "event": 5}]
+    assert timed_out["environment"]["final_state"]["orders"]["O1"]["status"] == "placed"
+    carried = events(tmp_path / "out", "timeout")[5]
+    assert carried["is_error"] is True and carried["metadata"]["fault"]["kind"] == "timeout"
+    assert run_file(tmp_path / "out", "cancel")["environment"]["faults"] == []
+
+
+RATED = SHOP + """\
+  faults:
+    - {tool: get_order, kind: error, status: 503, message: busy, rate: 0.5}
+"""
+
+
+def fault_log(folder: Path, runs: int) -> list:
+    return [[e.get("metadata", {}).get("fault") for e in events(folder, "cancel", n) if e["event"] == "tool_executed"] for n in range(1, runs + 1)]
+
+
+def verdicts(folder: Path, runs: int) -> list[str]:
+    return [run_file(folder, "cancel", n)["verdict"] for n in range(1, runs + 1)]
+
+
+def test_the_same_seed_gives_the_same_faults_and_verdicts_and_another_seed_another_schedule(tmp_path):
+    root = project(tmp_path, environment=RATED)
+    for name, seed in (("a", 7), ("b", 7), ("c", 8)):
+        run_scenarios(root, runs=12, seed=seed, results=tmp_path / name, no_judge=True)
+
+    assert fault_log(tmp_path / "a", 12) == fault_log(tmp_path / "b", 12)
+    assert verdicts(tmp_path / "a", 12) == verdicts(tmp_path / "b", 12)
+    assert fault_log(tmp_path / "a", 12) != fault_log(tmp_path / "c", 12)
+    fired = [log[0] for log in fault_log(tmp_path / "a", 12)]
+    assert 0 < sum(f is not None for f in fired) < 12  # the repeats meet different faults
+
+
+def test_faults_off_runs_the_same_scenarios_without_the_schedule_and_the_plan_keeps_it(tmp_path):
+    root = project(tmp_path, environment=SHOP + "  faults:\n    - {tool: cancel_order, kind: timeout}\n")
+    faulted = run_scenarios(root, results=tmp_path / "on", no_judge=True)
+    baseline = run_scenarios(root, results=tmp_path / "off", no_judge=True, faults=False)
+
+    assert faulted.failed == 0 and faulted.passed == 1  # the call is made, and answered with a timeout
+    assert run_file(tmp_path / "on", "cancel")["environment"]["faults"][0]["kind"] == "timeout"
+    off = run_file(tmp_path / "off", "cancel")["environment"]
+    assert off["faults_on"] is False and off["faults"] == [] and off["final_state"]["orders"]["O1"]["status"] == "cancelled"
+    assert baseline.passed == 1
+    assert json.loads((tmp_path / "off" / "plan.json").read_text())["faults"] is False
+    assert "faults" not in json.loads((tmp_path / "on" / "plan.json").read_text())
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).parent / "dialogcheck"), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_faults_off_on_the_command_line_and_never_with_resume(tmp_path):
+    root = project(tmp_path, environment=SHOP + "  faults:\n    - {tool: cancel_order, kind: timeout}\n")
+    done = cli("run", ".", "--faults", "off", "--results", "out", "--no-judge", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert run_file(root / "out", "cancel")["environment"]["faults_on"] is False
+
+    resumed = cli("run", "--resume", "out", "--faults", "on", cwd=root)
+    assert resumed.returncode == 2 and "--faults cannot be given with it" in resumed.stderr
+    bad = cli("run", ".", "--faults", "maybe", cwd=root)
+    assert bad.returncode == 2 and "'maybe' is not one of 'on', 'off'" in bad.stderr
+
+
+def test_a_python_agent_that_takes_no_environment_errors_its_run_saying_so(tmp_path):
+    plain = "def respond(conversation_id, text):\n    return {'messages': [{'text': 'hi'}]}\n"
+    batch = run_scenarios(project(tmp_path, agent=plain), results=tmp_path / "out", no_judge=True)
+
+    assert batch.errored == 1 and batch.runs[0].verdict is Outcome.ERROR
+    assert "takes no `environment` keyword" in batch.runs[0].error
+
+
+REPORTING = '''
+def respond(conversation_id, text, environment=None):
+    if text is None:
+        return {"messages": [{"text": "Hello"}]}
+    environment.call("get_order", {"order_id": "O1"})
+    environment.call("get_order", {"order_id": "O2"})
+    reported = [
+        {"event": "tool_executed", "tool_name": "get_order", "arguments": {"order_id": "O1"}, "source": "local", "result": "made up"},
+        {"event": "tool_executed", "tool_name": "cancel_order", "arguments": {"order_id": "O1", "reason": "x"}, "source": "local"},
+    ]
+    return {"messages": [{"text": "Done"}], "events": reported}
+'''
+
+
+def test_calls_the_agent_reports_are_paired_with_those_answered_and_the_rest_named(tmp_path):
+    root = project(tmp_path, agent=REPORTING, scenarios={"cancel": "script: [check my orders]\n"})
+    (root / "eval/scenarios/cancel.yml").write_text(SCENARIO.format(name="cancel", extra="").replace("where is my order, please cancel it", "check my orders"))
+    run_scenarios(root, results=tmp_path / "out", no_judge=True)
+
+    recorded = events(tmp_path / "out", "cancel")
+    kinds = [(e["event"], e.get("tool_name"), e.get("metadata", {}).get("environment")) for e in recorded]
+    assert kinds == [
+        ("bot", None, None),
+        ("user", None, None),
+        ("tool_executed", "get_order", True),  # the report, with what the environment really answered
+        ("tool_executed", "cancel_order", None),  # reported, never answered
+        ("tool_executed", "get_order", True),  # answered, never reported
+        ("bot", None, None),
+    ]
+    assert recorded[2]["result"]["status"] == "placed"
+    environment = run_file(tmp_path / "out", "cancel")["environment"]
+    assert environment["unanswered"] == [3] and environment["unreported"] == [4]
+
+
+def test_an_environment_file_with_a_problem_stops_run_before_anything_runs_naming_its_line(tmp_path):
+    root = project(tmp_path, environment=SHOP.replace("read: {path: \"orders.{order_id}\"}", "read: {path: \"orders.{nope}\"}"))
+    done = cli("run", ".", "--results", "out", "--no-judge", cwd=root)
+
+    assert done.returncode == 2
+    assert "eval/environments/shop.yml:" in done.stderr and "nope" in done.stderr
+    assert "eval/conftest.yml:2:14: `environment` in the config names the environment `shop`, whose file has 1 problem" in done.stderr
+    assert not (root / "out").exists()
+
+
+PYTHON_TOOL = SHOP + """\
+    - name: refund
+      description: Refund an order.
+      parameters: {type: object, properties: {order_id: {type: string}}}
+      python: "tools:refund"
+"""
+
+
+def test_a_python_tool_under_safe_env_is_refused_before_anything_runs(tmp_path):
+    root = project(tmp_path, environment=PYTHON_TOOL)
+    (root / "tools.py").write_text("raise SystemExit('imported')\n")
+    done = cli("run", ".", "--safe-env", "--results", "out", "--no-judge", cwd=root)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "eval/environments/shop.yml" in done.stderr and "--safe-env" in done.stderr
+    assert not (root / "out").exists()
+
+
+def test_a_scenario_naming_a_path_for_its_environment_is_refused(tmp_path):
+    root = project(tmp_path, scenarios={"cancel": "environment: ../../etc/passwd\n"})
+    done = cli("validate", ".", cwd=root)
+
+    assert done.returncode == 2
+    assert "eval/scenarios/cancel.yml:5:16: `environment` names the environment '../../etc/passwd': a name is the stem" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("environment: nope\n", "`environment` names the environment `nope`: there is no file eval/environments/nope.yml (the environments are shop)"),
+        ("environment: {name: shop, colour: red}\n", "unknown field `colour` in `environment`"),
+        ("environment: [shop]\n", "`environment` in `scenario` must be an environment's name or a mapping {name, state, faults}, got a list"),
+        ("environment: {name: shop, faults: [{tool: refund, kind: timeout}]}\n", "`tool` in fault 1 of `environment.faults` names `refund`"),
+        ("environment: {name: shop, state: [1]}\n", "`state` in `environment` must be a mapping of tables"),
+    ],
+)
+def test_a_bad_environment_key_in_a_scenario_is_bad_input_at_its_line(tmp_path, extra, message):
+    root = project(tmp_path, scenarios={"cancel": extra})
+    done = cli("validate", ".", cwd=root)
+
+    assert done.returncode == 2
+    assert "eval/scenarios/cancel.yml:5:" in done.stdout and message in done.stdout, done.stdout
