@@ -216,6 +216,11 @@ def test_calls_the_agent_reports_are_paired_with_those_answered_and_the_rest_nam
     assert recorded[2]["result"]["status"] == "placed"
     environment = run_file(tmp_path / "out", "cancel")["environment"]
     assert environment["unanswered"] == [3] and environment["unreported"] == [4]
+    text = (tmp_path / "out" / "cancel" / "run_1.txt").read_text()
+    assert "environment shop: 2 calls answered (faults on, seed " in text
+    assert "1 call the agent reported, never answered by the environment: event 3" in text
+    assert "1 call the environment answered, never reported by the agent: event 4" in text
+    assert "1 call the agent reported, never answered by the environment: event 3" in (tmp_path / "out" / "report.html").read_text()
 
 
 def test_an_environment_file_with_a_problem_stops_run_before_anything_runs_naming_its_line(tmp_path):

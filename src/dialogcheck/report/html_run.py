@@ -21,6 +21,7 @@ from ..events.model import BotMessage, ToolRun, UserMessage, opens_turn
 from ..events.values import show
 from ..judge.ledger import ledger_line
 from ..results.model import Crash, RunResult, TranscriptLine, UserReview
+from .world import world_lines
 
 _ID = re.compile(r"[^A-Za-z0-9_-]")
 #: Characters of a message or event shown in one timeline row.
@@ -183,6 +184,10 @@ def run_body(run: RunResult, anchor: str) -> str:
     error += "".join(crash_html(crash) for crash in run.crashes)
     if run.user_review is not None:
         error += user_review_html(run.user_review, run.suspect_attempts)
+    if run.environment is not None:
+        lines = world_lines(run.environment)
+        more = "".join(f"<li>{esc(line)}</li>" for line in lines[1:])
+        error += f'<div class="environment"><p>{esc(lines[0])}</p>{f"<ul>{more}</ul>" if more else ""}</div>'
     return (
         f'<p class="meta">{esc(_facts(run))}</p>{error}'
         '<div class="run-grid"><div class="run-checks"></div>'
