@@ -14,8 +14,13 @@ records the native events of SPEC section 1 the way a Mantle tracker would:
   question: the skill is interrupted, answered, then resumed);
 - out-of-scope requests (`cannot_help`) and goodbyes (`hangup`).
 
-It has one deliberate bug, for the example's scenarios to catch: see
-`_propose_replacement` (a stolen card is ordered without asking first).
+It has two deliberate bugs, for the example's scenarios to catch: see
+`_propose_replacement` (a stolen card is ordered without asking first) and
+`_order_replacement` (an order whose call failed is announced as placed).
+
+When the scenario has an environment (`eval/environments/bank.yml`), the card
+tools are called through it (`environment.call`), as a real agent calls its
+back end; without one, the module's own tables answer.
 
 State lives in a module-level dict keyed by conversation id; the runner may
 call `respond` from several threads at once, so the dict is guarded by a lock
@@ -211,6 +216,8 @@ class _Conversation:
     slots: dict[str, Any] = field(default_factory=dict)  # the active skill's values
     counters: dict[str, int] = field(default_factory=dict)
     ended: bool = False
+    #: The run's environment when the scenario has one (`environment` keyword): the card tools are called through it.
+    environment: Any = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def next_id(self, prefix: str, base: int) -> str:
@@ -226,20 +233,22 @@ _CONVERSATIONS: dict[str, _Conversation] = {}
 _LOCK = threading.Lock()
 
 
-def respond(conversation_id: str, text: str | None, initial_slots: dict | None = None) -> dict:
+def respond(conversation_id: str, text: str | None, initial_slots: dict | None = None, environment: Any = None) -> dict:
     """Answer one user message (`text` None opens the conversation with a greeting).
 
     Returns `{"messages": [{"text", "utter_name"?, "buttons"?}], "events": [...]}`,
     the events being the native events this turn produced (SPEC 6(b)); the
     caller records the user and bot events itself. `initial_slots` are written
     to memory (one `memory_set` each) before anything else; a `customer_id`
-    slot chooses whose cards are looked up.
+    slot chooses whose cards are looked up. `environment`, when the scenario has
+    one, answers the card tools.
     """
     with _LOCK:
         state = _CONVERSATIONS.get(conversation_id)
         if state is None or text is None:
             state = _CONVERSATIONS[conversation_id] = _Conversation()
     with state.lock:
+        state.environment = environment
         turn = _Turn()
         for key, value in (initial_slots or {}).items():
             turn.remember(key, value)
@@ -373,8 +382,15 @@ def _on_reason(state: _Conversation, text: str, turn: _Turn) -> None:
 
 
 def _propose_replacement(state: _Conversation, reason: str, turn: _Turn) -> None:
-    cards = [dict(card) for card in CARDS.get(state.customer_id, [])]
-    turn.tool("lookup_card", {"customer_id": state.customer_id}, json.dumps({"cards": cards}), skill="card_replace")
+    arguments = {"customer_id": state.customer_id}
+    if state.environment is not None:
+        answer = state.environment.call("lookup_card", arguments)
+        found = answer["result"] if not answer["is_error"] and isinstance(answer["result"], dict) else {}
+        cards = [dict(card) for card in found.get("cards", [])]
+        turn.tool("lookup_card", arguments, answer["result"], skill="card_replace", error=str(answer["result"]) if answer["is_error"] else None)
+    else:
+        cards = [dict(card) for card in CARDS.get(state.customer_id, [])]
+        turn.tool("lookup_card", arguments, json.dumps({"cards": cards}), skill="card_replace")
     active = [card for card in cards if card["status"] == "active"]
     if not active:
         _cancel_skill(state, "lookup", turn)
@@ -470,12 +486,15 @@ def _order_replacement(state: _Conversation, turn: _Turn) -> None:
     slots = state.slots
     order_id = state.next_id("ord", 5521)
     eta_days = SHIPPING[slots["shipping"]][1]
-    turn.tool(
-        "order_replacement",
-        {"card_id": slots["card_id"], "reason": slots["reason"], "shipping": slots["shipping"]},
-        {"order_id": order_id, "eta_days": eta_days},
-        skill="card_replace",
-    )
+    arguments = {"card_id": slots["card_id"], "reason": slots["reason"], "shipping": slots["shipping"]}
+    if state.environment is not None:
+        answer = state.environment.call("order_replacement", arguments)
+        # THE SECOND DELIBERATE BUG: the answer is logged, but never looked at, so an order whose call timed out
+        # or failed is announced below as placed. The example's `run_order_timeout` catches it in the end state.
+        error = str(answer["result"]) if answer["is_error"] else None
+        turn.tool("order_replacement", arguments, answer["result"], skill="card_replace", error=error)
+    else:
+        turn.tool("order_replacement", arguments, {"order_id": order_id, "eta_days": eta_days}, skill="card_replace")
     turn.forget("card_replace.draft_order_id")
     turn.event("ordered_block_completed", skill_id="card_replace", block_id="main", step_id="submit")
     _complete_skill(state, turn)
