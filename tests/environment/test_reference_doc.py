@@ -41,8 +41,20 @@ def test_the_recorded_event_shown_is_what_the_example_records_and_it_parses(tmp_
 
     from dialogcheck.events.parse import conversation_from_dicts
 
-    (shown,) = re.findall(r"^```json\n(.*?)^```", TEXT, re.S | re.M)
+    shown = re.findall(r"^```json\n(.*?)^```", TEXT, re.S | re.M)[0]
     run = load_environment(write_environment(tmp_path, ENVIRONMENT_BLOCKS[0])).start(seed=0, sleep=lambda seconds: None)
     run.call("cancel_order", {"order_id": "O1", "reason": "late"})
     assert run.events == [orjson.loads(shown)]
     assert conversation_from_dicts(run.events).tool_runs[0].metadata["fault"]["kind"] == "timeout"
+
+
+def test_the_environment_of_a_run_file_shown_has_the_fields_a_run_file_holds():
+    import orjson
+
+    from dialogcheck.results.codec import _environment, environment_document
+
+    (shown,) = [block for block in re.findall(r"^```json\n(.*?)^```", TEXT, re.S | re.M) if block.startswith('{"environment"')]
+    document = orjson.loads(shown)["environment"]
+    info = _environment(document)
+    assert info is not None and info.faults[0].kind == "timeout"
+    assert environment_document(info) == document
