@@ -139,7 +139,8 @@ def write_results(folder: str, carried: Sequence[str], runs_each: int) -> None:
     project = load_project(sorted({run.scenario.path for run in runs}))
     config_path = str(Path(project.config.path).resolve()) if project.config.path else None
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    plan = new_plan(started, str(project.root), config_path, project.planned(runs_each), seed=project.config.simulation.seed)
+    plan = new_plan(started, str(project.root), config_path, project.planned(runs_each), seed=project.config.simulation.seed,
+                    environments=project.environment_digests())
     results = ResultsFolder(folder)
     results.write_plan(plan)
     writer = BatchWriter(results, plan, [], lambda run: render_run(run).plain, lambda batch: render_summary(batch).plain)

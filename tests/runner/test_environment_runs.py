@@ -275,3 +275,24 @@ def test_a_bad_environment_key_in_a_scenario_is_bad_input_at_its_line(tmp_path, 
 
     assert done.returncode == 2
     assert "eval/scenarios/cancel.yml:5:" in done.stdout and message in done.stdout, done.stdout
+
+
+def test_a_resume_refuses_an_environment_changed_since_the_batch_started_and_finishes_one_that_did_not(tmp_path):
+    root = project(tmp_path)
+    done = cli("run", ".", "--results", "out", "--no-judge", "--runs", "2", cwd=root)
+    assert done.returncode == 0, done.stderr
+    plan = json.loads((root / "out" / "plan.json").read_text())
+    assert list(plan["environments"]) == ["shop"] and len(plan["environments"]["shop"]) == 64
+    (root / "out" / "cancel" / "run_2.json").unlink()  # as if the batch had been stopped before run 2 was written
+    shop = root / "eval" / "environments" / "shop.yml"
+    original = shop.read_text()
+    shop.write_text(original.replace("total: 30", "total: 31"))
+
+    refused = cli("run", "--resume", "out", "--no-judge", cwd=root)
+    assert refused.returncode == 2
+    assert "eval/environments/shop.yml:1:1: environment `shop` changed since the batch started" in refused.stderr
+
+    shop.write_text(original)
+    resumed = cli("run", "--resume", "out", "--no-judge", cwd=root)
+    assert resumed.returncode == 0, resumed.stderr
+    assert run_file(root / "out", "cancel", 2)["environment"]["name"] == "shop"

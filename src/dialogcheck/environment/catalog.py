@@ -9,13 +9,14 @@ environment's tools, into a copy of it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import replace
 from pathlib import Path
 
 from .._fields import Fields, Problems
-from .._paths import project_folder
-from .._yaml import Pos, YMap, YNode, YScalar, describe
+from .._paths import project_folder, read_regular
+from .._yaml import MAX_FILE_BYTES, Pos, YMap, YNode, YScalar, describe
 from ..errors import LoadError, Problem
 from .load import load_environment
 from .load_faults import parse_faults
@@ -86,9 +87,13 @@ class Catalog:
             known = f" (the environments are {', '.join(others)})" if others else " (there is no eval/environments/*.yml)"
             return f"there is no file eval/environments/{name}.yml{known}"
         try:
-            return load_environment(path, project=self.root, safe_env=self.safe_env)
+            environment = load_environment(path, project=self.root, safe_env=self.safe_env)
+            data = read_regular(path, MAX_FILE_BYTES)
         except LoadError as err:
             return err
+        except OSError as err:  # gone or changed into something else since it was read
+            return f"cannot read eval/environments/{name}.yml: {err.strerror or err}"
+        return replace(environment, digest=hashlib.sha256(data + b"\0" + environment.state_json).hexdigest())
 
     def take_file_problems(self) -> list[Problem]:
         """The problems of environment files found since last asked, to report beside those of what named them."""

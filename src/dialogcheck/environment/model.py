@@ -26,6 +26,8 @@ class Environment:
     tools: tuple[Tool, ...]
     faults: tuple[Fault, ...]
     state_json: bytes
+    #: The sha256 of the file's bytes and its starting state, which a resumed batch must find unchanged ("": not known).
+    digest: str = ""
 
     @property
     def state(self) -> dict[str, Any]:

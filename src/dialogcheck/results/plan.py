@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import errno
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -97,6 +97,8 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     seed: Annotated[int, msgspec.Meta(ge=0, lt=SEED_RANGE)] | None = None
     #: Whether the environments' fault schedules are on (`run --faults on|off`); true is not written.
     faults: bool = True
+    #: The sha256 of each environment file the scenarios name (`Environment.digest`), by name; none: not written.
+    environments: Annotated[dict[Slug, Sha256], msgspec.Meta(max_length=10_000)] = {}
 
     def to_dict(self) -> dict[str, Any]:
         return msgspec.to_builtins(self)
@@ -111,7 +113,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
 
 def new_plan(
     started: str, project: str, config: str | None, scenarios: Sequence[PlannedScenario], personas: Sequence[str] = (),
-    seed: int | None = None, faults: bool = True,
+    seed: int | None = None, faults: bool = True, environments: Mapping[str, str] | None = None,
 ) -> Plan:
     return Plan(
         version=PLAN_VERSION,
@@ -123,6 +125,7 @@ def new_plan(
         personas=list(personas),
         seed=seed,
         faults=faults,
+        environments=dict(environments or {}),
     )
 
 

@@ -38,6 +38,10 @@ class Project:
     #: The sha256 of each scenario file as loaded, by the scenario's `path`.
     digests: Mapping[str, str] = field(default_factory=dict)
 
+    def environment_digests(self) -> dict[str, str]:
+        """The sha256 of each environment file the scenarios name, by name: what a resume must find unchanged."""
+        return {s.environment.name: s.environment.digest for s in self.scenarios if s.environment is not None}
+
     def planned(self, runs: int, personas: Sequence[str] = (), simulate: str = "auto", seed: int | None = None) -> list[PlannedScenario]:
         """Each scenario as a batch's plan keeps it: by absolute path, with its hash, so a resume works from any
         folder; for an LLM user, the persona traits it runs under (`persona_matrix`) and its seed (`seed`, else
@@ -127,6 +131,7 @@ def load_planned(plan: Plan, plan_file: str) -> Project:
     ]
     if renamed:
         raise LoadError(renamed)
+    _refuse_changed_environments(plan, project, plan_file)
     for i, (item, scenario) in enumerate(zip(plan.scenarios, project.scenarios, strict=True)):
         declared = list(plan.personas or scenario.personas)
         allowed = ([], declared) if scenario.script is not None else (declared,)  # a script runs as it is, unless --simulate llm
@@ -139,6 +144,22 @@ def load_planned(plan: Plan, plan_file: str) -> Project:
             )
             raise plan_error(Path(plan_file), message, where)
     return project
+
+
+def _refuse_changed_environments(plan: Plan, project: Project, plan_file: str) -> None:
+    """A `LoadError` for each environment the batch's scenarios name whose file is not the one the batch started with."""
+    now = project.environment_digests()
+    problems = [
+        Problem(
+            f"environment `{name}` changed since the batch started ({plan_file} holds the hash of the file it started with):"
+            " its finished runs ran in the old one; start a new batch, or put the file back as it was",
+            str(project.root / "eval" / "environments" / f"{name}.yml"),
+        )
+        for name in sorted(set(now) | set(plan.environments))
+        if now.get(name) != plan.environments.get(name)
+    ]
+    if problems:
+        raise LoadError(problems)
 
 
 def _changed(item: PlannedScenario, plan_file: str) -> Problem | None:

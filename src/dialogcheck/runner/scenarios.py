@@ -178,7 +178,8 @@ class ScenarioBatch:
             _refuse_too_many(planned, runs, spelling)
             batch_seed = self.project.config.simulation.seed if seed is None else seed
             self.plan = new_plan(
-                self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned, personas, batch_seed, faults
+                self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned, personas, batch_seed, faults,
+                self.project.environment_digests(),
             )
             if not results:
                 self._results_parent()  # refused now, before anything runs, when a link takes it out of the project
