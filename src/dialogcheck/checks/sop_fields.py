@@ -38,30 +38,38 @@ def parse_result(value: Any) -> Any:
     return value
 
 
-def _step(value: Any, key: str) -> tuple[bool, Any]:
+def _step(value: Any, key: str) -> tuple[str | int, Any] | None:
+    """The key (a list's index as an `int`) and the value one step of a path reaches; None when it reaches nothing."""
     if isinstance(value, dict):  # a JSON object, as every recorded value is decoded
-        return (True, value[key]) if key in value else (False, None)
+        return (key, value[key]) if key in value else None
     if isinstance(value, (list, tuple)) and key.isascii() and key.isdigit():
         index = int(key)
-        return (True, value[index]) if index < len(value) else (False, None)
-    return False, None
+        return (index, value[index]) if index < len(value) else None
+    return None
+
+
+def locate(value: Any, path: str) -> tuple[tuple[str | int, ...], Any] | None:
+    """The keys `path` takes into `value` and the value it reaches, or None when it reaches nothing: `$` is
+    everything, and a literal key wins over a dotted path (`a.b` is the key `a.b` when there is one)."""
+    if path == WHOLE:
+        return (), value
+    found = _step(value, path)
+    if found is not None:
+        return (found[0],), found[1]
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        found = _step(value, ".".join(parts[:cut]))
+        if found is not None:
+            inner = locate(found[1], ".".join(parts[cut:]))
+            if inner is not None:
+                return (found[0], *inner[0]), inner[1]
+    return None
 
 
 def resolve_path(value: Any, path: str) -> tuple[bool, Any]:
-    """`(found, value)` at `path`: `$` is everything, a literal key wins over a dotted path."""
-    if path == WHOLE:
-        return True, value
-    found, inner = _step(value, path)
-    if found:
-        return True, inner
-    parts = path.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        found, inner = _step(value, ".".join(parts[:cut]))
-        if found:
-            found, inner = resolve_path(inner, ".".join(parts[cut:]))
-            if found:
-                return True, inner
-    return False, None
+    """`(found, value)` at `path`, as `locate` finds it."""
+    found = locate(value, path)
+    return (False, None) if found is None else (True, found[1])
 
 
 @dataclass(frozen=True)
@@ -324,6 +332,7 @@ __all__ = [
     "NotIn",
     "ToolInputContains",
     "ToolOutputContains",
+    "locate",
     "parse_result",
     "resolve_path",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import reprlib
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -71,34 +72,66 @@ def first_difference(actual: Any, expected: Any) -> tuple[str, Any, Any] | None:
     two values there, a side without that key or item being `ABSENT`; None when they are equal.
 
     A failure on a long list or object cut both renderings at the same place, so the visible halves agreed;
-    the path names what differs. Keys go in the expected value's order, then the actual value's extra keys.
-    Each level descends into one child only, so the walk is as deep as the values and no deeper.
+    the path names what differs. It is the first of `differences`.
     """
-    path = ""
-    while True:
-        if isinstance(actual, dict) and isinstance(expected, dict):
-            for key, value in expected.items():
-                if key not in actual:
-                    return path + _step(key), ABSENT, value
-                if not json_equal(actual[key], value):
-                    path, actual, expected = path + _step(key), actual[key], value
-                    break
-            else:
-                extra = next((key for key in actual if key not in expected), ABSENT)
-                return None if extra is ABSENT else (path + _step(extra), actual[extra], ABSENT)
-        elif isinstance(actual, (list, tuple)) and isinstance(expected, (list, tuple)):
-            for index, (mine, theirs) in enumerate(zip(actual, expected)):
-                if not json_equal(mine, theirs):
-                    path, actual, expected = f"{path}[{index}]", mine, theirs
-                    break
-            else:
-                if len(actual) > len(expected):
-                    return f"{path}[{len(expected)}]", actual[len(expected)], ABSENT
-                if len(actual) < len(expected):
-                    return f"{path}[{len(actual)}]", ABSENT, expected[len(actual)]
-                return None
+    found = next(differences(actual, expected), None)
+    if found is None:
+        return None
+    keys, mine, theirs = found
+    return "".join(f"[{key}]" if type(key) is int else _step(key) for key in keys), mine, theirs
+
+
+Place = tuple[tuple[Any, ...], Any, Any]
+
+
+def differences(actual: Any, expected: Any) -> Iterator[Place]:
+    """Every place two JSON values differ, as `(keys, actual there, expected there)`: `keys` is the way in (a
+    key of an object, an `int` index of a list; `()` for the values themselves), a side without that key or item
+    being `ABSENT`. Only where both are objects, or both lists, does it look inside; an item one side lacks is
+    one place, not looked into.
+
+    Lazily, in order: an object's keys in the expected value's order, then the actual value's extra keys; a
+    list's items by index, then the longer one's extra items. Each level descends into the children that differ
+    only, with a stack rather than recursion, so the walk is as deep as the values and no deeper.
+    """
+    if json_equal(actual, expected):
+        return
+    stack: list[Iterator[Place]] = [iter((((), actual, expected),))]
+    while stack:
+        place = next(stack[-1], None)
+        if place is None:
+            stack.pop()
+            continue
+        keys, mine, theirs = place
+        if isinstance(mine, dict) and isinstance(theirs, dict):
+            stack.append(_object_children(keys, mine, theirs))
+        elif isinstance(mine, (list, tuple)) and isinstance(theirs, (list, tuple)):
+            stack.append(_list_children(keys, mine, theirs))
         else:
-            return None if json_equal(actual, expected) else (path, actual, expected)
+            yield place
+
+
+def _object_children(keys: tuple[Any, ...], actual: dict, expected: dict) -> Iterator[Place]:
+    """The keys of two objects that differ (a key one side lacks included), both values unequal."""
+    for key, value in expected.items():
+        if key not in actual:
+            yield (*keys, key), ABSENT, value
+        elif not json_equal(actual[key], value):
+            yield (*keys, key), actual[key], value
+    for key, value in actual.items():
+        if key not in expected:
+            yield (*keys, key), value, ABSENT
+
+
+def _list_children(keys: tuple[Any, ...], actual: Any, expected: Any) -> Iterator[Place]:
+    """The items of two lists that differ by index, then the longer one's extra items."""
+    for index, (mine, theirs) in enumerate(zip(actual, expected)):
+        if not json_equal(mine, theirs):
+            yield (*keys, index), mine, theirs
+    for index in range(len(expected), len(actual)):
+        yield (*keys, index), actual[index], ABSENT
+    for index in range(len(actual), len(expected)):
+        yield (*keys, index), ABSENT, expected[index]
 
 
 def _step(key: Any) -> str:
