@@ -6,12 +6,14 @@ Frozen, and the state is held as JSON bytes, so no run can change what the next 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from ..events.model import ReplayRefused
+from ..events.values import show
 from .faults import Fault
 from .run import RunEnvironment
 from .tools import Tool
@@ -38,6 +40,22 @@ class Environment:
         """One run's environment: its own copy of the state, and the fault schedule of `seed` (`run_seed`);
         `faults=False` switches the schedule off. Delays go through `sleep`."""
         return RunEnvironment(self.tools, self.faults, self.state_json, seed, faults_on=faults, sleep=sleep)
+
+    def replay(self, initial_json: bytes, calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """The state `calls` (`{tool, arguments}`, in order) leave on a fresh copy of `initial_json`, the faults
+        off: tau-bench's grading rule, what `World.replay` is (`state_matches_replay`).
+
+        A call answered with an error raises `ReplayRefused` with its place and the reason: an expected call that
+        cannot be made on the starting state is a mistake in the scenario, and must not pass as a no-op.
+        """
+        run = RunEnvironment(self.tools, self.faults, initial_json, 0, faults_on=False)
+        for number, call in enumerate(calls, 1):
+            tool = call.get("tool")
+            answer = run.call(tool, call.get("arguments", {}))  # type: ignore[arg-type]
+            if answer["is_error"]:
+                result = answer["result"]
+                raise ReplayRefused(number, str(tool), result if isinstance(result, str) else show(result))
+        return run.state
 
 
 __all__ = ["Environment"]

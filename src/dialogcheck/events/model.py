@@ -232,6 +232,19 @@ class World:
         return orjson.loads(self.final_json)
 
 
+class ReplayRefused(Exception):
+    """What `World.replay` raises when the environment answers one of the calls with an error (an unknown tool,
+    arguments that do not fit its schema, a record that is not there): an expected call that cannot be made on
+    the starting state is a mistake in the scenario, so the replay must not quietly leave the state as it was."""
+
+    def __init__(self, number: int, tool: str, reason: str):
+        #: The call's place in the list, from 1.
+        self.number = number
+        self.tool = tool
+        self.reason = reason
+        super().__init__(f"expected call {number} ({tool}) was answered with an error when replayed: {reason}")
+
+
 @dataclass(frozen=True)
 class Conversation:
     """An ordered list of events plus the indexes checks need.
