@@ -8,6 +8,7 @@ from .memory import MemoryEntry, MemoryWasCleared, MemoryWasNotSet, MemoryWasSet
 from .messages import BotDidNotUtter, BotUttered, ButtonSpec, MessageMatch
 from .sequencing import Sequencing
 from .sop import SOP_EVALUATORS
+from .state import ExpectedCall, StateChanges, StateEquals, StateMatchesReplay, StateUnchanged
 from .tools import ToolExecuted, ToolsWithinOneTurn
 
 #: Every scenario assertion key (`goals.assertions`) and the class that evaluates it.
@@ -21,6 +22,10 @@ ASSERTIONS: dict[str, type[Check]] = {
     BotUttered.key: BotUttered,
     BotDidNotUtter.key: BotDidNotUtter,
     Sequencing.key: Sequencing,
+    StateEquals.key: StateEquals,
+    StateUnchanged.key: StateUnchanged,
+    StateChanges.key: StateChanges,
+    StateMatchesReplay.key: StateMatchesReplay,
 }
 
 __all__ = [
@@ -33,6 +38,7 @@ __all__ = [
     "Check",
     "CheckResult",
     "EventCheck",
+    "ExpectedCall",
     "MemoryEntry",
     "MemoryWasCleared",
     "MemoryWasNotSet",
@@ -41,6 +47,10 @@ __all__ = [
     "Outcome",
     "Sequencing",
     "SkillCheck",
+    "StateChanges",
+    "StateEquals",
+    "StateMatchesReplay",
+    "StateUnchanged",
     "ToolExecuted",
     "ToolsWithinOneTurn",
 ]
