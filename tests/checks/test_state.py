@@ -24,7 +24,7 @@ from dialogcheck.events.values import ABSENT
 from dialogcheck.judging import evaluate
 from dialogcheck.results.codec import conversation_document
 from dialogcheck.results.model import ConversationResult
-from tests.conftest import bot, check_from_yaml, conv, user
+from tests.conftest import assertion_error, bot, check_from_yaml, conv, user
 from tests.environment.conftest import SHOP, with_faults, write_environment
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -361,3 +361,13 @@ def test_a_scenario_with_state_checks_loads_and_judges_through_evaluate(tmp_path
     result = evaluate(scenario, with_world(START), no_judge=True)
     assert [str(r.outcome) for r in result.assertions] == ["fail", "pass"]
     assert [str(r.outcome) for r in evaluate(scenario, conv(user("hi")), no_judge=True).assertions] == ["error", "error"]
+
+
+def test_state_equals_takes_null_as_a_value_where_memory_checks_refuse_it():
+    check = check_from_yaml("state_equals: {path: orders.O1.note, value: null}")
+    assert check.value is None
+    final = changed(START, (("orders", "O1", "note"), None))
+    assert check.evaluate(with_world(final)).passed
+    _, result = judged("state_equals: {path: orders.O1.total, value: null}", with_world(START))
+    assert result.detail == "orders.O1.total: final state has 30, expected null"
+    assert "null is not accepted" in assertion_error("memory_was_set: [{name: a, value: null}]")

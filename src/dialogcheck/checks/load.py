@@ -26,6 +26,13 @@ from .schema import SchemaField, file_keys, is_schema, item_type, schema
 _SCALAR_TYPES = {str, int, float, bool}
 
 
+class _Null:
+    """A null read for a `nullable` field, until the check is built: None means "no value read" in between."""
+
+
+_NULL: Any = _Null()
+
+
 @dataclass(frozen=True)
 class Context:
     """What reading a check needs besides its node: where it is written, and its definition's settings."""
@@ -127,6 +134,7 @@ def build(
         validate(values, fields, context)
     if len(problems.items) > count:
         return None
+    values = {attr: None if value is _NULL else value for attr, value in values.items()}
     return cls(**values, **_settings(cls, context))
 
 
@@ -159,7 +167,7 @@ def _read_field(cls: type, field: SchemaField, fields: Fields, context: Context)
         mapping = fields.mapping(key)
         return None if mapping is None else plain(mapping)
     if kind is Any:
-        return _json_value(key, fields)
+        return _json_value(key, fields, spec.nullable)
     if typing.get_origin(kind) in (Union, types.UnionType) and set(typing.get_args(kind)) <= _SCALAR_TYPES:
         return _scalar(key, fields)
     raise TypeError(f"{cls.__name__}.{field.attr}: no reader for {kind!r}")
@@ -232,10 +240,12 @@ def _regex(key: str, fields: Fields) -> str | None:
     return pattern
 
 
-def _json_value(key: str, fields: Fields) -> Any:
-    """Any JSON value but null, as plain data."""
+def _json_value(key: str, fields: Fields, nullable: bool) -> Any:
+    """Any JSON value, null only where the field is `nullable`, as plain data."""
     node = fields.node.values[key]
     if isinstance(node, YScalar) and node.value is None:
+        if nullable:
+            return _NULL
         fields.problems.add(f"`{key}` in {fields.what} must not be null: null is not accepted as a value", node.pos)
         return None
     return plain(node)

@@ -47,6 +47,8 @@ class FieldSpec(msgspec.Struct, frozen=True):
     regex: bool = False
     #: A string (or the strings of a list) may be empty.
     allow_empty: bool = False
+    #: A JSON value (a field typed `Any`) may be null: a state's field may hold null, a memory value may not.
+    nullable: bool = False
     #: A memory key name: a `session.` prefix can never match and is refused.
     memory_name: bool = False
     #: A tool as the SOP tool log names it: refused when a framework tool, or holding `|` (unless `alternatives`).

@@ -105,7 +105,7 @@ class StateEquals(_StateCheck):
     key = "state_equals"
 
     path: str
-    value: Any = spec(hash=False)
+    value: Any = spec(hash=False, nullable=True)
 
     @cached_property
     def label(self) -> str:
