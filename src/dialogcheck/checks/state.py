@@ -266,7 +266,7 @@ class StateMatchesReplay(_StateCheck):
         except ReplayRefused as err:
             return self.errored(f"{err}; the scenario's expected calls must all succeed on the starting state")
         final = world.final
-        expected = f"the state the {counted(len(self.calls), 'expected call')} leave"
+        expected = "the state the expected call leaves" if len(self.calls) == 1 else f"the state the {len(self.calls):,} expected calls leave"
         places = list(islice(differences(final, replayed), COUNTED_PLACES + 1))
         if not places:
             return self.result(True, f"the final state equals {expected}")
