@@ -104,7 +104,7 @@ def test_state_equals_on_an_object_names_the_first_differing_path_inside_and_kee
     "path, detail",
     [
         ("orders.O9.status", "orders.O9.status: no such path in the final state (orders has no key `O9`; its keys: O1, O2), expected 'x'"),
-        ("orderz", "orderz: no such path in the final state (it has no key `orderz`; its keys: orders, refunds, a.b), expected 'x'"),
+        ("orderz", "orderz: no such path in the final state (the state has no key `orderz`; its keys: orders, refunds, a.b), expected 'x'"),
         ("refunds.0", "refunds.0: no such path in the final state (refunds is a list of 0 items), expected 'x'"),
         ("orders.O1.status.x", "orders.O1.status.x: no such path in the final state (orders.O1.status is 'pending', with nothing inside), expected 'x'"),
     ],
@@ -114,6 +114,11 @@ def test_a_path_not_in_the_state_is_a_failure_naming_the_path_never_a_crash(path
     assert result.outcome is Outcome.FAIL and result.detail == detail
     [difference] = result.differences
     assert (difference.path, difference.actual, difference.expected) == (path, ABSENT, "x")
+
+
+def test_a_missing_path_in_an_empty_state_says_it_has_no_keys():
+    _, result = judged("state_equals: {path: orders, value: x}", with_world({}, {}))
+    assert result.detail == "orders: no such path in the final state (the state has no key `orders`; its keys: none), expected 'x'"
 
 
 def test_state_equals_dollar_is_the_whole_state():
@@ -371,3 +376,18 @@ def test_state_equals_takes_null_as_a_value_where_memory_checks_refuse_it():
     _, result = judged("state_equals: {path: orders.O1.total, value: null}", with_world(START))
     assert result.detail == "orders.O1.total: final state has 30, expected null"
     assert "null is not accepted" in assertion_error("memory_was_set: [{name: a, value: null}]")
+
+
+def test_check_of_a_recorded_conversation_without_state_exits_3_with_the_error_not_a_pass(tmp_path):
+    scenario = tmp_path / "cancel.yml"
+    scenario.write_text(SCENARIO % "      - state_equals: {path: orders.O1.status, value: cancelled}")
+    record = tmp_path / "c.jsonl"
+    record.write_bytes(b'{"event": "user", "text": "cancel O1"}\n{"event": "bot", "text": "Cancelled."}\n')
+    done = subprocess.run([str(DIALOGCHECK), "check", "--scenario", str(scenario), str(record), "--format", "json"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    document = orjson.loads(done.stdout)
+    assert document["verdict"] == "error"
+    [assertion] = document["assertions"]
+    assert (assertion["key"], assertion["outcome"], assertion["passed"]) == ("state_equals", "error", False)
+    assert assertion["detail"].startswith("no environment state was recorded for this conversation")

@@ -61,19 +61,23 @@ def _held(value: Any) -> str:
 
 
 def _no_such_path(state: Any, path: str) -> str:
-    """Why `path` reaches nothing in `state`: the longest start of it that does, and what that holds instead."""
+    """Why `path` reaches nothing in `state`: the longest start of it that reaches something, and what is there."""
     parts = path.split(".")
-    for cut in range(len(parts) - 1, -1, -1):
-        found = (((), state) if cut == 0 else locate(state, ".".join(parts[:cut])))
-        if found is None:
-            continue
-        head, value = "it" if cut == 0 else ".".join(parts[:cut]), found[1]
-        if isinstance(value, dict):
-            return f"{head} has no key `{parts[cut]}`; its keys: {listed(list(map(str, value)), SHOWN_PATHS)}"
-        if isinstance(value, list):
-            return f"{head} is a list of {counted(len(value), 'item')}"
-        return f"{head} is {show(value)}, with nothing inside"
-    return "the state is empty"  # unreachable: the whole state is always found
+    for cut in range(len(parts) - 1, 0, -1):
+        head = ".".join(parts[:cut])
+        found = locate(state, head)
+        if found is not None:
+            return _lacks(head, found[1], parts[cut])
+    return _lacks("the state", state, parts[0])
+
+
+def _lacks(head: str, value: Any, step: str) -> str:
+    """What the value at `head` is, that the next `step` of a path finds nothing in it."""
+    if isinstance(value, dict):
+        return f"{head} has no key `{step}`; its keys: {listed(list(map(str, value)), SHOWN_PATHS) or 'none'}"
+    if isinstance(value, list):
+        return f"{head} is a list of {counted(len(value), 'item')}"
+    return f"{head} is {show(value)}, with nothing inside"
 
 
 def _difference(field: str, path: str, actual: Any, expected: Any) -> list[Difference]:
