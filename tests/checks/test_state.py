@@ -391,3 +391,17 @@ def test_check_of_a_recorded_conversation_without_state_exits_3_with_the_error_n
     [assertion] = document["assertions"]
     assert (assertion["key"], assertion["outcome"], assertion["passed"]) == ("state_equals", "error", False)
     assert assertion["detail"].startswith("no environment state was recorded for this conversation")
+
+
+def test_a_place_the_replay_lacks_keeps_both_values_whole_one_level_up(tmp_path):
+    environment = shop_world(tmp_path)
+    conversation = recorded(environment, ("cancel_order", {"order_id": "O1", "reason": "late"}),
+                            ("cancel_order", {"order_id": "O1", "reason": "again"}))
+    _, result = judged(REPLAY, conversation)
+    assert result.detail == (
+        "the final state differs from the state the 2 expected calls leave in 1 place; first at "
+        "refunds.1: final state has {\"note\":\"refund: again\",\"order_id\":\"O1\"}, replay has no value there"
+    )
+    [difference] = result.differences
+    assert (difference.field, difference.path) == ("refunds", "refunds.1")
+    assert len(difference.actual) == 2 and difference.expected == [{"order_id": "O1", "note": "refund: late"}]

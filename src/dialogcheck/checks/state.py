@@ -8,6 +8,7 @@ recorded state cannot be judged by them: each is then `error`, never a pass. Pat
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -94,8 +95,9 @@ class _StateCheck(Check):
             return self.errored(NO_WORLD)
         return self.judge(conversation.world)
 
+    @abstractmethod
     def judge(self, world: World) -> CheckResult:
-        raise NotImplementedError
+        """The verdict on the recorded states."""
 
     def errored(self, detail: str) -> CheckResult:
         """A check that cannot decide: counted as `error`, never as a pass or a failure."""
@@ -138,7 +140,8 @@ def _compared(initial: Any, final: Any, path: str) -> tuple[str, list[Difference
     if before is None and after is None:
         return None
     if after is None:
-        return f"{path} was removed: starting state had {show(before[1])}", _difference(path, path, ABSENT, before[1])  # type: ignore[index]
+        removed = before[1]  # type: ignore[index]
+        return f"{path} was removed: starting state had {show(removed)}", _difference(path, path, ABSENT, removed)
     if before is None:
         return f"{path} was added: final state has {show(after[1])}", []
     if json_equal(before[1], after[1]):
@@ -169,6 +172,12 @@ class StateUnchanged(_StateCheck):
         return self.result(False, "; ".join(text for text, _ in found), differences=[d for _, diff in found for d in diff])
 
 
+def _reached(paths: Iterable[str], *states: Any) -> set[Keys]:
+    """The keys each path takes into any of `states`: one state may hold a record the other lacks."""
+    found = (locate(state, path) for path in paths for state in states)
+    return {place[0] for place in found if place is not None}
+
+
 def _covered(keys: Keys, prefixes: set[Keys]) -> bool:
     """Whether `keys` is one of `prefixes` or under one."""
     return any(keys[:length] in prefixes for length in range(len(keys) + 1))
@@ -188,11 +197,13 @@ class StateChanges(_StateCheck):
     def validate(cls, values: Mapping[str, Any], fields: Fields, context: Context) -> None:
         keys = file_keys(cls)
         if not any(fields.has(key) for key in keys):
-            fields.problems.add(f"{fields.what} must set at least one of {', '.join(f'`{key}`' for key in keys)}", fields.node.pos)
+            listed_keys = ", ".join(f"`{key}`" for key in keys)
+            fields.problems.add(f"{fields.what} must set at least one of {listed_keys}", fields.node.pos)
 
     @cached_property
     def label(self) -> str:
-        parts = [f"{name} {listed(list(paths), SHOWN_PATHS)}" for name, paths in (("allowed", self.allowed), ("required", self.required)) if paths]
+        named = (("allowed", self.allowed), ("required", self.required))
+        parts = [f"{name} {listed(list(paths), SHOWN_PATHS)}" for name, paths in named if paths]
         return f"{self.key} " + "; ".join(parts)
 
     def judge(self, world: World) -> CheckResult:
@@ -201,7 +212,7 @@ class StateChanges(_StateCheck):
         found: list[Difference] = []
         changes = list(differences(final, initial))  # (keys, after, before)
         if self.allowed is not None:
-            prefixes = {place[0] for path in self.allowed for state in (initial, final) if (place := locate(state, path)) is not None}
+            prefixes = _reached(self.allowed, initial, final)
             outside = [change for change in changes if not _covered(change[0], prefixes)]
             if outside:
                 problems.append(self._outside(outside))
@@ -228,8 +239,8 @@ class StateChanges(_StateCheck):
             f"starting state had {_held(before)}, final state has {_held(after)}"
         )
         if len(outside) > 1:
-            more = len(outside) - 1
-            text += f"; and {counted(more, 'more change')} outside them ({listed([dotted(k) for k, _, _ in outside[1:]], SHOWN_PATHS)})"
+            others = listed([dotted(k) for k, _, _ in outside[1:]], SHOWN_PATHS)
+            text += f"; and {counted(len(outside) - 1, 'more change')} outside them ({others})"
         return text
 
     @staticmethod
@@ -270,14 +281,18 @@ class StateMatchesReplay(_StateCheck):
         except ReplayRefused as err:
             return self.errored(f"{err}; the scenario's expected calls must all succeed on the starting state")
         final = world.final
-        expected = "the state the expected call leaves" if len(self.calls) == 1 else f"the state the {len(self.calls):,} expected calls leave"
+        calls = len(self.calls)
+        expected = "the state the expected call leaves" if calls == 1 else f"the state the {calls:,} expected calls leave"
         places = list(islice(differences(final, replayed), COUNTED_PLACES + 1))
         if not places:
             return self.result(True, f"the final state equals {expected}")
         keys, mine, theirs = places[0]
         where = dotted(keys)
         count = f"{counted(COUNTED_PLACES, 'place')} or more" if len(places) > COUNTED_PLACES else counted(len(places), "place")
-        detail = f"the final state differs from {expected} in {count}; first at {where}: final state has {_held(mine)}, replay has {_held(theirs)}"
+        detail = (
+            f"the final state differs from {expected} in {count}; "
+            f"first at {where}: final state has {_held(mine)}, replay has {_held(theirs)}"
+        )
         if theirs is ABSENT:  # a key the replay lacks: the values are kept whole one level up, where both have one
             keys = keys[:-1]
             mine, theirs = _at(final, keys), _at(replayed, keys)
@@ -286,4 +301,14 @@ class StateMatchesReplay(_StateCheck):
 
 STATE_CHECKS: tuple[type[Check], ...] = (StateEquals, StateUnchanged, StateChanges, StateMatchesReplay)
 
-__all__ = ["NO_REPLAY", "NO_WORLD", "STATE_CHECKS", "ExpectedCall", "StateChanges", "StateEquals", "StateMatchesReplay", "StateUnchanged"]
+__all__ = [
+    "NO_REPLAY",
+    "NO_WORLD",
+    "STATE_CHECKS",
+    "ExpectedCall",
+    "StateChanges",
+    "StateEquals",
+    "StateMatchesReplay",
+    "StateUnchanged",
+    "dotted",
+]
