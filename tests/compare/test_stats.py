@@ -4,6 +4,10 @@ The reference values were computed once with statsmodels 0.15.0 (on scipy 1.17.1
 `confint_proportions_2indep(new_passed, new_runs, base_passed, base_runs, method="newcomb")`,
 `mcnemar([[a, b], [c, d]], exact=True).pvalue` and `DescrStatsW(new - base).tconfint_mean(0.05)`.
 The first row of the interval table is Newcombe's own worked example (1998, 56/70 against 48/80).
+The ratio intervals are `confint_proportions_2indep(passed, runs, base_passed, base_runs, method="score",
+compare="ratio", correction=False, alpha=...)` (Koopman's score interval), the first row Koopman's own example
+(1984, 36/40 against 16/80: 2.94 to 7.15); where statsmodels' closed form fails at a boundary (every run passed
+on a side, its lower bound then the point estimate) the bound is worked out by hand instead.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import sys
 import pytest
 
 from dialogcheck.compare import stats
-from dialogcheck.compare.stats import MissingStats, change_interval, mcnemar_exact, paired_interval, paired_permutation
+from dialogcheck.compare.stats import MissingStats, change_interval, mcnemar_exact, paired_interval, paired_permutation, ratio_interval
 
 
 @pytest.mark.parametrize(
@@ -121,11 +125,48 @@ def test_paired_interval_without_spread_or_keys():
     assert -1.0 <= low < high <= 1.0
 
 
+@pytest.mark.parametrize(
+    "passed, runs, base_passed, base_runs, confidence, low, high",
+    [
+        (36, 40, 16, 80, 0.95, 2.9395691922149965, 7.15222343486603),
+        (6, 10, 9, 10, 0.95, 0.34072798818603944, 1.136064099608032),
+        (3, 5, 8, 9, 0.95, 0.2550092495409192, 1.2546963143451806),
+        (9, 10, 3, 10, 0.95, 1.3532371938667245, 8.46766868670978),
+        (20, 40, 10, 40, 0.95, 1.1054755886694503, 3.763928545361902),
+        (0, 10, 5, 10, 0.95, 0.0, 0.6128605774257668),
+        (36, 40, 16, 80, 0.99, 2.598049751056121, 8.284221357270198),
+        (6, 10, 9, 10, 0.99, 0.2694320803928564, 1.402291273409232),
+        (0, 10, 5, 10, 0.99, 0.0, 0.995710630125485),
+    ],
+)
+def test_ratio_interval_is_koopmans_as_statsmodels_computes_it(passed, runs, base_passed, base_runs, confidence, low, high):
+    assert ratio_interval(passed, runs, base_passed, base_runs, confidence) == pytest.approx((low, high), rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("runs, base_runs", [(10, 10), (5, 5), (1, 1), (4, 7)])
+@pytest.mark.parametrize("confidence", [0.95, 0.99])
+def test_ratio_interval_of_every_run_passing_on_both_sides_is_worked_out_by_hand(runs, base_runs, confidence):
+    """At n/n over m/m the rates most likely under a ratio r < 1 are (r, 1), over 1 (1, 1/r): the score statistic is
+    n(1 - r)/r below 1 and m(r - 1) above, so the bounds are n / (n + c) and 1 + c / m for the chi-square quantile c."""
+    c = {0.95: 3.841458820694124, 0.99: 6.634896601021214}[confidence]
+    low, high = ratio_interval(runs, runs, base_runs, base_runs, confidence)
+    assert (low, high) == pytest.approx((runs / (runs + c), 1 + c / base_runs), rel=1e-9)
+    assert low < 1 < high  # never the point Katz's log interval collapses to
+
+
+def test_ratio_interval_holds_the_ratio_and_grows_with_the_confidence():
+    for table in [(1, 3, 3, 3), (2, 9, 7, 8), (4, 4, 1, 6), (1, 50, 49, 50)]:
+        ratio = (table[0] / table[1]) / (table[2] / table[3])
+        low, high = ratio_interval(*table)
+        wider = ratio_interval(*table, confidence=0.99)
+        assert 0 < low < ratio < high and wider[0] < low and wider[1] > high
+
+
 def test_without_scipy_every_statistic_says_which_extra_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "scipy.stats", None)  # what an import of a missing package does
     stats.wilson.cache_clear()
     try:
-        for call in (lambda: mcnemar_exact(1, 2), lambda: change_interval(1, 2, 2, 2), lambda: paired_permutation([1, 1], [0, 0])):
+        for call in (lambda: mcnemar_exact(1, 2), lambda: change_interval(1, 2, 2, 2), lambda: paired_permutation([1, 1], [0, 0]), lambda: ratio_interval(1, 2, 2, 2)):
             with pytest.raises(MissingStats, match=r"pip install 'dialogcheck\[stats\]'"):
                 call()
     finally:

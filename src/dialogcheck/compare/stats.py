@@ -4,7 +4,8 @@ scipy is an optional extra (`pip install 'dialogcheck[stats]'`), imported on
 first use; without it every function here raises `MissingStats`, which the
 command reports as bad usage. The only arithmetic done here is Newcombe's
 combination of two of scipy's Wilson intervals into an interval of their
-difference, tested against statsmodels' `confint_proportions_2indep`.
+difference, and Koopman's score interval of their ratio (scipy finding its
+bounds), both tested against statsmodels' `confint_proportions_2indep`.
 """
 
 from __future__ import annotations
@@ -113,3 +114,46 @@ def paired_interval(base_rates: Sequence[float], new_rates: Sequence[float]) -> 
     found = scipy_stats().ttest_rel(new, base).confidence_interval(confidence_level=CONFIDENCE)
     low, high = float(found.low), float(found.high)
     return (max(low, -1.0), min(high, 1.0)) if isfinite(low) and isfinite(high) else None
+
+
+def ratio_interval(passed: int, runs: int, base_passed: int, base_runs: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The interval of one pass rate over another, runs of the two independent: Koopman's score interval (1984).
+
+    Where Katz's log interval collapses to a point at 10/10 over 10/10 and has no upper bound at 0/10,
+    the score interval keeps its coverage there (Fagerland, Lydersen and Laake 2015 recommend it). Its
+    bounds are where the score statistic reaches the chi-square quantile, found by scipy's `brentq`.
+    The ratio must be defined: `base_passed` > 0 (and both `runs` > 0).
+    """
+    from scipy.optimize import brentq
+
+    critical = float(scipy_stats().chi2.ppf(confidence, 1))
+    ratio = (passed / runs) / (base_passed / base_runs)
+
+    def excess(phi: float) -> float:
+        return _koopman_score(phi, passed, runs, base_passed, base_runs) - critical
+
+    low = 0.0
+    if passed > 0:
+        bound = ratio / 2
+        while excess(bound) <= 0:
+            bound /= 2
+        low = float(brentq(excess, bound, ratio))
+    bound = max(ratio, 1.0) * 2
+    while excess(bound) <= 0:
+        bound *= 2
+    return low, float(brentq(excess, ratio, bound))
+
+
+def _koopman_score(phi: float, x1: int, n1: int, x2: int, n2: int) -> float:
+    """Koopman's chi-square score statistic of the ratio `phi` of rate x1/n1 over x2/n2: the squared gap between
+    the rates' ratio and `phi`, over its variance at the rates most likely under `phi` (their constrained MLE)."""
+    gap = x1 / n1 - phi * (x2 / n2)
+    if gap == 0:
+        return 0.0
+    total = n1 + n2
+    b = phi * (n1 + x2) + x1 + n2
+    base = (b - sqrt(max(b * b - 4 * phi * total * (x1 + x2), 0.0))) / (2 * phi * total)
+    base = min(max(base, 0.0), 1.0)
+    rate = min(phi * base, 1.0)
+    variance = rate * (1 - rate) / n1 + phi * phi * base * (1 - base) / n2
+    return gap * gap / variance if variance > 0 else float("inf")
