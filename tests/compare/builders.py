@@ -1,4 +1,4 @@
-"""Results documents as `dialogcheck check --format json` writes them, built from short descriptions."""
+"""Results as `dialogcheck check --format json` and `run` write them, built from short descriptions."""
 
 from __future__ import annotations
 
@@ -6,6 +6,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import orjson
+
+from dialogcheck.checks.base import Outcome
+from dialogcheck.report.batch_text import render_run, render_summary
+from dialogcheck.results.files import ResultsFolder
+from dialogcheck.results.model import BatchResult, EnvironmentInfo, FaultMet, RunResult, ScenarioInfo
+from dialogcheck.results.plan import Plan, PlannedScenario
 
 
 def document(
@@ -52,3 +58,30 @@ def write_batch(path: Path, documents: Iterable[dict]) -> Path:
 def simple(cid: str, verdict: str, subject: str = "Scenario") -> dict:
     """A conversation with one assertion whose outcome is the verdict."""
     return document(cid, verdict, [("skill_completed card_replace", verdict)], subject=subject)
+
+
+#: A run of a `run` results folder: its scenario's slug, its verdict, and its environment (None: it had none).
+RunSpec = tuple[str, str, EnvironmentInfo | None]
+
+
+def environment(faults_on: bool, *kinds: str) -> EnvironmentInfo:
+    """A run's environment whose schedule was on or off, and the faults of these kinds it met (one call each)."""
+    faults = tuple(FaultMet(kind, "cancel_order", index, 2 * index) for index, kind in enumerate(kinds, 1))
+    return EnvironmentInfo("shop", 7, faults_on, calls=len(kinds) + 1, faults=faults)
+
+
+def write_run_folder(root: Path, runs: Iterable[RunSpec]) -> Path:
+    """A `run` results folder holding these runs, numbered from 1 per scenario, written by the results writer."""
+    folder = ResultsFolder(root)
+    results, counts = [], {}
+    for slug, verdict, env in runs:
+        counts[slug] = counts.get(slug, 0) + 1
+        outcome = Outcome(verdict)
+        error = "agent: down" if outcome is Outcome.ERROR else None
+        results.append(RunResult(ScenarioInfo(slug, f"Scenario {slug}", f"eval/scenarios/{slug}.yml"), counts[slug], outcome, error=error, environment=env))
+    folder.write_plan(Plan(scenarios=[PlannedScenario(slug=slug, path=f"eval/scenarios/{slug}.yml", runs=n) for slug, n in counts.items()], total_runs=len(results)))
+    for run in results:
+        folder.write_run(run, render_run(run).plain)
+    batch = BatchResult(tuple(results), planned=len(results), started="2026-12-03T18:00:00Z")
+    folder.write_summary(batch, render_summary(batch).plain)
+    return root

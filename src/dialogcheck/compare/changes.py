@@ -9,7 +9,8 @@ Overall, the mean per-key change with its interval, and a paired test across
 keys: exact McNemar when every key has one judged run a side, else a paired
 permutation test on the per-key pass rates. The verdict is `regressed` or
 `improved` when the test's p-value is under `alpha`, in the direction of the
-change; else `no significant change`.
+change; else `no significant change`. When one side ran with its environment's
+faults on and the other with them off, robustness too (`robustness`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..errors import LoadError
 from ..pairing import compile_pair
 from .model import EXAMPLES, CheckFlips, CheckId, Comparison, KeyChange, Rate, Run, Side, SideSummary, Status, Verdict
 from .read import Interner, read_side
+from .robustness import robustness_of
 from .stats import change_interval, mcnemar_exact, paired_interval, paired_permutation, scipy_stats
 
 ALPHA = 0.05
@@ -95,6 +97,7 @@ def compare_sides(base: Side, new: Side, *, alpha: float = ALPHA, match: str | N
         only_base=tuple(key for key in base.runs if key not in new.runs),
         only_new=tuple(key for key in new.runs if key not in base.runs),
         not_judged=tuple(not_judged),
+        robustness=robustness_of(base, new, alpha),
     )
 
 

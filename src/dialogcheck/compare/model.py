@@ -90,10 +90,14 @@ class CheckId:
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """One conversation or run, reduced to what comparing reads: its verdict and each check's outcome."""
+    """One conversation or run, reduced to what comparing reads: its verdict and each check's outcome, and for
+    robustness whether its environment's fault schedule was on (None: it had no environment) and the kinds of
+    fault it met."""
 
     verdict: Outcome
     checks: tuple[tuple[CheckId, Outcome], ...] = ()
+    faults_on: bool | None = None
+    fault_kinds: tuple[str, ...] = ()
 
 
 #: What a side was read from (`Side.form`).
@@ -193,6 +197,74 @@ class CheckFlips:
 
 
 @dataclass(frozen=True)
+class RateRatio:
+    """Runs under faults against runs without: both pass rates, the first over the second, and its interval.
+
+    `ratio` and `interval` are None when no baseline run passed: a rate over zero is undefined.
+    """
+
+    faulted: Rate
+    baseline: Rate
+    #: The keys these runs are of.
+    keys: int
+    ratio: float | None
+    #: Koopman's score interval of the ratio at the comparison's confidence (1 - alpha).
+    interval: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class KeyRobustness:
+    key: str
+    ratio: RateRatio
+
+
+@dataclass(frozen=True)
+class KindRobustness:
+    """One kind of fault: the faulted runs that met it, against the baseline runs of the keys those runs are of."""
+
+    kind: str
+    ratio: RateRatio
+
+
+#: `Robustness.faulted`: which side ran with its faults on.
+BASE, NEW = "base", "new"
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """Pass rate under faults over pass rate without, when one side ran its environment's fault schedule and the
+    other the same scenarios with it off (`run --faults off`).
+
+    A key counts when both sides ran it with an environment, the one side's schedule on and the other's off, and
+    each side has a judged run of it; rates pool those runs (a key with more runs weighs more), errored runs
+    left out. Per kind of fault, the faulted runs that met it count against every baseline run of their keys; a
+    faulted run that met no fault counts in the overall and per-key figures only.
+    """
+
+    #: `new` or `base`: the side whose schedule was on.
+    faulted: str
+    confidence: float
+    #: Over every key that counts; None when none does.
+    overall: RateRatio | None
+    #: Per kind of fault met, by name.
+    kinds: tuple[KindRobustness, ...]
+    #: Per key, the lowest ratio first, undefined ones last.
+    keys: tuple[KeyRobustness, ...]
+    #: Judged runs under faults that met no fault.
+    met_no_fault: int
+    #: Keys run with an environment on one side only (BASE's first), left out.
+    unpaired: tuple[str, ...] = ()
+    #: Keys both sides ran without an environment, left out.
+    without_environment: tuple[str, ...] = ()
+    #: Keys with no judged run on a side (every run errored), left out.
+    not_judged: tuple[str, ...] = ()
+
+    @property
+    def baseline(self) -> str:
+        return BASE if self.faulted == NEW else NEW
+
+
+@dataclass(frozen=True)
 class SideSummary:
     """What the report says of one side: where it came from, and how many runs and keys it held."""
 
@@ -232,6 +304,8 @@ class Comparison:
     only_new: tuple[str, ...] = ()
     #: Keys on both sides with no judged run on one of them (every run errored).
     not_judged: tuple[str, ...] = ()
+    #: When one side ran with its environment's faults on and the other with them off; else None.
+    robustness: Robustness | None = None
 
     @property
     def noisy(self) -> list[KeyChange]:

@@ -2,7 +2,9 @@
 
 Each conversation or run becomes a `Run` keyed by what it pairs by: a run by
 its scenario's slug, a conversation by its id (its source when it has none),
-or either by the key `--match REGEX` captures from that name. Folders are read
+or either by the key `--match REGEX` captures from that name. A run keeps,
+for robustness, whether its environment's fault schedule was on and the kinds
+of fault it met (recorded conversations have no environment). Folders are read
 through `results.load` into the typed results and reduced from there.
 
 `check --format json` documents can be big (100,000 conversations make half a
@@ -92,19 +94,20 @@ class Interner:
         self._checks: dict[tuple[Any, ...], CheckId] = {}
         self._pairs: dict[Raw, tuple[CheckId, Outcome]] = {}
         self._tuples: dict[tuple[int, ...], tuple[tuple[CheckId, Outcome], ...]] = {}
-        self._runs: dict[tuple[Outcome, int], Run] = {}
+        self._runs: dict[tuple[Outcome, int, bool | None, tuple[str, ...]], Run] = {}
 
-    def run(self, verdict: Outcome, raws: Iterable[Raw]) -> Run:
-        """The run of this verdict and these checks: one object for every run that ended the same."""
+    def run(self, verdict: Outcome, raws: Iterable[Raw], faults_on: bool | None = None, fault_kinds: tuple[str, ...] = ()) -> Run:
+        """The run of this verdict and these checks (and environment): one object for every run that ended the same."""
         pairs = self._pairs
         found = [pairs.get(raw) or self._pair(raw) for raw in raws]
         key = tuple(map(id, found))
         checks = self._tuples.get(key)
         if checks is None:
             checks = self._tuples[key] = tuple(found)
-        run = self._runs.get((verdict, id(checks)))
+        run_key = (verdict, id(checks), faults_on, fault_kinds)
+        run = self._runs.get(run_key)
         if run is None:
-            run = self._runs[verdict, id(checks)] = Run(verdict, checks)
+            run = self._runs[run_key] = Run(verdict, checks, faults_on, fault_kinds)
         return run
 
     def _pair(self, raw: Raw) -> tuple[CheckId, Outcome]:
@@ -172,7 +175,14 @@ def _folder(path: Path, pattern: re.Pattern[str] | None, interner: Interner) -> 
     batch = load_results(path)
     for run in batch.runs:
         subject = run.conversation.subject if run.conversation is not None else run.scenario.name
-        collector.add(run.slug, interner.run(run.verdict, _typed_checks(run.checks(), subject)), str(path / slug_folder(run.slug) / f"run_{run.number}.json"))
+        environment = run.environment
+        reduced = interner.run(
+            run.verdict,
+            _typed_checks(run.checks(), subject),
+            environment.faults_on if environment is not None else None,
+            environment.fault_kinds if environment is not None else (),
+        )
+        collector.add(run.slug, reduced, str(path / slug_folder(run.slug) / f"run_{run.number}.json"))
     return replace(collector.side(), unfinished=batch.unfinished, planned=batch.planned)
 
 
