@@ -3,7 +3,8 @@
 `comparison_document` is the document as a dict (for the library and the MCP
 server); `comparison_json` writes the same document in pieces, every key on a
 line of its own after the rest, so printing a hundred thousand keys never
-holds them all as dicts at once.
+holds them all as dicts at once. A faulted batch against its baseline adds
+`robustness` (`robustness_document`) after the rest.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from .model import CheckFlips, CheckId, Comparison, KeyChange, Rate, SideSummary
+from .model import CheckFlips, CheckId, Comparison, KeyChange, Rate, RateRatio, Robustness, SideSummary
 
 #: Keys encoded into one piece of `comparison_json`.
 _KEYS_A_PIECE = 1000
@@ -36,7 +37,7 @@ def comparison_json(comparison: Comparison) -> Iterator[str]:
 
 
 def _head(comparison: Comparison) -> dict[str, Any]:
-    return {
+    head = {
         "verdict": comparison.verdict.value,
         "p_value": comparison.p_value,
         "test": comparison.test,
@@ -54,6 +55,9 @@ def _head(comparison: Comparison) -> dict[str, Any]:
         "only_new": list(comparison.only_new),
         "not_judged": list(comparison.not_judged),
     }
+    if comparison.robustness is not None:  # only a faulted batch against its baseline has it
+        head["robustness"] = robustness_document(comparison.robustness)
+    return head
 
 
 def _pair(values: tuple[float, float] | None) -> list[float] | None:
@@ -100,4 +104,31 @@ def _flips(flips: CheckFlips) -> dict[str, Any]:
         "pass_to_fail": flips.pass_to_fail,
         "fail_to_pass": flips.fail_to_pass,
         "examples": {"pass_to_fail": list(flips.examples_pass_to_fail), "fail_to_pass": list(flips.examples_fail_to_pass)},
+    }
+
+
+def robustness_document(robustness: Robustness) -> dict[str, Any]:
+    """`robustness`: which side was faulted, the confidence of the intervals, the overall, per-kind and per-key
+    ratios, and what was left out."""
+    return {
+        "faulted": robustness.faulted,
+        "confidence": robustness.confidence,
+        "overall": _ratio(robustness.overall) if robustness.overall is not None else None,
+        "kinds": [{"kind": kind.kind} | _ratio(kind.ratio) for kind in robustness.kinds],
+        "keys": [{"key": key.key} | _ratio(key.ratio) for key in robustness.keys],
+        "met_no_fault": robustness.met_no_fault,
+        "unpaired": list(robustness.unpaired),
+        "without_environment": list(robustness.without_environment),
+        "not_judged": list(robustness.not_judged),
+    }
+
+
+def _ratio(ratio: RateRatio) -> dict[str, Any]:
+    """Both rates (a rate of no judged run is null), the ratio and its interval (null when undefined), the keys."""
+    return {
+        "faulted": _rate(ratio.faulted) if ratio.faulted.judged else None,
+        "baseline": _rate(ratio.baseline) if ratio.baseline.judged else None,
+        "ratio": ratio.ratio,
+        "interval": _pair(ratio.interval),
+        "keys": ratio.keys,
     }

@@ -5,7 +5,9 @@ status, so the change is traced to its keys. Lists (keys that regressed, that
 were fixed, that are too noisy to call, those that moved the verdict's way
 first; checks that flipped) show at most `max_rows` entries each and say how
 many more `--format json` and
-`--html` hold. Keys, labels and sources come from files: they go through
+`--html` hold. A faulted batch against its baseline ends with its robustness:
+the overall ratio, each kind of fault, and the keys with the lowest ratios.
+Keys, labels, sources and fault kinds come from files: they go through
 `_shown.shown`, so none can forge a line.
 """
 
@@ -15,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .._shown import counted, shown
-from ..compare.model import RUN_FOLDER, STATUS_ORDER, CheckFlips, Comparison, KeyChange, SideSummary, Status, Verdict
+from ..compare.model import NEW, RUN_FOLDER, STATUS_ORDER, CheckFlips, Comparison, KeyChange, RateRatio, Robustness, SideSummary, Status, Verdict
 from ..results.model import unfinished_text
 from .styled import Styled
 
@@ -73,6 +75,8 @@ def render_comparison(comparison: Comparison, max_rows: int = MAX_ROWS) -> Style
         _key_list(text, "too noisy to call (flaky, and the interval of the change spans zero)", noisy, max_rows, "yellow")
     _checks(text, comparison.checks, max_rows)
     _left_out(text, comparison)
+    if comparison.robustness is not None:
+        _robustness(text, comparison.robustness, max_rows)
     return text
 
 
@@ -161,3 +165,69 @@ def _left_out(text: Styled, comparison: Comparison) -> None:
         if keys:
             some = ", ".join(shown(key) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
             text.append(f"{label}: {counted(len(keys), 'key')} ({some})\n", "dim")
+
+
+def confidence_text(confidence: float) -> str:
+    """`95%`, `99%`, `97.5%`: the confidence of an interval, from 1 - alpha."""
+    return f"{round(confidence * 100, 6):g}%"
+
+
+def ratio_text(ratio: RateRatio) -> str:
+    """`0.78`, or why there is no ratio: no baseline run passed, or every faulted run of it errored."""
+    if ratio.ratio is not None:
+        return f"{ratio.ratio:.2f}"
+    return "undefined (no baseline run passed)" if ratio.faulted.judged else "undefined (every run under faults errored)"
+
+
+def ratio_interval_text(interval: tuple[float, float] | None) -> str:
+    return "n/a" if interval is None else f"{interval[0]:.2f} to {interval[1]:.2f}"
+
+
+def _ratio_row(ratio: RateRatio, confidence: str = "") -> str:
+    """`1/4 over 9/10 = 0.28 (0.05 to 0.84)`, or `1/1 over 0/3  undefined (...)`; `confidence` names the interval."""
+    rates = f"{ratio.faulted} over {ratio.baseline}"
+    if ratio.ratio is None:
+        return f"{rates}  {ratio_text(ratio)}"
+    named = f"{confidence} interval " if confidence else ""
+    return f"{rates} = {ratio_text(ratio)} ({named}{ratio_interval_text(ratio.interval)})"
+
+
+def _some(keys: Sequence[str]) -> str:
+    return ", ".join(shown(key) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
+
+
+def _robustness(text: Styled, robustness: Robustness, max_rows: int) -> None:
+    faulted, baseline = ("NEW", "BASE") if robustness.faulted == NEW else ("BASE", "NEW")
+    text.append(f"\nrobustness ({faulted} ran with faults on, {baseline} with them off; errored runs left out):\n", "bold")
+    overall = robustness.overall
+    if overall is None:
+        text.append("  no key ran with an environment on both sides with a judged run on each\n")
+    else:
+        row = _ratio_row(overall, confidence_text(robustness.confidence))
+        text.append(f"  pass rate under faults over without: {row} over {counted(overall.keys, 'key')}\n")
+    if robustness.kinds:
+        text.append("  by fault kind (runs that met it, against the baseline runs of the same keys):\n")
+        width = min(max(len(kind.kind) for kind in robustness.kinds), _KEY_WIDTH)
+        for kind in robustness.kinds:
+            text.append(f"    {shown(kind.kind):<{width}}  {_ratio_row(kind.ratio)}, {counted(kind.ratio.keys, 'key')}\n")
+    if robustness.keys:
+        text.append("  keys, worst first:\n")
+        rows = robustness.keys[:max_rows]
+        width = min(max((len(key.key) for key in rows), default=0), _KEY_WIDTH)
+        for key in rows:
+            text.append(f"    {shown(key.key):<{width}}  {_ratio_row(key.ratio)}\n")
+        if len(robustness.keys) > len(rows):
+            text.append(f"    {len(robustness.keys) - len(rows):,} more: see --format json or --html\n", "dim")
+    if robustness.met_no_fault:
+        text.append(f"  {counted(robustness.met_no_fault, 'run')} under faults met no fault: counted in the overall and per-key figures only\n", "dim")
+    left_out = [
+        f"{counted(len(keys), 'key')} {why} ({_some(keys)})"
+        for why, keys in (
+            ("with an environment on one side only", robustness.unpaired),
+            ("without an environment", robustness.without_environment),
+            ("with every run errored on a side", robustness.not_judged),
+        )
+        if keys
+    ]
+    if left_out:
+        text.append("  left out: " + "; ".join(left_out) + "\n", "dim")
