@@ -247,10 +247,10 @@ def test_the_page_has_a_robustness_table_with_every_value_escaped(tmp_path):
     rows = re.findall(r"<tr>(.*?)</tr>", table.group(1))
     cells = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row) for row in rows]
     assert cells[1:] == [
-        ["overall", "1/2", "2/2", "0.50", "0.09 to 1.41"],
-        ["fault &lt;script&gt;x&lt;/script&gt;", "0/1", "2/2", "0.00", "0.00 to 0.83"],
-        ["a&lt;b&gt;", "1/2", "2/2", "0.50", "0.09 to 1.41"],
+        ["overall", "1/2", "2/2", "0.50", "0.09 to 1.94"],
+        ["fault &lt;script&gt;x&lt;/script&gt;", "0/1", "2/2", "0.00", "0.00 to 1.28"],
+        ["a&lt;b&gt;", "1/2", "2/2", "0.50", "0.09 to 1.94"],
     ]
     assert "<script>x" not in page and "a<b>" not in page
     text = render_comparison(compare_results(base, new)).plain
-    assert "    <script>x</script>  0/1 over 2/2 = 0.00 (0.00 to 0.83), 1 key\n" in text
+    assert "    <script>x</script>  0/1 over 2/2 = 0.00 (0.00 to 1.28), 1 key\n" in text

@@ -2,7 +2,9 @@
 
 A banner with the verdict, the change and the test; the two sides; the checks
 that flipped, each linking to the keys it flipped at; every key with its
-status, rates and interval, filtered by status and by text. Keys that changed
+status, rates and interval, filtered by status and by text; for a faulted
+batch against its baseline, a robustness table (overall, per fault kind, per
+key, the lowest ratio first). Keys that changed
 come first; past `MAX_KEY_ROWS` rows the page says how many more the JSON
 holds, so the page stays small at any size. As in the batch report, nothing is
 fetched, a Content-Security-Policy admits only the page's own style and
@@ -20,8 +22,8 @@ from importlib.resources import files
 from typing import Any
 
 from .._shown import counted
-from ..compare.model import STATUS_ORDER, CheckFlips, CheckId, Comparison, KeyChange, SideSummary
-from .compare_text import interval_text, p_text, percent, points
+from ..compare.model import NEW, STATUS_ORDER, CheckFlips, CheckId, Comparison, KeyChange, RateRatio, Robustness, SideSummary
+from .compare_text import confidence_text, interval_text, p_text, percent, points, ratio_interval_text, ratio_text
 
 #: Key rows the page draws; the rest are counted and left to `--format json`.
 MAX_KEY_ROWS = 10_000
@@ -140,6 +142,43 @@ def _left_out(comparison: Comparison) -> str:
     return "".join(parts)
 
 
+def _ratio_row(label: str, ratio: RateRatio) -> str:
+    return (
+        f'<tr><td>{label}</td><td class="num">{ratio.faulted}</td><td class="num">{ratio.baseline}</td>'
+        f'<td class="num">{_e(ratio_text(ratio))}</td><td class="num">{ratio_interval_text(ratio.interval)}</td></tr>'
+    )
+
+
+def _robustness(robustness: Robustness) -> str:
+    """The pass rate under faults over the rate without: overall, per kind of fault, per key (worst first)."""
+    faulted, baseline = ("NEW", "BASE") if robustness.faulted == NEW else ("BASE", "NEW")
+    rows = _ratio_row("overall", robustness.overall) if robustness.overall is not None else ""
+    rows += "".join(_ratio_row(f"fault {_e(kind.kind)}", kind.ratio) for kind in robustness.kinds)
+    rows += "".join(_ratio_row(_e(key.key), key.ratio) for key in robustness.keys[:MAX_KEY_ROWS])
+    hidden = len(robustness.keys) - MAX_KEY_ROWS
+    more = f'<p class="meta">{counted(hidden, "more key")}: see --format json.</p>' if hidden > 0 else ""
+    left_out = [
+        f"{counted(len(keys), 'key')} {why}"
+        for why, keys in (
+            ("with an environment on one side only", robustness.unpaired),
+            ("without an environment", robustness.without_environment),
+            ("with every run errored on a side", robustness.not_judged),
+        )
+        if keys
+    ]
+    notes = [f"{counted(robustness.met_no_fault, 'run')} under faults met no fault: counted in the overall and per-key rows only."] if robustness.met_no_fault else []
+    if left_out:
+        notes.append("Left out: " + "; ".join(left_out) + ".")
+    return (
+        f'<h2>Robustness</h2><p class="meta">{faulted} ran with its environment\'s faults on, {baseline} with them off: '
+        "the pass rate under faults over the pass rate without (errored runs left out). A fault kind's row is the runs "
+        f"that met it against the baseline runs of the same keys.</p>"
+        f'<table id="robustness"><thead><tr><th></th><th class="num">Under faults ({faulted})</th><th class="num">Without ({baseline})</th>'
+        f'<th class="num">Ratio</th><th class="num">{confidence_text(robustness.confidence)} interval</th></tr></thead><tbody>{rows}</tbody></table>'
+        f"{more}" + "".join(f'<p class="meta">{note}</p>' for note in notes)
+    )
+
+
 def _drawn(keys: Sequence[KeyChange]) -> list[tuple[KeyChange, str]]:
     """The keys the page draws, those that changed first, each with its row's id."""
     order = {status: rank for rank, status in enumerate(STATUS_ORDER)}
@@ -161,5 +200,6 @@ def render_comparison_html(comparison: Comparison, *, title: str = "dialogcheck 
         f"<h1>{_e(title)}</h1>{_banner(comparison)}"
         f'<div class="sides">{_side("BASE", comparison.base)}{_side("NEW", comparison.new)}</div>{match}'
         f"{_keys(comparison, drawn)}{_checks(comparison.checks, anchors)}{_left_out(comparison)}"
+        f"{_robustness(comparison.robustness) if comparison.robustness is not None else ''}"
         f"</main><script>{js}</script></body></html>\n"
     )
