@@ -25,7 +25,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.compare.builders import simple, write_batch
+from tests.compare.builders import simple, write_batch, write_run_folder
+from tests.compare.test_robustness import BASELINE, FAULTED
 from tests.conftest import EXAMPLE
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -410,3 +411,18 @@ def test_the_server_loads_every_file_under_safe_env_as_the_commands_do(project, 
 
     session(project, script, env, args)
     assert subprocess.run([str(DIALOGCHECK), "run", ".", "--no-judge", *args], cwd=project, env=env, capture_output=True, check=False).returncode == 2
+
+
+def test_compare_of_a_faulted_batch_against_its_baseline_answers_its_robustness(project):
+    write_run_folder(project / "baseline", BASELINE)
+    write_run_folder(project / "faulted", FAULTED)
+    expected = cli_json(project, "compare", "baseline", "faulted")
+
+    async def script(client):
+        compared = await client.call_tool("compare", {"base": "baseline", "new": "faulted"})
+        assert not compared.is_error, compared.content
+        assert compared.structured_content["robustness"] == expected["robustness"]
+        assert compared.structured_content["robustness"]["overall"]["ratio"] == pytest.approx(7 / 9)
+        assert "robustness (NEW ran with faults on, BASE with them off; errored runs left out):" in compared.content[0].text
+
+    session(project, script)

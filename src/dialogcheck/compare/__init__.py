@@ -2,7 +2,7 @@
 
 from .changes import ALPHA, compare_results, compare_sides
 from .document import comparison_document, comparison_json
-from .model import CheckFlips, CheckId, Comparison, KeyChange, Rate, Run, Side, Status, Verdict
+from .model import CheckFlips, CheckId, Comparison, KeyChange, KeyRobustness, KindRobustness, Rate, RateRatio, Robustness, Run, Side, Status, Verdict
 from .read import read_side
 from .stats import INSTALL_HINT, MissingStats
 
@@ -13,8 +13,12 @@ __all__ = [
     "CheckId",
     "Comparison",
     "KeyChange",
+    "KeyRobustness",
+    "KindRobustness",
     "MissingStats",
     "Rate",
+    "RateRatio",
+    "Robustness",
     "Run",
     "Side",
     "Status",

@@ -3,8 +3,10 @@
 Reading keeps, of each conversation or run, only what comparing needs: the
 key it pairs by, its verdict, and each check's identity and outcome (`Run`).
 A `Comparison` is the whole answer: per key a `KeyChange`, per check a
-`CheckFlips`, and the overall change with its paired test and verdict. The
-text, JSON and HTML views, the exit code and the MCP tool all read it.
+`CheckFlips`, and the overall change with its paired test and verdict; and,
+for a batch run with its environment's faults on against the same batch run
+with them off, its `Robustness`. The text, JSON and HTML views, the exit code
+and the MCP tool all read it.
 
 Errored runs are never a pass: they say nothing about the agent (a judge that
 broke, an agent that was down), so, as in a batch's pass rate, they are left
