@@ -254,3 +254,36 @@ def test_the_page_has_a_robustness_table_with_every_value_escaped(tmp_path):
     assert "<script>x" not in page and "a<b>" not in page
     text = render_comparison(compare_results(base, new)).plain
     assert "    <script>x</script>  0/1 over 2/2 = 0.00 (0.00 to 1.28), 1 key\n" in text
+
+
+def test_a_kind_met_only_on_errored_runs_has_no_ratio_and_the_text_says_why(tmp_path):
+    base = write_run_folder(tmp_path / "base", [("a", "pass", OFF)] * 2)
+    new = write_run_folder(tmp_path / "new", [("a", "pass", ON), ("a", "error", environment(True, "latency"))])
+    comparison = compare_results(base, new, alpha=0.1)
+    (latency,) = comparison.robustness.kinds
+    assert (rate(latency.ratio.faulted), rate(latency.ratio.baseline), latency.ratio.keys, latency.ratio.ratio) == ((0, 0, 1), (0, 0, 0), 0, None)
+    text = render_comparison(comparison).plain
+    assert "    latency  0/0 over 0/0  undefined (every run under faults errored), 0 keys\n" in text
+    # 1/1 over 2/2, every run passing: by hand 1 / (1 + c) to 1 + c / 2, c the 90% quantile of chi-square with one degree of freedom
+    assert "  pass rate under faults over without: 1/1 over 2/2 = 1.00 (90% interval 0.27 to 2.35) over 1 key\n" in text
+    c = 2.705543454095404
+    assert comparison.robustness.overall.interval == pytest.approx((1 / (1 + c), 1 + c / 2), rel=1e-9)
+    kind = comparison_document(comparison)["robustness"]["kinds"][0]
+    assert kind == {"kind": "latency", "faulted": None, "baseline": None, "ratio": None, "interval": None, "keys": 0}
+
+
+def test_no_key_on_both_sides_with_an_environment_leaves_no_overall_figure(tmp_path):
+    base = write_run_folder(tmp_path / "base", [("a", "pass", None), ("b", "pass", OFF)])
+    new = write_run_folder(tmp_path / "new", [("a", "pass", None), ("c", "fail", environment(True, "timeout"))])
+    comparison = compare_results(base, new)
+    robustness = comparison.robustness
+    assert (robustness.overall, robustness.kinds, robustness.keys) == (None, (), ())
+    assert (robustness.unpaired, robustness.without_environment) == (("b", "c"), ("a",))
+    text = render_comparison(comparison).plain
+    assert text.endswith(
+        "\nrobustness (NEW ran with faults on, BASE with them off; errored runs left out):\n"
+        "  no key ran with an environment on both sides with a judged run on each\n"
+        "  left out: 2 keys with an environment on one side only (b, c); 1 key without an environment (a)\n"
+    )
+    assert comparison_document(comparison)["robustness"]["overall"] is None
+    assert '<table id="robustness"><thead>' in render_comparison_html(comparison)
