@@ -265,6 +265,15 @@ class Robustness:
     def baseline(self) -> str:
         return BASE if self.faulted == NEW else NEW
 
+    def left_out(self) -> list[tuple[str, tuple[str, ...]]]:
+        """(why, keys) of each group of keys left out that has some, for every view to say alike."""
+        groups = (
+            ("with an environment on one side only", self.unpaired),
+            ("without an environment", self.without_environment),
+            ("with every run errored on a side", self.not_judged),
+        )
+        return [(why, keys) for why, keys in groups if keys]
+
 
 @dataclass(frozen=True)
 class SideSummary:

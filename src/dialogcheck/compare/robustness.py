@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..checks.base import Outcome
-from .model import BASE, NEW, KeyRobustness, KindRobustness, Rate, RateRatio, Robustness, Run, Side
+from .model import BASE, NEW, RUN_FOLDER, KeyRobustness, KindRobustness, Rate, RateRatio, Robustness, Run, Side
 from .stats import ratio_interval
 
 
@@ -79,6 +79,8 @@ def robustness_of(base: Side, new: Side, alpha: float) -> Robustness | None:
 def _schedule(side: Side) -> bool | None:
     """True when every run of the side that had an environment ran its fault schedule, False when every one ran
     without it; None when no run had an environment, or some ran each way."""
+    if side.form != RUN_FOLDER:  # recorded conversations have no environment: no need to look at each
+        return None
     seen = {run.faults_on for runs in side.runs.values() for run in runs if run.faults_on is not None}
     return seen.pop() if len(seen) == 1 else None
 

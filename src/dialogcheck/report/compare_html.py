@@ -158,13 +158,8 @@ def _robustness(robustness: Robustness) -> str:
     hidden = len(robustness.keys) - MAX_KEY_ROWS
     more = f'<p class="meta">{counted(hidden, "more key")}: see --format json.</p>' if hidden > 0 else ""
     left_out = [
-        f"{counted(len(keys), 'key')} {why}"
-        for why, keys in (
-            ("with an environment on one side only", robustness.unpaired),
-            ("without an environment", robustness.without_environment),
-            ("with every run errored on a side", robustness.not_judged),
-        )
-        if keys
+        f"{counted(len(keys), 'key')} {why} (" + ", ".join(_e(key) for key in keys[:MAX_LISTED]) + (f" and {len(keys) - MAX_LISTED} more" if len(keys) > MAX_LISTED else "") + ")"
+        for why, keys in robustness.left_out()
     ]
     notes = [f"{counted(robustness.met_no_fault, 'run')} under faults met no fault: counted in the overall and per-key rows only."] if robustness.met_no_fault else []
     if left_out:

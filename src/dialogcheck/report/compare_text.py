@@ -153,6 +153,11 @@ def _checks(text: Styled, checks: Sequence[CheckFlips], max_rows: int) -> None:
         )
 
 
+def _some(keys: Sequence[str]) -> str:
+    """The first five keys, and `...` when there are more."""
+    return ", ".join(shown(key) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
+
+
 def _left_out(text: Styled, comparison: Comparison) -> None:
     base, new = comparison.base.errored, comparison.new.errored
     if base or new:
@@ -163,8 +168,7 @@ def _left_out(text: Styled, comparison: Comparison) -> None:
         ("not compared (every run errored on a side)", comparison.not_judged),
     ):
         if keys:
-            some = ", ".join(shown(key) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
-            text.append(f"{label}: {counted(len(keys), 'key')} ({some})\n", "dim")
+            text.append(f"{label}: {counted(len(keys), 'key')} ({_some(keys)})\n", "dim")
 
 
 def confidence_text(confidence: float) -> str:
@@ -192,10 +196,6 @@ def _ratio_row(ratio: RateRatio, confidence: str = "") -> str:
     return f"{rates} = {ratio_text(ratio)} ({named}{ratio_interval_text(ratio.interval)})"
 
 
-def _some(keys: Sequence[str]) -> str:
-    return ", ".join(shown(key) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
-
-
 def _robustness(text: Styled, robustness: Robustness, max_rows: int) -> None:
     faulted, baseline = ("NEW", "BASE") if robustness.faulted == NEW else ("BASE", "NEW")
     text.append(f"\nrobustness ({faulted} ran with faults on, {baseline} with them off; errored runs left out):\n", "bold")
@@ -220,14 +220,6 @@ def _robustness(text: Styled, robustness: Robustness, max_rows: int) -> None:
             text.append(f"    {len(robustness.keys) - len(rows):,} more: see --format json or --html\n", "dim")
     if robustness.met_no_fault:
         text.append(f"  {counted(robustness.met_no_fault, 'run')} under faults met no fault: counted in the overall and per-key figures only\n", "dim")
-    left_out = [
-        f"{counted(len(keys), 'key')} {why} ({_some(keys)})"
-        for why, keys in (
-            ("with an environment on one side only", robustness.unpaired),
-            ("without an environment", robustness.without_environment),
-            ("with every run errored on a side", robustness.not_judged),
-        )
-        if keys
-    ]
+    left_out = [f"{counted(len(keys), 'key')} {why} ({_some(keys)})" for why, keys in robustness.left_out()]
     if left_out:
         text.append("  left out: " + "; ".join(left_out) + "\n", "dim")
