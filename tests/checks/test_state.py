@@ -361,8 +361,11 @@ def test_dialogcheck_validate_refuses_a_bad_state_check_with_exit_2_and_the_posi
 
 def test_a_scenario_with_state_checks_loads_and_judges_through_evaluate(tmp_path):
     path = tmp_path / "cancel.yml"
-    path.write_text(SCENARIO % "      - state_equals: {path: orders.O1.status, value: cancelled}\n      - state_unchanged: {paths: [orders.O2]}")
+    write_environment(tmp_path, SHOP)
+    text = SCENARIO % "      - state_equals: {path: orders.O1.status, value: cancelled}\n      - state_unchanged: {paths: [orders.O2]}"
+    path.write_text(text.replace("  goals:", "  environment: shop\n  goals:"))
     scenario = load_scenario(path, environ={})
+    assert scenario.environment is not None and scenario.environment.name == "shop"
     result = evaluate(scenario, with_world(START), no_judge=True)
     assert [str(r.outcome) for r in result.assertions] == ["fail", "pass"]
     assert [str(r.outcome) for r in evaluate(scenario, conv(user("hi")), no_judge=True).assertions] == ["error", "error"]
@@ -380,7 +383,8 @@ def test_state_equals_takes_null_as_a_value_where_memory_checks_refuse_it():
 
 def test_check_of_a_recorded_conversation_without_state_exits_3_with_the_error_not_a_pass(tmp_path):
     scenario = tmp_path / "cancel.yml"
-    scenario.write_text(SCENARIO % "      - state_equals: {path: orders.O1.status, value: cancelled}")
+    write_environment(tmp_path, SHOP)
+    scenario.write_text((SCENARIO % "      - state_equals: {path: orders.O1.status, value: cancelled}").replace("  goals:", "  environment: shop\n  goals:"))
     record = tmp_path / "c.jsonl"
     record.write_bytes(b'{"event": "user", "text": "cancel O1"}\n{"event": "bot", "text": "Cancelled."}\n')
     done = subprocess.run([str(DIALOGCHECK), "check", "--scenario", str(scenario), str(record), "--format", "json"],
@@ -405,3 +409,29 @@ def test_a_place_the_replay_lacks_keeps_both_values_whole_one_level_up(tmp_path)
     [difference] = result.differences
     assert (difference.field, difference.path) == ("refunds", "refunds.1")
     assert len(difference.actual) == 2 and difference.expected == [{"order_id": "O1", "note": "refund: late"}]
+
+
+def test_a_state_check_in_a_scenario_without_an_environment_is_bad_input_at_its_line(tmp_path):
+    path = tmp_path / "cancel.yml"
+    path.write_text(SCENARIO % "      - bot_uttered: {text_matches: cancelled}\n      - state_equals: {path: orders.O1.status, value: cancelled}")
+
+    with pytest.raises(LoadError) as raised:
+        load_scenario(path, environ={})
+    assert str(raised.value.problems[0]) == (
+        f"{path}:7:9: assertion 2 (`state_equals`) judges the state of the agent's environment, but this scenario names no"
+        " `environment` (nor does eval/conftest.yml): add `environment: NAME` (eval/environments/NAME.yml)"
+    )
+
+
+def test_an_expected_call_of_a_tool_the_environment_lacks_is_bad_input_at_its_assertion(tmp_path):
+    path = tmp_path / "cancel.yml"
+    write_environment(tmp_path, SHOP)
+    text = SCENARIO % "      - state_matches_replay: {calls: [{tool: cancel_ordr, arguments: {order_id: O1}}]}"
+    path.write_text(text.replace("  goals:", "  environment: shop\n  goals:"))
+
+    with pytest.raises(LoadError) as raised:
+        load_scenario(path, environ={})
+    assert str(raised.value.problems[0]) == (
+        f"{path}:7:9: call 1 of assertion 1 (`state_matches_replay`) names the tool `cancel_ordr` (did you mean `cancel_order`?),"
+        " which environment `shop` does not have (its tools: cancel_order, get_order)"
+    )

@@ -87,7 +87,7 @@ def _difference(field: str, path: str, actual: Any, expected: Any) -> list[Diffe
 
 
 @dataclass(frozen=True)
-class _StateCheck(Check):
+class StateCheck(Check):
     """A check of the environment's state; `judge` sees the recorded world."""
 
     def evaluate(self, conversation: Conversation) -> CheckResult:
@@ -105,7 +105,7 @@ class _StateCheck(Check):
 
 
 @dataclass(frozen=True)
-class StateEquals(_StateCheck):
+class StateEquals(StateCheck):
     """The value at `path` of the final state equals `value` (SPEC's typed JSON equality)."""
 
     key = "state_equals"
@@ -153,7 +153,7 @@ def _compared(initial: Any, final: Any, path: str) -> tuple[str, list[Difference
 
 
 @dataclass(frozen=True)
-class StateUnchanged(_StateCheck):
+class StateUnchanged(StateCheck):
     """Each path holds the same value in the final state as in the starting state."""
 
     key = "state_unchanged"
@@ -184,7 +184,7 @@ def _covered(keys: Keys, prefixes: set[Keys]) -> bool:
 
 
 @dataclass(frozen=True)
-class StateChanges(_StateCheck):
+class StateChanges(StateCheck):
     """The whole change (every place the final state differs from the starting one) lies under the `allowed`
     paths, and each `required` path changed. A path allows itself and everything under it."""
 
@@ -261,7 +261,7 @@ class ExpectedCall:
 
 
 @dataclass(frozen=True)
-class StateMatchesReplay(_StateCheck):
+class StateMatchesReplay(StateCheck):
     """The final state equals the state the expected calls leave on a fresh copy of the starting state, the
     faults off: tau-bench's grading rule."""
 
@@ -302,6 +302,7 @@ class StateMatchesReplay(_StateCheck):
 STATE_CHECKS: tuple[type[Check], ...] = (StateEquals, StateUnchanged, StateChanges, StateMatchesReplay)
 
 __all__ = [
+    "StateCheck",
     "NO_REPLAY",
     "NO_WORLD",
     "STATE_CHECKS",

@@ -9,9 +9,10 @@ from .._fields import Fields, Problems, file_body, load_definition_file
 from .._yaml import Pos, YMap, YNode, YScalar, YSeq, plain
 from ..checks import ASSERTIONS, Check
 from ..checks.load import Context, read_tagged
+from ..checks.state import StateCheck
 from ..environment.catalog import Catalog
 from ..environment.model import Environment
-from ..errors import LoadError
+from ..errors import LoadError, did_you_mean
 from ..events.model import FRAMEWORK_TOOLS
 from .model import DEFAULT_MAX_TURNS, SCENARIO_TYPES, Goals, Scenario, UserProfile
 from .traits import unknown_trait
@@ -89,6 +90,31 @@ def _personas(fields: Fields, problems: Problems) -> tuple[str, ...]:
     return names
 
 
+def _refuse_state_checks_without(environment: Environment | None, goals: Goals, node: YNode | None, problems: Problems) -> None:
+    """A problem at each state check of a scenario that names no environment (it could only ever error), and at each
+    expected call of `state_matches_replay` naming a tool the environment does not have."""
+    items = node.values["assertions"].items if isinstance(node, YMap) and isinstance(node.values.get("assertions"), YSeq) else []
+    for number, (check, item) in enumerate(zip(goals.assertions, items), 1):
+        if not isinstance(check, StateCheck):
+            continue
+        if environment is None:
+            problems.add(
+                f"assertion {number} (`{check.key}`) judges the state of the agent's environment, but this scenario names no"
+                " `environment` (nor does eval/conftest.yml): add `environment: NAME` (eval/environments/NAME.yml)",
+                item.pos,
+            )
+            continue
+        tools = {tool.name for tool in environment.tools}
+        for index, call in enumerate(getattr(check, "calls", ()), 1):
+            if call.tool not in tools:
+                known = ", ".join(sorted(tools))
+                problems.add(
+                    f"call {index} of assertion {number} (`{check.key}`) names the tool `{call.tool}`{did_you_mean(call.tool, tools)},"
+                    f" which environment `{environment.name}` does not have (its tools: {known})",
+                    item.pos,
+                )
+
+
 def parse_scenario(
     root: YMap | None,
     problems: Problems,
@@ -116,6 +142,8 @@ def parse_scenario(
     goals = _goals(fields, problems, framework_tools)
     catalog = environments if environments is not None else Catalog.for_file(path)
     environment = catalog.of_scenario(fields.get("environment"), problems, fields.pos("environment"), default_environment)
+    if not problems:
+        _refuse_state_checks_without(environment, goals, fields.get("goals"), problems)
     if problems or name is None or context is None:
         return None
     return Scenario(
