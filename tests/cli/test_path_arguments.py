@@ -36,6 +36,7 @@ COMMANDS = {
     "run": (["run", "{}"], "'[PATHS]...'"),
     "run --resume": (["run", "--resume", "{}"], "'--resume'"),
     "calibrate": (["calibrate", "--scenario", "{}", "--labels", "x.csv"], "'--scenario'"),
+    "environment serve": (["environment", "serve", "{}"], "'FILE'"),
 }
 
 

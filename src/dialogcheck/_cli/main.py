@@ -22,6 +22,7 @@ COMMANDS = {
     "calibrate": ("calibrate:calibrate", "The judge's agreement with human labels: Cohen's kappa, the confusion matrix, where they disagree."),
     "check": ("check:check", "Judge recorded CONVERSATIONS (files or folders) against --scenario or --sop."),
     "compare": ("compare:compare", "What changed between two batches BASE and NEW: flips per key and check, a paired test, a verdict."),
+    "environment": ("environment_cmd:environment", "Serve an environment file (eval/environments/NAME.yml) by hand, for developing an agent against it."),
     "import": ("import_cmd:import_cmd", "Convert FILE from another tool's format into native events (JSONL, one conversation a line)."),
     "mcp": ("mcp:mcp", "Serve validate, check, run, report, compare and explain as MCP tools for IDE agents (stdio by default)."),
     "report": ("report:report", "Print the summary of RESULTS_DIR (a folder `dialogcheck run` or `check --output` wrote), or render it with --html / --junit."),
@@ -80,10 +81,14 @@ class CheckedPath(click.Path):
 
 
 def _paths_checked(command: click.Command) -> click.Command:
-    """`command` with every path it takes (an argument or option of type `click.Path`) checked as `CheckedPath`."""
+    """`command` with every path it takes (an argument or option of type `click.Path`) checked as `CheckedPath`,
+    and so every subcommand of a group."""
     for param in command.params:
         if type(param.type) is click.Path:
             param.type.__class__ = CheckedPath
+    if isinstance(command, click.Group):
+        for subcommand in command.commands.values():
+            _paths_checked(subcommand)
     return command
 
 
