@@ -269,3 +269,13 @@ def test_stop_ends_serving_and_a_server_is_a_context_manager(shop):
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{http}/tools", timeout=HANG)
     serving.stop()  # twice is fine
+
+
+def test_the_reference_says_what_the_server_does():
+    from dialogcheck.environment.serve import MAX_BODY_BYTES
+    from tests.conftest import REPO
+
+    serving = (REPO / "docs" / "environment-reference.md").read_text(encoding="utf-8").split("\n## Serving\n", 1)[1]
+    assert f"`{HTTP_VARIABLE}`" in serving and f"`{MCP_VARIABLE}`" in serving
+    assert f"`{RUN_HEADER}: RUN_ID`" in serving
+    assert MAX_BODY_BYTES == 2 * 2**20 and "more than 2 MiB is refused with 413" in " ".join(serving.split())
