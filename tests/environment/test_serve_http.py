@@ -279,3 +279,32 @@ def test_the_reference_says_what_the_server_does():
     assert f"`{HTTP_VARIABLE}`" in serving and f"`{MCP_VARIABLE}`" in serving
     assert f"`{RUN_HEADER}: RUN_ID`" in serving
     assert MAX_BODY_BYTES == 2 * 2**20 and "more than 2 MiB is refused with 413" in " ".join(serving.split())
+
+
+@pytest.mark.parametrize(("host", "shown"), [("::1", "[::1]"), ("localhost", "localhost"), ("127.0.0.2", "127.0.0.2")])
+def test_every_loopback_address_is_served(shop, client, host, shown):
+    try:
+        serving = EnvironmentServer(host=host)
+        serving.start()
+    except OSError as err:  # a machine without IPv6 on loopback
+        pytest.skip(f"cannot listen on {host}: {err}")
+    try:
+        http = serving.attach(RUN_A, shop.start(seed=0))["http"]
+        assert http == f"http://{shown}:{serving.port}/runs/{RUN_A}"
+        assert client.post(f"{http}/tools/get_order", json={"order_id": "O1"}).json()["is_error"] is False
+    finally:
+        serving.stop()
+
+
+def test_a_request_without_a_host_header_is_served(server, shop):
+    """HTTP/1.0 may leave Host out; no browser does, so the page check lets it through."""
+    import socket
+
+    server.attach(RUN_A, shop.start(seed=0))
+    with socket.create_connection(("127.0.0.1", server.port), timeout=HANG) as raw:
+        raw.sendall(b"GET /tools HTTP/1.0\r\n\r\n")
+        answer = b""
+        while chunk := raw.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.0 200") or answer.startswith(b"HTTP/1.1 200"), answer[:200]
+    assert b'"get_order"' in answer

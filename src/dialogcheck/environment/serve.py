@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import orjson
 from aiohttp import web
 
+from .._shown import clip, visible
 from .bounds import MAX_ARGUMENT_BYTES
 from .run import RunEnvironment
 
@@ -40,8 +41,9 @@ MCP_INSTALL_HINT = "serving the environment over MCP needs the MCP SDK: pip inst
 #: The most bytes a request's body may take: a call's arguments (`MAX_ARGUMENT_BYTES` as JSON), with room for
 #: white space and, over MCP, the JSON-RPC envelope.
 MAX_BODY_BYTES = 2 * MAX_ARGUMENT_BYTES
-#: Calls answered at once across runs (each run answers its own calls one at a time).
-MAX_WORKERS = 64
+#: Threads calls are answered in, across runs: made as calls need them, as many as `run --parallel` may have runs
+#: in flight (1,000), so a call a fault holds in its delay never queues another run's behind it.
+MAX_WORKERS = 1_024
 #: Seconds a stopping server gives requests in flight to finish.
 SHUTDOWN_GRACE = 2.0
 
@@ -87,11 +89,12 @@ def _answer(document: Any) -> web.Response:
 def _page_problem(request: web.Request) -> str | None:
     """Why a request looks sent by a web page rather than an agent (loopback is reachable from a browser): a Host
     that is not loopback (a rebound name) or an Origin that is not."""
-    if not _is_loopback_name(urlsplit(f"//{request.host}").hostname):
-        return f"refused: the Host header names {request.host!r}, not this loopback server"
+    host = request.headers.get("Host")
+    if host is not None and not _is_loopback_name(urlsplit(f"//{host}").hostname):
+        return f"refused: the Host header names {clip(visible(host), 120)}, not this loopback server"
     origin = request.headers.get("Origin")
     if origin is not None and not _is_loopback_name(urlsplit(origin).hostname):
-        return f"refused: a request from a web page ({origin!r}) may not call the environment"
+        return f"refused: a request from a web page ({clip(visible(origin), 120)}) may not call the environment"
     return None
 
 
@@ -215,7 +218,7 @@ class EnvironmentServer:
             if run_id is not None:
                 run = self._runs.get(run_id)
                 if run is None:
-                    raise Refused(404, f"no run `{run_id[:200]}` is in flight here")
+                    raise Refused(404, f"no run `{clip(visible(run_id), 120)}` is in flight here")
                 return run
             if not self._runs:
                 raise Refused(503, "no run is in flight: the root address serves a run while one is attached")

@@ -76,13 +76,18 @@ class McpEndpoint:
         return content_of(answer)
 
 
+def _peer(request: web.Request) -> tuple[str, int] | None:
+    peer = request.transport.get_extra_info("peername") if request.transport is not None else None
+    return (peer[0], peer[1]) if isinstance(peer, tuple) and len(peer) >= 2 else None  # an IPv6 peer has four parts
+
+
 async def asgi_response(app: ASGIApp, request: web.Request, extra: Scope) -> web.StreamResponse:
     """Answer an aiohttp request with an ASGI app, its body streamed as the app sends it; `extra` joins the scope."""
     scope: Scope = {
         "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": f"{request.version.major}.{request.version.minor}",
         "method": request.method, "scheme": request.scheme, "path": request.path, "raw_path": request.raw_path.split("?", 1)[0].encode(),
         "query_string": request.query_string.encode(), "root_path": "", "headers": [(k.lower(), v) for k, v in request.raw_headers],
-        "client": request.transport.get_extra_info("peername") if request.transport else None, "server": None, **extra,
+        "client": _peer(request), "server": None, **extra,
     }
     answered = asyncio.Event()
     body_read = False
