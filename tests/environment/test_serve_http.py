@@ -308,3 +308,28 @@ def test_a_request_without_a_host_header_is_served(server, shop):
             answer += chunk
     assert answer.startswith(b"HTTP/1.0 200") or answer.startswith(b"HTTP/1.1 200"), answer[:200]
     assert b'"get_order"' in answer
+
+
+def test_runs_writing_the_same_record_at_once_each_keep_their_own(server, shop):
+    runs = {f"sim-{n}": shop.start(seed=0) for n in range(8)}
+    addresses = {run_id: server.attach(run_id, run)["http"] for run_id, run in runs.items()}
+    start = threading.Barrier(len(runs))
+    seen: dict[str, list] = {}
+
+    def agent(run_id: str) -> None:
+        with httpx.Client(timeout=HANG) as http:
+            start.wait(HANG)
+            for n in range(5):
+                http.post(f"{addresses[run_id]}/tools/cancel_order", json={"order_id": "O1", "reason": f"{run_id}/{n}"})
+            seen[run_id] = http.post(f"{addresses[run_id]}/tools/get_order", json={"order_id": "O1"}).json()["result"]
+
+    threads = [threading.Thread(target=agent, args=(run_id,)) for run_id in runs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(HANG)
+    assert set(seen) == set(runs)
+    for run_id, run in runs.items():
+        assert seen[run_id]["status"] == "cancelled"
+        assert run.state["refunds"] == [{"order_id": "O1", "note": f"refund: {run_id}/{n}"} for n in range(5)]
+        assert len(run.events) == 6

@@ -186,3 +186,25 @@ def test_without_the_sdk_http_is_served_and_the_mcp_address_is_none(tmp_path):
     assert done.stdout.splitlines() == [
         "None None serving the environment over MCP needs the MCP SDK: pip install 'dialogcheck[mcp]'", "False", "404",
     ]
+
+
+def test_mcp_clients_of_several_runs_at_once_each_see_their_own(server, shop):
+    runs = {f"sim-{n}": shop.start(seed=0) for n in range(6)}
+    addresses = {run_id: server.attach(run_id, run)["mcp"] for run_id, run in runs.items()}
+    seen: dict[str, object] = {}
+
+    async def agent(run_id: str) -> None:
+        async with Client(streamable_http_client(addresses[run_id]), read_timeout_seconds=HANG) as client:
+            for n in range(3):
+                await client.call_tool("cancel_order", {"order_id": "O2", "reason": f"{run_id}/{n}"})
+            seen[run_id] = (await client.call_tool("get_order", {"order_id": "O2"})).structured_content
+
+    async def main():
+        async with anyio.create_task_group() as group:
+            for run_id in runs:
+                group.start_soon(agent, run_id)
+
+    anyio.run(main)
+    for run_id, run in runs.items():
+        assert seen[run_id]["status"] == "cancelled"
+        assert [refund["note"] for refund in run.state["refunds"]] == [f"refund: {run_id}/{n}" for n in range(3)]
