@@ -162,6 +162,7 @@ def measure(calls: int, mcp_calls: int, rounds: int) -> list[dict[str, Any]]:
     for way, label in (("direct", "direct Python call (`run.call`)"), ("http", "HTTP, httpx keep-alive"), ("mcp", "MCP, the SDK's Streamable HTTP client")):
         per_round = samples[way]
         rows.append({
+            "key": way,
             "way": label,
             "calls_per_round": calls if way != "mcp" else mcp_calls,
             "wall_us": statistics.median(s["wall_us"] for s in per_round),
@@ -173,28 +174,29 @@ def measure(calls: int, mcp_calls: int, rounds: int) -> list[dict[str, Any]]:
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=2_000, help="timed calls per round, direct and over HTTP")
     parser.add_argument("--mcp-calls", type=int, default=500, help="timed calls per round over MCP")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print the JSON document instead of the table")
     parser.add_argument("--client", nargs=3, metavar=("WAY", "URL", "CALLS"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.client:
         way, url, calls = args.client
         print(json.dumps((http_client if way == "http" else mcp_client)(url, int(calls))))
-        return
+        return 0
     rows = measure(args.calls, args.mcp_calls, args.rounds)
     result = save("environment_calls", {"orders": ORDERS, "rounds": args.rounds, "rows": rows})
     if args.json:
         print(json.dumps(result, indent=2))
-        return
+        return 0
     print(table(
         ["way", "µs per call (wall)", "× direct (wall)", "environment CPU µs per call", "× direct (CPU)", "client CPU µs per call"],
         [[r["way"], f"{r['wall_us']:.1f}", f"{r['wall_ratio']:.1f}", f"{r['cpu_us']:.1f}", f"{r['cpu_ratio']:.1f}", f"{r['client_cpu_us']:.1f}"] for r in rows],
     ))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -165,6 +165,16 @@ def read_user_review(done: subprocess.CompletedProcess, since: float) -> list[Ro
     ]
 
 
+def read_environment_calls(done: subprocess.CompletedProcess, since: float) -> list[Row]:
+    data = fresh_json("environment_calls", since)
+    rows = {row["key"]: row for row in data["rows"]}
+    return [
+        Row(f"environment_calls: a tool call over {way} / a direct call, wall time / the environment's CPU",
+            f"{rows[key]['wall_ratio']:.1f}x / {rows[key]['cpu_ratio']:.1f}x")
+        for key, way in (("http", "HTTP"), ("mcp", "MCP"))
+    ]
+
+
 @dataclass
 class Script:
     name: str
@@ -183,6 +193,7 @@ SCRIPTS = [
     Script("compare", ["compare.py"], ["--conversations", "2000", "--rounds", "1"], read_compare),
     Script("html_report", ["html_report.py"], ["--conversations", "2000", "--short", "--rounds", "1"], read_html_report),
     Script("otlp_import", ["otlp_import.py"], ["--quick"], read_otlp_import),
+    Script("environment_calls", ["environment_calls.py"], ["--rounds", "2", "--calls", "500", "--mcp-calls", "100"], read_environment_calls),
 ]
 
 

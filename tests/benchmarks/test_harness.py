@@ -398,3 +398,22 @@ def test_run_all_reads_the_html_report_figures(out: Path, monkeypatch):
     assert run_all.read_html_report(None, 0)[2].met is True
     with pytest.raises(RuntimeError, match="was not written"):
         run_all.read_html_report(None, 2**40)
+
+
+def test_environment_calls_checks_every_answer_and_run_all_reads_its_ratios(out: Path, monkeypatch):
+    """Each way makes its calls for real (a server on loopback, client processes); a server that answers the wrong
+    order makes the script refuse its figures."""
+    bench = _script("environment_calls")
+    run_all = _script("run_all")
+    assert "environment_calls" in {s.name for s in run_all.SCRIPTS}
+    assert bench.main(["--rounds", "1", "--calls", "40", "--mcp-calls", "10"]) == 0
+    saved = json.loads((out / "environment_calls.json").read_text())
+    rows = {row["key"]: row for row in saved["rows"]}
+    assert set(rows) == {"direct", "http", "mcp"} and rows["direct"]["wall_ratio"] == 1.0
+    assert all(row["wall_us"] > 0 and row["cpu_us"] > 0 for row in rows.values())
+    assert [r.figure for r in run_all.read_environment_calls(None, 0)] == [
+        f"{rows[key]['wall_ratio']:.1f}x / {rows[key]['cpu_ratio']:.1f}x" for key in ("http", "mcp")
+    ]
+    monkeypatch.setattr(bench, "TOOL", bench.TOOL.replace('read: {path: "orders.{order_id}", not_found: "no order {order_id}"}', "returns: {id: O1}"))
+    with pytest.raises(SystemExit, match="some answers were wrong"):
+        bench.main(["--rounds", "1", "--calls", "40", "--mcp-calls", "10"])
