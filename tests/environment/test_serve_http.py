@@ -226,10 +226,13 @@ def test_anything_else_is_a_json_error(server, shop, client):
     http = server.attach(RUN_A, shop.start(seed=0))["http"]
     wrong_method = client.get(f"{http}/tools/get_order")
     assert wrong_method.status_code == 405
-    assert "error" in wrong_method.json()
+    assert wrong_method.json() == {"error": f"GET is not answered at /runs/{RUN_A}/tools/get_order: use POST"}
     nowhere = client.get(f"{server.root_addresses['http']}/elsewhere")
     assert nowhere.status_code == 404
-    assert "error" in nowhere.json()
+    assert nowhere.json() == {"error": (
+        "nothing is served at /elsewhere: the endpoints are GET /tools and POST /tools/NAME (and /mcp with the MCP SDK),"
+        " under /runs/RUN_ID or at the root"
+    )}
 
 
 @pytest.mark.parametrize("run_id", ["", "..", "../x", "a/b", "sim x", "sim-%2e", "a" * 200, "é"])

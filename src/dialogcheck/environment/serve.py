@@ -111,9 +111,16 @@ async def _guarded(request: web.Request, handler: Callable[[web.Request], Awaita
     except web.HTTPRequestEntityTooLarge:
         return _error(413, f"the request's body takes more than {MAX_BODY_BYTES:,} bytes: a tool's arguments may take {MAX_ARGUMENT_BYTES:,} bytes as JSON")
     except web.HTTPMethodNotAllowed as err:
-        return _error(405, f"{request.method} is not answered at {request.path}: use {', '.join(sorted(err.allowed_methods))}")
+        return _error(405, f"{request.method} is not answered at {_shown_path(request)}: use {', '.join(sorted(err.allowed_methods))}")
     except web.HTTPNotFound:
-        return _error(404, f"nothing is served at {request.path}: the endpoints are GET /tools, POST /tools/NAME and /mcp, under /runs/RUN_ID or at the root")
+        return _error(404, (
+            f"nothing is served at {_shown_path(request)}: the endpoints are GET /tools and POST /tools/NAME (and /mcp with the"
+            " MCP SDK), under /runs/RUN_ID or at the root"
+        ))
+
+
+def _shown_path(request: web.Request) -> str:
+    return clip(visible(request.path), 200)
 
 
 def _arguments_of(body: bytes) -> Any:
