@@ -29,8 +29,9 @@ def server():
         yield serving
 
 
-def session(url: str, script, headers: dict[str, str] | None = None, statuses: list[int] | None = None):
-    """Connect the SDK's client to `url` and return what `script(client)` returns."""
+def session(url: str, script, headers: dict[str, str] | None = None, statuses: list[int] | None = None, mode: str = "auto"):
+    """Connect the SDK's client to `url` (in `mode`: `auto`, `legacy`, a protocol version) and return what
+    `script(client)` returns."""
 
     async def seen(response):
         if statuses is not None:
@@ -39,7 +40,7 @@ def session(url: str, script, headers: dict[str, str] | None = None, statuses: l
     async def main():
         async with create_mcp_http_client(headers=headers or {}) as http:
             http.event_hooks["response"].append(seen)
-            async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=HANG) as client:
+            async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=HANG, mode=mode) as client:
                 return await script(client)
 
     return anyio.run(main)
@@ -62,7 +63,9 @@ def test_tools_list_gives_the_environments_tools_with_their_schemas(server, shop
     assert run.events == []  # listing is not a call
 
 
-def test_tools_call_answers_as_the_environment_does_and_records_each_call(server, shop):
+@pytest.mark.parametrize("mode", ["auto", "legacy", "2026-07-28"])
+def test_tools_call_answers_as_the_environment_does_and_records_each_call(server, shop, mode):
+    """Through either era of the protocol: the initialize handshake (legacy) or the 2026 one without it."""
     run = shop.start(seed=0)
     mcp = server.attach(RUN_A, run)["mcp"]
 
@@ -75,7 +78,7 @@ def test_tools_call_answers_as_the_environment_does_and_records_each_call(server
         bare = await client.call_tool("get_order")
         return read, cancelled, again, missing, invalid, bare
 
-    read, cancelled, again, missing, invalid, bare = session(mcp, script)
+    read, cancelled, again, missing, invalid, bare = session(mcp, script, mode=mode)
     order = {"id": "O1", "status": "placed", "total": 30, "paid": True}
     assert (read.is_error, orjson.loads(text_of(read)), read.structured_content) == (False, order, order)
     assert (cancelled.is_error, cancelled.structured_content) == (False, {"order_id": "O1", "status": "cancelled"})
