@@ -198,7 +198,8 @@ class EnvironmentServer:
         return {"http": base, "mcp": f"{base}/mcp" if self._mcp is not None else None}
 
     def attach(self, run_id: str, run: RunEnvironment) -> dict[str, str | None]:
-        """Serve `run` under `/runs/RUN_ID` until `detach`: its HTTP and MCP addresses (MCP None without the SDK)."""
+        """Serve `run` under `/runs/RUN_ID` until `detach`: its HTTP and MCP addresses (MCP None without the SDK).
+        Once the server is started, since the addresses name its port."""
         if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
             raise ValueError(f"a run id is 1 to 128 letters, digits, `.`, `_` or `-`, the first a letter or digit: not {run_id!r}")
         with self._runs_lock:
