@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import ipaddress
+import os
 import re
 import socket
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -68,6 +69,26 @@ def _is_loopback_name(name: str | None) -> bool:
     if name is None:
         return False
     return name == "localhost" or loopback_problem(name.strip("[]")) is None
+
+
+def bound_address(environ: Mapping[str, str] | None = None) -> tuple[str, int]:
+    """Where a batch serves its environments: the address `DIALOGCHECK_ENVIRONMENT_HTTP` names (an agent started
+    apart reads the same variable), else a free loopback port. `ValueError` for an address that is not a loopback
+    `http://HOST:PORT`."""
+    url = (os.environ if environ is None else environ).get(HTTP_VARIABLE)
+    if not url:
+        return "127.0.0.1", 0
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme != "http" or parts.hostname is None or port is None or parts.path not in ("", "/") or parts.query:
+        raise ValueError(f"{HTTP_VARIABLE} must be the address to serve environments at, like http://127.0.0.1:8765, got {url!r}")
+    problem = loopback_problem(parts.hostname)
+    if problem is not None:
+        raise ValueError(f"{HTTP_VARIABLE}: {problem}")
+    return parts.hostname, port
 
 
 class Refused(Exception):

@@ -224,11 +224,19 @@ class ScenarioBatch:
         Ctrl-C (or a cancellation of the task `on_start` is given) ends the batch early: the finished
         runs are kept and the summary says it was interrupted, so `resume` can finish it.
         """
+        server = self.serve_environments()  # before the folder is claimed: an address it cannot take leaves nothing written
+        try:
+            return self._claim_and_run(server, on_finished, on_start)
+        finally:
+            if server is not None:
+                server.stop()
+
+    def _claim_and_run(self, server, on_finished, on_start) -> BatchResult:
         folder, lock = self.claim()
         with lock:
             specs, finished = self._runs_to_do(folder)
             writer = BatchWriter(folder, self.plan, finished, lambda run: render_run(run).plain, lambda batch: render_summary(batch).plain)
-            interrupted = self._go(specs, writer, on_finished, on_start)
+            interrupted = self._go(specs, writer, on_finished, on_start, server)
             try:
                 writer.close()  # every finished run on disk before the summary
                 batch = writer.batch(interrupted)
@@ -263,8 +271,9 @@ class ScenarioBatch:
             scenario, number, planned.persona_of(number), planned.seed_of(number), repeat=planned.repeat_of(number), batch_seed=self.plan.seed
         )
 
-    def _go(self, specs, writer: BatchWriter, on_finished, on_start) -> bool:
-        """Run `specs`, each run handed to `writer` as it finishes; whether the batch was cut short."""
+    def _go(self, specs, writer: BatchWriter, on_finished, on_start, server=None) -> bool:
+        """Run `specs`, each run handed to `writer` as it finishes, their environments served by `server`; whether
+        the batch was cut short."""
 
         def finished(run: RunResult) -> None:
             writer.add(run)  # its files are encoded and written on the writer's thread
@@ -278,27 +287,31 @@ class ScenarioBatch:
             finally:
                 await self.agent.aclose()
 
-        server = self.serve_environments(specs)
         try:
             asyncio.run(go())
         except (KeyboardInterrupt, asyncio.CancelledError):  # finished runs are already with the writer
             return True
-        finally:
-            if server is not None:
-                server.stop()
         return False
 
-    def serve_environments(self, specs: Sequence[RunSpec]):
-        """The loopback server of the runs' environments, started, for an agent that is not called in process (a
-        Python agent is handed its environment); None when no run has one."""
+    def serve_environments(self, specs: Sequence[RunSpec] | None = None):
+        """The loopback server of the runs' environments (all the batch's scenarios', or those of `specs`), started,
+        for an agent that is not called in process (a Python agent is handed its environment); None when no run has
+        one. `LoadError` when it cannot listen where `DIALOGCHECK_ENVIRONMENT_HTTP` says."""
         from ..connectors.python import PythonConnector
 
-        if isinstance(self.agent, PythonConnector) or not any(spec.scenario.environment is not None for spec in specs):
+        scenarios = [spec.scenario for spec in specs] if specs is not None else self.project.scenarios
+        if isinstance(self.agent, PythonConnector) or not any(scenario.environment is not None for scenario in scenarios):
             return None
-        from ..environment.serve import EnvironmentServer, bound_address
+        from ..environment.serve import HTTP_VARIABLE, EnvironmentServer, bound_address
 
-        server = EnvironmentServer(*bound_address())
-        server.start()
+        try:
+            server = EnvironmentServer(*bound_address())
+            server.start()
+        except ValueError as err:
+            raise LoadError.one(str(err), HTTP_VARIABLE) from None
+        except OSError as err:
+            message = f"cannot serve the environments at {os.environ.get(HTTP_VARIABLE) or 'a loopback port'}: {err.strerror or err}"
+            raise LoadError.one(message, HTTP_VARIABLE) from None
         return server
 
 
