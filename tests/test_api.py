@@ -29,18 +29,19 @@ def project(tmp_path: Path) -> Path:
     return Path(shutil.copytree(EXAMPLE, tmp_path / "card_replace", ignore=shutil.ignore_patterns("results", "__pycache__")))
 
 
-def test_run_scenarios_on_the_example_gives_11_passed_1_failed(project, tmp_path):
+def test_run_scenarios_on_the_example_gives_12_passed_2_failed(project, tmp_path):
     batch = run_scenarios(str(project), no_judge=True, results=tmp_path / "results")
     assert isinstance(batch, BatchResult)
-    assert (batch.passed, batch.failed, batch.errored) == (11, 1, 0)
-    (failed,) = batch.failed_runs()
+    assert (batch.passed, batch.failed, batch.errored) == (12, 2, 0)
+    timed_out, failed = batch.failed_runs()
+    assert timed_out.slug == "run_order_timeout" and [line.check.key for line in timed_out.checks() if line.outcome is Outcome.FAIL] == ["state_equals"]
     assert failed.slug == "run_stolen_card" and failed.verdict is Outcome.FAIL
     assert {line.title for line in failed.checks() if line.outcome is Outcome.FAIL} == {
         "sequencing bot_uttered utter_confirm_replacement → tool_executed order_replacement (local)",
         "SOP confirm_before_ordering Ask the customer to confirm before ordering",
     }
     assert batch.interrupted is False and (tmp_path / "results" / "summary.json").is_file()
-    assert json.loads((tmp_path / "results" / "summary.json").read_text())["failed"] == 1
+    assert json.loads((tmp_path / "results" / "summary.json").read_text())["failed"] == 2
 
 
 def test_run_scenarios_takes_an_agent_object_of_its_own(project, tmp_path):

@@ -113,4 +113,4 @@ def test_run_writes_the_recorded_results(tmp_path: Path) -> None:
     )
     _matches_golden("run/results.txt", _steady(produced, results))
     document = json.loads(ran.stdout)
-    assert (document["passed"], document["failed"], document["errored"]) == (11, 1, 0)
+    assert (document["passed"], document["failed"], document["errored"]) == (12, 2, 0)

@@ -70,11 +70,12 @@ def outcomes(result: pytest.RunResult) -> dict[str, str]:
     return found
 
 
-def test_the_example_project_is_twelve_items_eleven_pass_and_the_stolen_card_fails_with_its_explanation(pytester, project):
+def test_the_example_project_is_fourteen_items_and_the_two_bugs_fail_with_their_explanation(pytester, project):
     result = pytester.runpytest(str(project), "--no-judge", "-p", "no:randomly", "-rA")
-    result.assert_outcomes(passed=11, failed=1)
-    assert len(EXAMPLE_SLUGS) == 12
-    assert outcomes(result) == {slug: "FAILED" if slug == "run_stolen_card" else "PASSED" for slug in EXAMPLE_SLUGS}
+    result.assert_outcomes(passed=12, failed=2)
+    assert len(EXAMPLE_SLUGS) == 14
+    failing = ("run_stolen_card", "run_order_timeout")
+    assert outcomes(result) == {slug: "FAILED" if slug in failing else "PASSED" for slug in EXAMPLE_SLUGS}
     text = result.stdout.str()
     failure = text[text.index("_ run_stolen_card run 1 _"):text.index("short test summary")]
     assert "run_stolen_card run 1: FAIL (4 passed, 2 failed)" in failure
@@ -87,12 +88,15 @@ def test_the_example_project_is_twelve_items_eleven_pass_and_the_stolen_card_fai
     assert "Traceback" not in failure and "pytest_plugin.py" not in failure and "raise " not in failure
     # the checks that passed are not in the explanation
     assert "skill_completed card_replace" not in failure
+    timeout = text[text.index("_ run_order_timeout run 1 _"):text.index("_ run_stolen_card run 1 _")]
+    assert "FAIL  state_equals orders.card_4417.status: orders.card_4417.status: no such path in the final state" in timeout
+    assert "environment bank: 2 calls answered" in timeout and "1 fault: timeout on order_replacement" in timeout
 
 
 def test_runs_make_one_item_each_with_run_ids(pytester, project):
     result = pytester.runpytest(str(project), "--no-judge", "--dialogcheck-runs", "3", "--collect-only", "-q")
     ids = [line.split("::")[-1] for line in result.outlines if "::" in line]
-    assert len(ids) == 36
+    assert len(ids) == 42
     assert {f"run_stolen_card[run-{n}]" for n in (1, 2, 3)} <= set(ids)
     ran = pytester.runpytest(str(project), "--no-judge", "--dialogcheck-runs", "3", "-k", "run_stolen_card", "-rA")
     ran.assert_outcomes(failed=3)
@@ -113,7 +117,7 @@ def test_k_and_markers_select_and_strict_markers_accepts_the_tags(pytester, proj
     smoke = pytester.runpytest(str(project), "--no-judge", "--strict-markers", "-m", "smoke", "-rA")
     assert set(outcomes(smoke)) == {"card_replace_damaged", "run_damaged_card"}
     every = pytester.runpytest(str(project), "--no-judge", "--strict-markers", "-m", "dialogcheck", "--collect-only", "-q")
-    assert "12 tests collected" in every.stdout.str()
+    assert "14 tests collected" in every.stdout.str()
     unknown = pytester.runpytest(str(project), "--no-judge", "--strict-markers", "-m", "no_such_tag", "-rA")
     assert outcomes(unknown) == {}
 
@@ -121,7 +125,7 @@ def test_k_and_markers_select_and_strict_markers_accepts_the_tags(pytester, proj
 def test_xdist_with_two_workers_gives_the_same_outcomes(pytester, project):
     alone = pytester.runpytest_subprocess(str(project), "--no-judge", "-p", "no:randomly", "-rA")
     workers = pytester.runpytest_subprocess(str(project), "--no-judge", "-p", "no:randomly", "-n", "2", "-rA")
-    workers.assert_outcomes(passed=11, failed=1)
+    workers.assert_outcomes(passed=12, failed=2)
     assert "2 workers" in workers.stdout.str()
     assert outcomes(workers) == outcomes(alone)
     assert "closest: bot message utter_greet" in workers.stdout.str()
@@ -143,7 +147,7 @@ def test_the_junit_file_carries_the_failure_and_properties_and_validates(pyteste
     failure = cases["run_stolen_card"].find("failure")
     assert failure is not None and "closest: bot message utter_greet" in failure.text
     assert "SOP confirm_before_ordering" in failure.text
-    assert all(case.find("failure") is None for name, case in cases.items() if name != "run_stolen_card")
+    assert all(case.find("failure") is None for name, case in cases.items() if name not in ("run_stolen_card", "run_order_timeout"))
     properties = {p.get("name"): p.get("value") for p in root.iter("property")}
     assert properties["run_stolen_card scenario"] == "run_stolen_card"
     assert properties["run_stolen_card run"] == "1"
@@ -157,7 +161,7 @@ def test_the_junit_file_carries_the_failure_and_properties_and_validates(pyteste
 def test_the_results_folder_is_written_as_run_writes_it(pytester, project, tmp_path):
     folder = tmp_path / "from-pytest"
     result = pytester.runpytest_subprocess(str(project), "--no-judge", "-n", "2", "--dialogcheck-results", str(folder))
-    result.assert_outcomes(passed=11, failed=1)
+    result.assert_outcomes(passed=12, failed=2)
     by_run = tmp_path / "from-run"
     subprocess.run([str(DIALOGCHECK), "run", str(project), "--no-judge", "--results", str(by_run)], capture_output=True, check=False)
 
@@ -166,10 +170,10 @@ def test_the_results_folder_is_written_as_run_writes_it(pytester, project, tmp_p
 
     assert files(folder) == files(by_run)
     summary = json.loads((folder / "summary.json").read_text())
-    assert (summary["passed"], summary["failed"], summary["errored"]) == (11, 1, 0)
+    assert (summary["passed"], summary["failed"], summary["errored"]) == (12, 2, 0)
     report = subprocess.run([str(DIALOGCHECK), "report", str(folder)], capture_output=True, text=True, check=False)
     assert report.returncode == 1
-    assert "12 runs: 11 passed, 1 failed, 0 errored" in report.stdout
+    assert "14 runs: 12 passed, 2 failed, 0 errored" in report.stdout
     assert _untimed(folder / "run_stolen_card" / "run_1.txt") == _untimed(by_run / "run_stolen_card" / "run_1.txt")
 
 
@@ -190,7 +194,7 @@ def test_a_results_folder_that_is_not_empty_is_a_usage_error_before_anything_run
 def test_an_undecided_check_is_a_pytest_error_not_a_failure(pytester, project):
     """No judge configured and no --no-judge: the two scenarios with criteria error, as `run` says (exit 3)."""
     result = pytester.runpytest(str(project), "-rA")
-    result.assert_outcomes(passed=9, failed=1, errors=2)
+    result.assert_outcomes(passed=10, failed=2, errors=2)
     assert outcomes(result)["card_replace_damaged"] == "ERROR"
     assert "no judge configured: set `evaluation.llm` in eval/conftest.yml, or pass --no-judge" in result.stdout.str()
 
@@ -200,7 +204,7 @@ def test_an_agent_that_is_down_errors_every_item_with_runs_message(pytester, pro
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     result = pytester.runpytest(str(project), "--no-judge", "--dialogcheck-agent", f"http://127.0.0.1:{port}/chat", "-rA")
-    result.assert_outcomes(errors=12)
+    result.assert_outcomes(errors=14)
     assert "the agent is not reachable, so no run was started" in result.stdout.str()
 
 
@@ -243,7 +247,7 @@ def test_a_broken_scenario_is_a_collection_error_naming_file_line_and_column(pyt
 
 def test_the_dialogcheck_option_names_the_project(pytester, project):
     result = pytester.runpytest("--dialogcheck", str(project), "--no-judge", "--collect-only", "-q")
-    assert "12 tests collected" in result.stdout.str()
+    assert "14 tests collected" in result.stdout.str()
     bad = pytester.runpytest("--dialogcheck", str(pytester.path))
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     assert "not a dialogcheck project (no eval/ folder)" in bad.stderr.str()

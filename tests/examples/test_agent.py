@@ -29,6 +29,12 @@ BUNDLED = {
     "run_stolen_card": Outcome.FAIL,
     "run_transfer_limit": Outcome.PASS,
 }
+#: The bundled scenarios whose agent's tools act on the example's environment (eval/environments/bank.yml): run
+#: as `run` runs them, with their own state and faults.
+WITH_ENVIRONMENT = {
+    "run_order_placed": Outcome.PASS,
+    "run_order_timeout": Outcome.FAIL,
+}
 #: The scripted scenarios written for the recorded conversations, which the agent also satisfies.
 RECORDED_SCRIPTED = ("card_replace_cancel", "card_replace_confirms_first", "card_replace_digression")
 
@@ -97,7 +103,32 @@ def names(turns) -> list[str]:
 
 
 def test_every_bundled_scenario_is_listed():
-    assert sorted(p.stem for p in SCENARIOS.glob("run_*.yml")) == sorted(BUNDLED)
+    assert sorted(p.stem for p in SCENARIOS.glob("run_*.yml")) == sorted([*BUNDLED, *WITH_ENVIRONMENT])
+
+
+def run_with_environment(tmp_path: Path, slug: str):
+    from dialogcheck import run_scenarios
+
+    batch = run_scenarios(SCENARIOS / f"{slug}.yml", results=tmp_path / "out", no_judge=True)
+    (run,) = batch.runs
+    return run
+
+
+@pytest.mark.parametrize("slug", sorted(WITH_ENVIRONMENT))
+def test_bundled_scenario_with_the_environment_verdict(tmp_path, slug):
+    run = run_with_environment(tmp_path, slug)
+    assert run.verdict is WITH_ENVIRONMENT[slug], [(line.title, line.detail) for line in run.checks()]
+    assert run.environment is not None and run.environment.name == "bank"
+
+
+def test_the_order_that_timed_out_is_claimed_and_the_end_state_catches_it(tmp_path):
+    run = run_with_environment(tmp_path, "run_order_timeout")
+    outcomes = [(line.check.key, line.outcome) for line in run.checks()]
+    assert outcomes == [("bot_uttered", Outcome.PASS), ("state_equals", Outcome.FAIL)]  # it says ordered; nothing was
+    assert [(fault.kind, fault.tool) for fault in run.environment.faults] == [("timeout", "order_replacement")]
+    [order] = [e for e in run.record.tool_runs if e.tool_name == "order_replacement"]
+    assert order.is_error and order.metadata["fault"]["kind"] == "timeout"  # what it received, logged by the agent too
+    assert run.environment.final_state["orders"] == {} and run.environment.unanswered == () == run.environment.unreported
 
 
 @pytest.mark.parametrize("slug", sorted(BUNDLED))

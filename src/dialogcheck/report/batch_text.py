@@ -14,7 +14,7 @@ from ..results.model import BatchResult, RunResult, SimulatorInfo, unfinished_te
 from ..results.stats import persona_stats, run_stats
 from .styled import Styled
 from .text import STYLES, WORDS, outcome_line, rate, render_check_table, render_scenario_rows, render_user_review, with_citations
-from .world import world_lines
+from .world import world_text
 
 
 def render_run(run: RunResult) -> Styled:
@@ -33,10 +33,7 @@ def render_run(run: RunResult) -> Styled:
     if run.error:
         text.append(f"error: {shown(run.error)}\n", "bold yellow")
     if run.environment is not None:
-        lines = world_lines(run.environment)
-        text.append(f"{shown(lines[0])}\n")
-        for line in lines[1:]:
-            text.append(f"  {shown(line)}\n", "yellow")
+        text.extend(world_text(run.environment))
     if run.user_review is not None:
         text.extend(render_user_review(run.user_review, run.suspect_attempts))
     for line in run.checks():

@@ -14,6 +14,7 @@ from ..checks.base import Outcome
 from ..results.model import ConversationResult, RunResult
 from .styled import Styled
 from .text import STYLES, WORDS, check_counts_text, outcome_line, render_conversation, render_user_review
+from .world import world_text
 
 #: Transcript lines an explanation shows: the last ones, where a conversation usually went wrong.
 EXCERPT_LINES = 12
@@ -28,6 +29,8 @@ def render_run_explanation(run: RunResult) -> Styled:
     text.append(f"; ended: {shown(run.ended_because)}\n" if run.ended_because else "\n")
     if run.error:
         text.append(f"error: {shown(run.error)}\n", "bold yellow")
+    if run.environment is not None:
+        text.extend(world_text(run.environment))
     if run.user_review is not None and run.user_review.suspect:
         text.extend(render_user_review(run.user_review, run.suspect_attempts))
     for line in run.checks():

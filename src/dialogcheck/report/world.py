@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .._shown import counted, listed
+from .._shown import counted, listed, shown
 from ..results.model import EnvironmentInfo
+from .styled import Styled
 
 
 #: Faults and events a line names before it says "and N more".
@@ -25,4 +26,13 @@ def world_lines(info: EnvironmentInfo) -> list[str]:
     return lines
 
 
-__all__ = ["world_lines"]
+def world_text(info: EnvironmentInfo) -> Styled:
+    """`world_lines` as a run's text shows them: the first as it is, what disagrees indented beneath it."""
+    lines = world_lines(info)
+    text = Styled(f"{shown(lines[0])}\n")
+    for line in lines[1:]:
+        text.append(f"  {shown(line)}\n", "yellow")
+    return text
+
+
+__all__ = ["world_lines", "world_text"]

@@ -3,8 +3,9 @@
 Every call the environment answered is a `tool_executed` event of the turn it was made in, so every assertion
 and SOP step sees it, even for an agent that logs nothing. An agent that reports its own tool calls reports
 these too: each report of a tool of the environment is paired, in order within its turn, with a call of that
-tool the environment answered, and the environment's event (what the agent was really answered) stands in
-its place. What cannot be paired is kept and named: a report the environment never answered (`unanswered`:
+tool the environment answered, and takes what the environment knows (the arguments it was asked, the answer
+it gave, and its `metadata.environment` and `fault`), keeping the report's own context (`source`, `mcp_server`,
+`metadata.skill_id`). What cannot be paired is kept and named: a report the environment never answered (`unanswered`:
 a call made somewhere else, or never made), and, for an agent that reports its calls, a call it never
 reported (`unreported`). The calls of a turn that no report stands for go before the turn's first agent
 message: they were answered before it spoke.
@@ -38,6 +39,21 @@ def _own_report(event: Event, tools: Collection[str]) -> bool:
     return isinstance(event, ToolRun) and event.tool_name in tools and not event.metadata.get("environment")
 
 
+#: What the environment knows of a call better than the agent's report of it: what it was asked, and answered.
+ANSWERED = ("arguments", "result", "is_error", "error_message")
+
+
+def _joined(report: Mapping[str, Any], call: Mapping[str, Any], turn: int) -> tuple[Event, Mapping[str, Any]]:
+    """The agent's report of a call with the environment's answer in it: the arguments, result and error as the
+    environment answered them, the report's own context (its `source`, `mcp_server`, `metadata.skill_id`, ...)
+    kept, and the environment's metadata (`environment`, `fault`) added."""
+    joined = {key: value for key, value in report.items() if key not in ANSWERED}
+    joined.update({key: call[key] for key in ANSWERED if key in call})
+    joined["metadata"] = {**(report.get("metadata") or {}), **call["metadata"]}
+    (event,), (obj,) = read_events([joined])
+    return replace(event, turn=turn), obj
+
+
 def merge_calls(
     events: Sequence[Event], recorded: Sequence[Mapping[str, Any]], calls: Sequence[tuple[int, Mapping[str, Any]]], tools: Collection[str]
 ) -> Merged:
@@ -53,7 +69,7 @@ def merge_calls(
         match = next((item for item in queue if item[0].tool_name == event.tool_name), None) if queue else None  # type: ignore[attr-defined]
         if match is not None:
             queue.remove(match)  # type: ignore[union-attr]
-            paired[i] = match
+            paired[i] = _joined(recorded[i], match[1], event.turn)
     reports = any(_own_report(event, tools) for event in events)
     out: list[tuple[Event, Mapping[str, Any], str]] = []  # each with what it is: "", "unanswered" or "unreported"
 
