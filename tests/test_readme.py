@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from dialogcheck.config import load_config
+from dialogcheck.environment import load_environment
 from dialogcheck.scenario.load import load_scenario
 from dialogcheck.sop.load import load_sop
 from tests.conftest import REPO
@@ -65,6 +66,10 @@ EXIT_CODES = {
     ".venv/bin/dialogcheck check --no-judge --scenario trials/scenarios --pair 'task-(\\d+)' trials/trial1.jsonl --format json > trials/new.json": 1,
     ".venv/bin/dialogcheck compare trials/base.json trials/new.json --match 'task-(\\d+)' --fail-on regression": 0,
     ".venv/bin/pytest examples/card_replace --no-judge -q": 1,
+    ".venv/bin/dialogcheck run --no-judge examples/card_replace/eval/scenarios/run_order_timeout.yml --runs 4 --faults off"
+    " --results world/baseline": 0,
+    ".venv/bin/dialogcheck run --no-judge examples/card_replace/eval/scenarios/run_order_timeout.yml --runs 4 --results world/faulted": 1,
+    ".venv/bin/dialogcheck compare world/baseline world/faulted": 0,
 }
 #: Commands that start a Ray instance: run with the `ray` marker's tests, deselected with -m "not ray".
 RAY = {command for command in EXIT_CODES if "--engine ray" in command}
@@ -180,6 +185,8 @@ def test_readme_yaml_examples_load(tmp_path: Path) -> None:
             loader = load_scenario
         elif body.startswith("sop:"):
             path, loader = project / "sops" / "example.yml", load_sop
+        elif body.startswith("environment:"):
+            path, loader = project / "eval" / "environments" / "example.yml", load_environment
         else:
             path, loader = project / "eval" / "conftest.yml", load_config
             for template in re.findall(r"_prompt: (\S+)", body):  # prompt overrides name files of the project
