@@ -62,6 +62,7 @@ def test_a_write_is_seen_by_the_next_read_and_both_are_recorded(server, shop, cl
         ("get_order", {"order_id": "O1"}), ("cancel_order", {"order_id": "O1", "reason": "late"}), ("get_order", {"order_id": "O1"}),
     ]
     assert run.state["refunds"] == [{"order_id": "O1", "note": "refund: late"}]
+    assert all(e["source"] == "local" and "mcp_server" not in e for e in run.events)
 
 
 def test_a_tool_error_is_an_answer_with_status_200_and_recorded(server, shop, client):

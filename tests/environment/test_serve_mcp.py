@@ -94,6 +94,7 @@ def test_tools_call_answers_as_the_environment_does_and_records_each_call(server
         ("get_order", {"order_id": 5}, True),
         ("get_order", {}, True),
     ]
+    assert {(e["source"], e["mcp_server"]) for e in run.events} == {("mcp", "shop")}  # as an MCP tool's run is recorded
 
 
 def test_an_unknown_tool_is_a_tool_error_the_agent_sees(server, shop):

@@ -39,7 +39,7 @@ class Environment:
     def start(self, seed: int, *, faults: bool = True, sleep: Callable[[float], None] = time.sleep) -> RunEnvironment:
         """One run's environment: its own copy of the state, and the fault schedule of `seed` (`run_seed`);
         `faults=False` switches the schedule off. Delays go through `sleep`."""
-        return RunEnvironment(self.tools, self.faults, self.state_json, seed, faults_on=faults, sleep=sleep)
+        return RunEnvironment(self.tools, self.faults, self.state_json, seed, faults_on=faults, sleep=sleep, name=self.name)
 
     def replay(self, initial_json: bytes, calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """The state `calls` (`{tool, arguments}`, in order) leave on a fresh copy of `initial_json`, the faults

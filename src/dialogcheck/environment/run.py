@@ -67,7 +67,10 @@ class RunEnvironment:
         *,
         faults_on: bool = True,
         sleep: Callable[[float], None] = time.sleep,
+        name: str = "environment",
     ):
+        #: The environment's name: the `mcp_server` of the calls it answers over MCP.
+        self.name = name
         self._tools = {tool.name: tool for tool in tools}
         self._initial = state_json
         self._state: dict[str, Any] = orjson.loads(state_json)
@@ -122,8 +125,9 @@ class RunEnvironment:
         with self._lock:
             return json_copy(self._state)
 
-    def call(self, name: str, arguments: Any) -> Answer:
-        """Answer one call as the agent receives it, and record it."""
+    def call(self, name: str, arguments: Any, *, over_mcp: bool = False) -> Answer:
+        """Answer one call as the agent receives it, and record it; a call that came over MCP (`over_mcp`) is
+        recorded with `source: mcp` and the environment's name as its `mcp_server`, as an MCP tool's run is."""
         with self._lock:
             shown_name = name if isinstance(name, str) else orjson.dumps(name, default=repr).decode()
             given, refused = _arguments(arguments)
@@ -135,7 +139,7 @@ class RunEnvironment:
                 result, is_error, fault_meta = self._answer(shown_name, given)
             except ToolError as err:
                 result, is_error, fault_meta = str(err), True, None
-            self._record(shown_name, recorded_arguments, result, is_error, fault_meta)
+            self._record(shown_name, recorded_arguments, result, is_error, fault_meta, over_mcp)
             return {"result": json_copy(result), "is_error": is_error}
 
     def _tool(self, name: str) -> Tool:
@@ -194,14 +198,15 @@ class RunEnvironment:
         self._state = orjson.loads(kept)
         return result
 
-    def _record(self, name: str, arguments: dict[str, Any], result: Any, is_error: bool, fault: Mapping[str, Any] | None) -> None:
+    def _record(self, name: str, arguments: dict[str, Any], result: Any, is_error: bool, fault: Mapping[str, Any] | None, over_mcp: bool) -> None:
         metadata: dict[str, Any] = {"environment": True}
         if fault is not None:
             metadata["fault"] = dict(fault)
         event: dict[str, Any] = {
             "event": "tool_executed",
             "tool_name": name,
-            "source": "local",
+            "source": "mcp" if over_mcp else "local",
+            **({"mcp_server": self.name} if over_mcp else {}),
             "arguments": arguments,
             "result": json_copy(result),
             "is_error": is_error,

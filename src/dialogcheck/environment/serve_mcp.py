@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -72,7 +73,8 @@ class McpEndpoint:
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         run = _run_of(ctx)
         arguments = {} if params.arguments is None else params.arguments  # a call with no arguments leaves them out
-        answer = await asyncio.get_running_loop().run_in_executor(self._executor, run.call, params.name, arguments)
+        call = functools.partial(run.call, over_mcp=True)  # recorded as an MCP tool's run, as the agent made it
+        answer = await asyncio.get_running_loop().run_in_executor(self._executor, call, params.name, arguments)
         return content_of(answer)
 
 
