@@ -296,3 +296,25 @@ def test_a_resume_refuses_an_environment_changed_since_the_batch_started_and_fin
     resumed = cli("run", "--resume", "out", "--no-judge", cwd=root)
     assert resumed.returncode == 0, resumed.stderr
     assert run_file(root / "out", "cancel", 2)["environment"]["name"] == "shop"
+
+
+ASYNC_AGENT = '''
+async def respond(conversation_id, text, environment=None):
+    if text is None:
+        return {"messages": [{"text": "Hello"}]}
+    if "cancel" in text:
+        answer = await environment.acall("cancel_order", {"order_id": "O1", "reason": "asked"})
+        return {"messages": [{"text": "failed" if answer["is_error"] else "Your order is cancelled."}]}
+    answer = await environment.acall("get_order", {"order_id": "O1"})
+    return {"messages": [{"text": "It is " + answer["result"]["status"]}]}
+'''
+
+
+def test_an_async_agent_awaits_its_calls_and_they_are_recorded_as_a_sync_ones_are(tmp_path):
+    root = project(tmp_path, agent=ASYNC_AGENT, environment=SHOP + "  faults:\n    - {tool: get_order, kind: latency, delay: 0}\n")
+    batch = run_scenarios(root, runs=2, parallel=2, results=tmp_path / "out", no_judge=True)
+
+    assert batch.passed == 2
+    recorded = events(tmp_path / "out", "cancel")
+    assert [e.get("tool_name") for e in recorded if e["event"] == "tool_executed"] == ["get_order", "cancel_order"]
+    assert recorded[2]["metadata"]["fault"]["kind"] == "latency" and recorded[3]["text"] == "It is placed"

@@ -8,6 +8,7 @@ which is the order of the events. Delays go through the `sleep` it is given, so 
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -48,6 +49,11 @@ class AgentEnvironment:
     call: Callable[[str, Any], Answer] = field(repr=False)
     http: str | None = None
     mcp: str | None = None
+
+    async def acall(self, name: str, arguments: Any) -> Answer:
+        """`call` for an async agent: answered in a worker thread, so a `latency` or `timeout` fault's delay holds up
+        only this conversation, never the event loop every run of the batch shares."""
+        return await asyncio.to_thread(self.call, name, arguments)
 
     @property
     def addresses(self) -> dict[str, str]:
