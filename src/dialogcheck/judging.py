@@ -90,11 +90,22 @@ def _judged_for(subject: Any, conversation: Conversation, judge: Judge | None, n
     return asyncio.run(run_judge(conversation, items, judge))
 
 
+def with_replay(conversation: Conversation, scenario: Scenario) -> Conversation:
+    """`conversation`, its recorded state replayable by the scenario's environment when it was recorded without a way
+    to replay (read back from a run's files) and the scenario names the environment that made it."""
+    world, environment = conversation.world, scenario.environment
+    if world is None or world.replay is not None or environment is None or environment.name != world.name:
+        return conversation
+    initial = world.initial_json
+    return replace(conversation, world=replace(world, replay=lambda calls: environment.replay(initial, calls)))
+
+
 def _judge_checks(subject: Any, conversation: Conversation, judged: Mapping[str, Judgement], no_judge: bool) -> ConversationResult:
     """Every check of `subject` on `conversation`, with the judgements already made."""
     assertions, criteria, sop, notes = [], [], None, ()
     if isinstance(subject, Scenario):
         goals = subject.goals
+        conversation = with_replay(conversation, subject)
         assertions = [run_check(check, conversation) for check in goals.assertions]
         criteria = [Criterion(text).judged(judged.get(f"criterion:{i}") or unjudged(no_judge)) for i, text in enumerate(goals.criteria)]
         steps = goals.sop

@@ -318,3 +318,31 @@ def test_an_async_agent_awaits_its_calls_and_they_are_recorded_as_a_sync_ones_ar
     recorded = events(tmp_path / "out", "cancel")
     assert [e.get("tool_name") for e in recorded if e["event"] == "tool_executed"] == ["get_order", "cancel_order"]
     assert recorded[2]["metadata"]["fault"]["kind"] == "latency" and recorded[3]["text"] == "It is placed"
+
+
+STATE_SCENARIO = SCENARIO.replace(
+    "      - tool_executed: {{tool_name: cancel_order, source: local}}\n",
+    "      - state_equals: {{path: orders.O1.status, value: cancelled}}\n"
+    "      - state_matches_replay: {{calls: [{{tool: cancel_order, arguments: {{order_id: O1, reason: asked}}}}]}}\n",
+)
+
+
+def test_check_of_a_run_folder_judges_state_checks_on_the_states_the_runs_recorded(tmp_path):
+    root = project(tmp_path, environment=SHOP + "  faults:\n    - {tool: cancel_order, kind: timeout}\n")
+    (root / "eval" / "scenarios" / "cancel.yml").write_text(STATE_SCENARIO.format(name="cancel", extra=""))
+    assert cli("run", ".", "--results", "on", "--no-judge", cwd=root).returncode == 1
+    assert cli("run", ".", "--results", "off", "--faults", "off", "--no-judge", cwd=root).returncode == 0
+
+    def checked(folder: str) -> tuple[int, list]:
+        done = cli("check", "--no-judge", "--scenario", "eval/scenarios/cancel.yml", folder, "--format", "json", cwd=root)
+        document = json.loads(done.stdout)
+        [conversation] = document.get("conversations", [document])  # one conversation is printed as it is
+        return done.returncode, [(a["key"], a["outcome"]) for a in conversation["assertions"]]
+
+    assert checked("off") == (0, [("state_equals", "pass"), ("state_matches_replay", "pass")])
+    assert checked("on") == (1, [("state_equals", "fail"), ("state_matches_replay", "fail")])
+    document = run_file(root / "on", "cancel")
+    del document["environment"]
+    (root / "on" / "cancel" / "run_1.json").write_text(json.dumps(document))
+    code, outcomes = checked("on")
+    assert code == 3 and outcomes == [("state_equals", "error"), ("state_matches_replay", "error")]  # no state: never a pass

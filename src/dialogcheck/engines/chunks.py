@@ -28,11 +28,12 @@ from typing import BinaryIO
 
 import orjson
 
-from .._paths import files_in, refuse_link_out
+from .._paths import files_in, read_regular, refuse_link_out
 from ..errors import LoadError, Problem
 from ..events import bounds
 from ..events.load import CONVERSATION_SUFFIXES, _is_tracker, _read_jsonl, conversation_files, iter_conversation_file, lines_look_like_jsonl, read_conversations
-from ..events.model import Conversation
+from ..environment.bounds import MAX_STATE_BYTES
+from ..events.model import Conversation, World
 from ..results.files import slug_folder
 from ..results.plan import read_plan
 from .storage import file_size, is_uri, open_binary, read_through_line_end
@@ -133,8 +134,11 @@ class WholeFile:
     scenario: str | None = None
 
     def read(self) -> Iterator[Conversation]:
+        world = run_world(self.path) if self.scenario is not None else None
         for conversation in self._conversations():
-            yield conversation if self.scenario is None or conversation.scenario else replace(conversation, scenario=self.scenario)
+            if self.scenario is not None and not conversation.scenario:
+                conversation = replace(conversation, scenario=self.scenario)
+            yield conversation if world is None else replace(conversation, world=world)
 
     def _conversations(self) -> Iterator[Conversation]:
         if not is_uri(self.path):
@@ -311,6 +315,26 @@ def unfinished_runs(folder: Path) -> tuple[list[tuple[str, int]], int] | None:
         if not events.is_file():
             missing.append((slug, number))
     return missing, plan.total_runs
+
+
+#: The largest `run_N.json` read for the state its run's environment recorded (two states, each bounded).
+MAX_RUN_FILE_BYTES = 2 * MAX_STATE_BYTES + (1 << 20)
+
+
+def run_world(events_path: str) -> World | None:
+    """The environment state a run recorded in its `run_N.json`, beside its events: the state it began and ended
+    with, to judge state checks again; None when it had no environment, or the file cannot be read as one."""
+    path = Path(events_path).with_name(Path(events_path).name.removesuffix(".events.jsonl") + ".json")
+    try:
+        document = orjson.loads(read_regular(path, MAX_RUN_FILE_BYTES))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    recorded = document.get("environment") if isinstance(document, dict) else None
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("name"), str):
+        return None
+    if not isinstance(recorded.get("initial_state"), dict) or not isinstance(recorded.get("final_state"), dict):
+        return None
+    return World(recorded["name"], orjson.dumps(recorded["initial_state"]), orjson.dumps(recorded["final_state"]))
 
 
 def run_scenario(path: Path) -> str | None:
