@@ -65,3 +65,18 @@ class Sleeps:
 @pytest.fixture
 def shop(tmp_path: Path) -> Environment:
     return load_environment(write_environment(tmp_path, SHOP))
+
+
+#: For the served environment's tests: a bound on a hang (never a wait), and two runs' ids as `run` makes them.
+HANG = 60.0
+RUN_A = "sim-0b6f4c1e-2f4e-4a43-9a57-3f2d1c0e9a11"
+RUN_B = "sim-7d1e2c3b-4a5f-4e6d-8c7b-9a0f1e2d3c4b"
+
+
+@pytest.fixture
+def server():
+    """An environment server on a free loopback port, stopped after the test."""
+    from dialogcheck.environment.serve import EnvironmentServer
+
+    with EnvironmentServer() as serving:
+        yield serving

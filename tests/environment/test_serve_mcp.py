@@ -16,17 +16,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from dialogcheck.environment import load_environment
 from dialogcheck.environment.serve import RUN_HEADER, EnvironmentServer
 
-from .conftest import Sleeps, with_faults, write_environment
+from .conftest import HANG, RUN_A, RUN_B, Sleeps, with_faults, write_environment
 
-HANG = 60.0  # a bound on a hang, never a wait
-RUN_A = "sim-0b6f4c1e-2f4e-4a43-9a57-3f2d1c0e9a11"
-RUN_B = "sim-7d1e2c3b-4a5f-4e6d-8c7b-9a0f1e2d3c4b"
-
-
-@pytest.fixture
-def server():
-    with EnvironmentServer() as serving:
-        yield serving
 
 
 def session(url: str, script, headers: dict[str, str] | None = None, statuses: list[int] | None = None, mode: str = "auto"):
