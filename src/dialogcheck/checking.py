@@ -55,9 +55,15 @@ def load_subject(
         from .sop.load import load_sop
 
         return load_sop(sop_path)
+    from .definitions import ProjectSettings
     from .scenario.load import load_scenario as load_one
 
-    load_scenario = functools.partial(load_one, framework_tools=framework_tools)
+    settings = ProjectSettings()
+
+    def load_scenario(path: str | Path):
+        """One scenario with its project's environments and default environment (`run` loads it alike)."""
+        return load_one(path, framework_tools=framework_tools, environments=settings.catalog(Path(path)), default_environment=settings.default_environment(Path(path)))
+
     if len(scenario_paths) == 1 and pair is None and not Path(scenario_paths[0]).is_dir():
         return load_scenario(scenario_paths[0])  # one scenario: every conversation against it, as it always was
     files = _scenario_files(scenario_paths)

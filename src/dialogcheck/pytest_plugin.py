@@ -285,6 +285,10 @@ class _State:
         invocation = config.invocation_params.dir
         self.asked = [(invocation / arg.split("::")[0]).resolve() for arg in config.args]
         self._configs: dict[Path, Any] = {}
+        from .definitions import ProjectSettings
+
+        #: Each project's environments and default environment, read once, as `run` reads them.
+        self._settings = ProjectSettings()
         self._files: dict[Path, Any] = {}  # by project root: its scenario files, or the LoadError finding them
         self._runner: Any = None
         self._finished: dict[str, str] = {}
@@ -338,7 +342,11 @@ class _State:
             with self.env_policy():
                 if root not in self._configs:
                     self._configs[root] = load_config(root / "eval" / "conftest.yml")
-                return load_scenario(path, framework_tools=self._configs[root].framework_tools)
+                config = self._configs[root]
+                return load_scenario(
+                    path, framework_tools=config.framework_tools, environments=self._settings.catalog(path),
+                    default_environment=self._settings.default_environment(path),
+                )
         except LoadError as err:
             raise ScenarioFile.CollectError(_load_error(err)) from None
 

@@ -191,7 +191,7 @@ def test_a_python_module_must_be_in_the_project(tmp_path):
     ]
 
 
-def test_without_jsonschema_the_error_names_the_extra_to_install(tmp_path, monkeypatch):
+def test_without_jsonschema_the_error_says_how_to_install_it(tmp_path, monkeypatch):
     real_import = builtins.__import__
 
     def no_jsonschema(name, *args, **kwargs):
@@ -202,7 +202,7 @@ def test_without_jsonschema_the_error_names_the_extra_to_install(tmp_path, monke
     monkeypatch.setattr(builtins, "__import__", no_jsonschema)
     path = write_environment(tmp_path, SHOP)
     assert problems(path) == [
-        f"{path}:11:9: checking a tool's `parameters` needs the jsonschema package: pip install 'dialogcheck[environment]'"
+        f"{path}:11:9: checking a tool's `parameters` needs the jsonschema package: it is one of dialogcheck's dependencies: pip install 'jsonschema>=4'"
     ]
 
 

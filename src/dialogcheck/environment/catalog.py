@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .._fields import Fields, Problems
-from .._paths import project_folder, read_regular
+from .._paths import project_folder, read_regular, resolved
 from .._yaml import MAX_FILE_BYTES, Pos, YMap, YNode, YScalar, describe
 from ..errors import LoadError, Problem
 from .load import load_environment
@@ -42,7 +42,7 @@ class Catalog:
     @classmethod
     def for_file(cls, path: str | Path, *, safe_env: bool | None = None) -> Catalog:
         """The catalog of the project a definition file is in: the folder holding the `eval/` it is under, else its own folder."""
-        folder = Path(path).resolve().parent
+        folder = (resolved(Path(path)) or Path(path).absolute()).parent  # a loop of links: reading the file says so
         for candidate in (folder, *folder.parents):
             if candidate.name == "eval":
                 return cls(candidate.parent, safe_env=safe_env)

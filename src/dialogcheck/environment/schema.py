@@ -1,7 +1,7 @@
 """A tool's `parameters`: checked as a JSON Schema when the file is read, and applied to each call's arguments.
 
-jsonschema is imported only here and only when an environment is read, so the rest of dialogcheck runs without
-it; without it, reading an environment is a load error that names the extra to install. The schema's `pattern`
+jsonschema (a dependency of dialogcheck's) is imported only here and only when an environment is read, so the rest
+of dialogcheck starts without it; an install that lacks it makes reading an environment a load error saying so. The schema's `pattern`
 and `patternProperties` are searched by the bounded engine of the checks (`checks.patterns`), not Python's
 `re`: arguments come from an agent, and a pattern that backtracks must not hang a run on a long one.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from ..checks.patterns import PatternError, PatternTimeout, compile_pattern, one_budget, search
 
-INSTALL_HINT = "pip install 'dialogcheck[environment]'"
+INSTALL_HINT = "it is one of dialogcheck's dependencies: pip install 'jsonschema>=4'"
 
 
 def _jsonschema() -> Any:

@@ -164,48 +164,22 @@ def parse_scenario(
     )
 
 
-class _FromConfig:
-    """`load_scenario`'s default for `default_environment`: the one its project's eval/conftest.yml names."""
-
-
-FROM_CONFIG = _FromConfig()
-
-
-def _config_environment(path: str | Path, catalog: Catalog) -> Environment | None:
-    """The environment the config of the scenario's project names for scenarios that name none; None without one,
-    or when the config cannot be read (its own problems are said where it is loaded)."""
-    from ..config import find_config, load_config
-
-    found = find_config(path)
-    if found is None:
-        return None
-    try:
-        config = load_config(found)
-    except LoadError:
-        return None
-    if config.environment is None or config.environment_pos is None:
-        return None
-    return catalog.get(config.environment, Problems(), config.environment_pos, "`environment`")
-
-
 def load_scenario(
     path: str | Path,
     environ: dict[str, str] | None = None,
     framework_tools: frozenset[str] = FRAMEWORK_TOOLS,
     environments: Catalog | None = None,
-    default_environment: Environment | None | _FromConfig = FROM_CONFIG,
+    default_environment: Environment | None = None,
 ) -> Scenario:
     """Read and validate one scenario file; raises `LoadError` listing every problem.
 
     `framework_tools` is the project's setting (`ProjectConfig.framework_tools`): which tool names are never
     counted runs, for `tools_within_one_turn` and `goals.sop`. `environments` finds the environment the
     scenario names (default: in the project its file is in); `default_environment` is the one of a scenario
-    that names none (default: what its project's eval/conftest.yml names). The problems of an environment
-    file it names are raised with the scenario's, each at its own file.
+    that names none (its project's config's: `definitions.ProjectSettings.default_environment`). The problems
+    of an environment file it names are raised with the scenario's, each at its own file.
     """
     catalog = environments if environments is not None else Catalog.for_file(path)
-    if isinstance(default_environment, _FromConfig):
-        default_environment = _config_environment(path, catalog)
     parse = partial(parse_scenario, framework_tools=frozenset(framework_tools), environments=catalog, default_environment=default_environment)
     try:
         scenario = load_definition_file(path, parse, "a scenario", environ)
