@@ -110,7 +110,7 @@ def test_without_a_terminal_progress_is_a_plain_line_at_intervals(big):
 def test_run_progress_lines_count_the_planned_runs(tmp_path):
     done = command("run", "--no-judge", "--runs", "10", "--results", tmp_path / "r", EXAMPLE, DIALOGCHECK_PROGRESS_INTERVAL="0.05")
     lines = [line for line in done.stderr.splitlines() if line.startswith("dialogcheck: ")]
-    assert lines and all(" of 120 runs done (" in line for line in lines)
+    assert lines and all(" of 140 runs done (" in line for line in lines)
 
 
 def test_on_a_terminal_progress_is_a_bar_on_stderr(big, tmp_path):

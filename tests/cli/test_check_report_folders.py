@@ -39,7 +39,7 @@ def test_check_reads_a_run_folder_as_its_runs_recorded_events(results):
     assert done.returncode == 1, done.stderr
     document = json.loads(done.stdout)
     runs = {path.parent.name: json.loads(path.read_text()) for path in results.glob("*/run_1.json")}
-    assert len(document["conversations"]) == len(runs) == 12  # not run_N.json, summary.json, plan.json
+    assert len(document["conversations"]) == len(runs) == 14  # not run_N.json, summary.json, plan.json
     for judged in document["conversations"]:
         path = Path(judged["source"])  # each named by its path
         assert path.name == "run_1.events.jsonl" and path.parent.parent == results
@@ -63,7 +63,7 @@ def test_report_prints_a_check_output_folder(output):
     assert text.returncode == 1
     printed = text.stdout.decode()
     assert printed.startswith("checks, most failures first:\n")  # the one check that failed, by its scenario
-    assert printed.endswith(f"\n12 conversations: 11 passed, 1 failed, 0 errored\nresults: 12 shards in {output}\n")
+    assert printed.endswith(f"\n14 conversations: 12 passed, 2 failed, 0 errored\nresults: 14 shards in {output}\n")
     document = run("report", "--format", "json", output)
     assert document.returncode == 1 and json.loads(document.stdout) == json.loads((output / "summary.json").read_text())
 
@@ -74,8 +74,8 @@ def test_report_renders_a_check_output_folder(output, tmp_path):
     assert done.returncode == 1, done.stderr
     assert done.stdout.decode() == f"wrote {junit}\nwrote {html}\n"
     root = ElementTree.parse(junit).getroot()
-    assert root.get("tests") == "12" and root.get("failures") == "1"
-    assert len(root.findall("testsuite")) == 12  # a suite per scenario
+    assert root.get("tests") == "14" and root.get("failures") == "2"
+    assert len(root.findall("testsuite")) == 14  # a suite per scenario
     page = html.read_text()
     assert "run_stolen_card" in page and "order_replacement" in page
 
@@ -85,7 +85,7 @@ def test_report_reads_parquet_shards(results, tmp_path):
     folder = tmp_path / "out"
     assert run("check", "--no-judge", "--output", folder, "--output-format", "parquet", "--scenario", EXAMPLE, results).returncode == 1
     done = run("report", "--format", "json", folder)
-    assert done.returncode == 1 and json.loads(done.stdout)["conversations"] == 12
+    assert done.returncode == 1 and json.loads(done.stdout)["conversations"] == 14
 
 
 def test_a_broken_summary_is_bad_input(output, tmp_path):

@@ -88,7 +88,7 @@ def test_validate_answers_what_validate_prints(project):
         error = result.structured_content["error"]
         assert (error["file"], error["line"]) == ("eval/scenarios/run_cancel.yml", 32)
         assert "did you mean `skill_cancelled`?" in result.content[0].text
-        assert "13 valid, 1 with problems" in result.content[0].text
+        assert "16 valid, 1 with problems" in result.content[0].text
 
     session(project, script)
 
@@ -121,11 +121,11 @@ def test_run_then_report_explain_and_compare(project):
         ran = await client.call_tool("run", {"paths": ["."], "no_judge": True}, progress_callback=on_progress)
         assert not ran.is_error
         summary = ran.structured_content
-        assert (summary["passed"], summary["failed"], summary["errored"]) == (11, 1, 0)
+        assert (summary["passed"], summary["failed"], summary["errored"]) == (12, 2, 0)
         folder = Path(summary["results"])
         assert folder.resolve().is_relative_to(project.resolve()) and (folder / "summary.json").is_file()
-        assert "12 runs: 11 passed, 1 failed, 0 errored" in ran.content[0].text
-        assert [p[:2] for p in progress] == [(n, 12) for n in range(1, 13)]
+        assert "14 runs: 12 passed, 2 failed, 0 errored" in ran.content[0].text
+        assert [p[:2] for p in progress] == [(n, 14) for n in range(1, 15)]
         assert "run_stolen_card run 1: fail" in {p[2] for p in progress}
 
         reported = await client.call_tool("report", {"results": str(folder)})

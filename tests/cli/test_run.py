@@ -75,9 +75,9 @@ def test_the_example_project_runs_with_passes_and_an_instructive_failure(tmp_pat
     assert result.exit_code == 1, result.output
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert summary["completed_runs"] == summary["planned_runs"] == len(list(SCENARIOS.glob("*.yml")))
-    assert summary["failed"] == 1 and summary["errored"] == 0
-    (failed,) = summary["failed_runs"]
-    assert failed["slug"] == "run_stolen_card"
+    assert summary["failed"] == 2 and summary["errored"] == 0
+    timed_out, failed = summary["failed_runs"]
+    assert (timed_out["slug"], failed["slug"]) == ("run_order_timeout", "run_stolen_card")
     assert [c["check"] for c in failed["failed_checks"]] == [
         "sequencing bot_uttered utter_confirm_replacement → tool_executed order_replacement (local)",
         "SOP confirm_before_ordering",
