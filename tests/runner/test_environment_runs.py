@@ -209,18 +209,19 @@ def test_calls_the_agent_reports_are_paired_with_those_answered_and_the_rest_nam
         ("bot", None, None),
         ("user", None, None),
         ("tool_executed", "get_order", True),  # the report, with what the environment really answered
-        ("tool_executed", "cancel_order", None),  # reported, never answered
-        ("tool_executed", "get_order", True),  # answered, never reported
+        ("tool_executed", "get_order", True),  # answered, never reported: in the order the calls were answered
+        ("tool_unanswered", "cancel_order", None),  # reported, never answered: no tool check counts it
         ("bot", None, None),
     ]
-    assert recorded[2]["result"]["status"] == "placed"
+    assert recorded[2]["result"]["status"] == "placed" and recorded[2]["arguments"] == {"order_id": "O1"}
     environment = run_file(tmp_path / "out", "cancel")["environment"]
-    assert environment["unanswered"] == [3] and environment["unreported"] == [4]
+    assert environment["unanswered"] == [4] and environment["unreported"] == [3]
+    assert run_file(tmp_path / "out", "cancel")["verdict"] == "fail"  # the cancel it claims was never made
     text = (tmp_path / "out" / "cancel" / "run_1.txt").read_text()
     assert "environment shop: 2 calls answered (faults on, seed " in text
-    assert "1 call the agent reported, never answered by the environment: event 3" in text
-    assert "1 call the environment answered, never reported by the agent: event 4" in text
-    assert "1 call the agent reported, never answered by the environment: event 3" in (tmp_path / "out" / "report.html").read_text()
+    assert "1 call the agent reported, never answered by the environment: event 4" in text
+    assert "1 call the environment answered, never reported by the agent: event 3" in text
+    assert "1 call the agent reported, never answered by the environment: event 4" in (tmp_path / "out" / "report.html").read_text()
 
 
 def test_an_environment_file_with_a_problem_stops_run_before_anything_runs_naming_its_line(tmp_path):

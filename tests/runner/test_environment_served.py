@@ -25,7 +25,7 @@ scenario:
   script: [please cancel my order]
   goals:
     assertions:
-      - tool_executed: {{tool_name: cancel_order, source: local}}
+      - tool_executed: {{tool_name: cancel_order, source: {source}}}
       - state_equals: {{path: orders.O1.status, value: cancelled}}
 """
 
@@ -98,12 +98,12 @@ def serve_agent():
         thread.join(60)
 
 
-def project(root: Path, scenarios: int = 1) -> Path:
+def project(root: Path, scenarios: int = 1, source: str = "local") -> Path:
     write_environment(root, SHOP)
     folder = root / "eval" / "scenarios"
     folder.mkdir(parents=True, exist_ok=True)
     for n in range(scenarios):
-        (folder / f"cancel_{n}.yml").write_text(SCENARIO.format(name=f"cancel {n}"))
+        (folder / f"cancel_{n}.yml").write_text(SCENARIO.format(name=f"cancel {n}", source=source))
     return root
 
 
@@ -115,7 +115,8 @@ def run_json(folder: Path, slug: str, number: int = 1) -> dict:
 def test_an_http_agent_calls_its_runs_own_environment_at_the_addresses_of_its_opening_request(tmp_path, serve_agent, via):
     agent = Agent(via)
     url = serve_agent(agent)
-    batch = run_scenarios(project(tmp_path), agent=f"http:{url}", runs=3, parallel=3, results=tmp_path / "out", no_judge=True)
+    source = "mcp" if via == "mcp" else "local"  # a call over MCP is recorded as an MCP tool's run
+    batch = run_scenarios(project(tmp_path, source="mcp, mcp_server: shop" if via == "mcp" else "local"), agent=f"http:{url}", runs=3, parallel=3, results=tmp_path / "out", no_judge=True)
 
     assert (batch.passed, batch.failed, batch.errored) == (3, 0, 0), [run.error for run in batch.runs]
     assert len(agent.addresses) == 3
@@ -127,6 +128,7 @@ def test_an_http_agent_calls_its_runs_own_environment_at_the_addresses_of_its_op
         recorded = [json.loads(line) for line in (tmp_path / "out" / "cancel_0" / f"run_{number}.events.jsonl").read_text().splitlines()]
         [cancel] = [e for e in recorded if e["event"] == "tool_executed"]
         assert cancel["metadata"]["environment"] is True and cancel["arguments"] == {"order_id": "O1", "reason": "asked"}
+        assert cancel["source"] == source and cancel.get("mcp_server") == ("shop" if via == "mcp" else None)
         assert len(run_json(tmp_path / "out", "cancel_0", number)["environment"]["final_state"]["refunds"]) == 1
     with pytest.raises(httpx.HTTPError):  # the batch is over: nothing serves the runs any more
         httpx.get(next(iter(agent.addresses.values()))["http"] + "/tools", timeout=5)

@@ -105,7 +105,7 @@ async def run_one(
     simulated = SimulatedConversation(f"sim-{uuid.uuid4()}")
     source = f"{scenario.slug}/run_{spec.number}"
     started = time.perf_counter()
-    result = record = error = crash = review = played = world = None
+    result = record = error = crash = review = played = world = environment = None
     try:
         async with asyncio.timeout(settings.time_limit):
             if scenario.environment is not None:
@@ -119,17 +119,21 @@ async def run_one(
             await simulate(scenario, agent, user, simulated, world.run if world else None, world.handle if world else None)
             if world is not None:
                 world.close()
-            record = world.conversation(simulated, source) if world is not None else simulated.conversation(source)
+                record, environment = world.record(simulated, source)
+            else:
+                record = simulated.conversation(source)
             if reviewer is not None and not isinstance(user, ScriptedUser):  # a script is the project's own words
                 review = await reviewer.review(scenario, record, played.trait if played is not None else None)
             result = await evaluate_async(scenario, record, judge=judge, no_judge=settings.no_judge, metrics=settings.metrics)
     except Exception as err:  # noqa: BLE001 - every harness failure becomes an errored run
         error = redact(safe_text(_harness_error(err, settings.time_limit)))
         crash = _crash(err)
-    if world is not None:
-        world.close()
     if record is None:  # a run cut short: what it recorded until then
-        record = world.conversation(simulated, source) if world is not None else simulated.conversation(source)
+        if world is not None:
+            world.close()
+            record, environment = world.record(simulated, source)
+        else:
+            record = simulated.conversation(source)
     return RunResult(
         scenario=ScenarioInfo(scenario.slug, scenario.name, scenario.path, scenario.type, tuple(scenario.tags)),
         number=spec.number,
@@ -147,7 +151,7 @@ async def run_one(
         user_review=review,
         persona=played.trait if played is not None else None,
         simulator=played.info() if played is not None else None,
-        environment=world.info(record) if world is not None else None,
+        environment=environment,
     )
 
 

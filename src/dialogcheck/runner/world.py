@@ -2,9 +2,9 @@
 
 `RunWorld.start` gives the run its own state and fault schedule (`Environment.start`, the run's seed), serves it
 at its own loopback addresses when the batch serves environments, and hands the agent its view
-(`AgentEnvironment`). Once the conversation is over, `conversation` puts the calls the environment answered into
-the run's record (`simulate.world.merge_calls`) with the state it began and ended with (`World`), and `info`
-says what the environment did (`EnvironmentInfo`, written in `run_N.json`).
+(`AgentEnvironment`). Once the conversation is over, `record` puts the calls the environment answered into
+the run's record (`simulate.world.merge_calls`) with the state it began and ended with (`World`), and what
+the environment did (`EnvironmentInfo`, written in `run_N.json`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ..environment.schedule import run_seed
 from ..events.model import Conversation, World
 from ..results.model import EnvironmentInfo, FaultMet
 from ..simulate.loop import SimulatedConversation
-from ..simulate.world import merge_calls
+from ..simulate.world import Merged, merge_calls
 
 
 class Server(Protocol):
@@ -40,8 +40,6 @@ class RunWorld:
     handle: AgentEnvironment
     run_id: str
     server: Server | None = None
-    unanswered: tuple[int, ...] = ()
-    unreported: tuple[int, ...] = ()
 
     @classmethod
     def start(
@@ -61,31 +59,30 @@ class RunWorld:
             self.server.detach(self.run_id)
             self.server = None
 
-    def conversation(self, simulated: SimulatedConversation, source: str) -> Conversation:
-        """The run's record: the agent's events with the environment's calls in them, and the state before and after."""
+    def record(self, simulated: SimulatedConversation, source: str) -> tuple[Conversation, EnvironmentInfo]:
+        """The run's record (the agent's events with the environment's calls in them, and the state before and
+        after) and what the environment did on the run, as `run_N.json` keeps it."""
         simulated.take_calls(self.run)  # those of a turn cut short too
         tools = {tool.name for tool in self.environment.tools}
         merged = merge_calls(simulated.typed_events, simulated.recorded, simulated.calls, tools)
-        self.unanswered, self.unreported = merged.unanswered, merged.unreported
         initial, environment = self.run.initial_json, self.environment
 
         def replay(calls: Any) -> Any:
             return environment.replay(initial, calls)
 
         world = World(environment.name, initial, self.run.state_json(), replay)
-        return replace(
-            Conversation(tuple(merged.events), source, simulated.conversation_id, tuple(merged.recorded)), world=world
-        )
+        record = replace(Conversation(tuple(merged.events), source, simulated.conversation_id, tuple(merged.recorded)), world=world)
+        return record, self._info(merged)
 
-    def info(self, record: Conversation) -> EnvironmentInfo:
-        """What the environment did on the run, as `run_N.json` keeps it: the faults it fired, at their events."""
+    def _info(self, merged: Merged) -> EnvironmentInfo:
+        answered = self.run.events
         faults = tuple(
-            FaultMet(str(fault.get("kind")), event.tool_name, int(fault.get("index") or 0), event.index)
-            for event in record.tool_runs
-            if event.metadata.get("environment") and isinstance(fault := event.metadata.get("fault"), dict)
+            FaultMet(str(fault.get("kind")), call["tool_name"], int(fault.get("index") or 0), event)
+            for call, event in zip(answered, merged.calls)
+            if isinstance(fault := call["metadata"].get("fault"), dict)
         )
         return EnvironmentInfo(
-            self.environment.name, self.seed, self.faults_on, len(self.run.events), faults, self.unanswered, self.unreported,
+            self.environment.name, self.seed, self.faults_on, len(answered), faults, merged.unanswered, merged.unreported,
             self.run.initial_state, self.run.state,
         )
 
