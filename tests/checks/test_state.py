@@ -130,10 +130,19 @@ def test_state_equals_dollar_is_the_whole_state():
 # --- state_unchanged ------------------------------------------------------------------------------------
 
 
-def test_state_unchanged_passes_when_every_path_holds_the_same_value_or_is_absent_from_both():
-    check, result = judged("state_unchanged: {paths: [orders.O2, orders.O7, a.b]}", with_world(CANCELLED))
-    assert result.passed and result.detail == "unchanged: orders.O2, orders.O7, a.b"
-    assert check.label == "state_unchanged orders.O2, orders.O7, a.b"
+def test_state_unchanged_passes_when_every_path_holds_the_same_value():
+    check, result = judged("state_unchanged: {paths: [orders.O2, refunds]}", with_world(START))
+    assert result.passed and result.detail == "unchanged: orders.O2, refunds"
+    assert check.label == "state_unchanged orders.O2, refunds"
+
+
+def test_state_unchanged_fails_on_a_path_in_neither_state_so_a_misspelt_one_never_passes():
+    _, result = judged("state_unchanged: {paths: [orders.O2, orders.O1.staus, order.O1]}", with_world(CANCELLED))
+    assert not result.passed
+    assert result.detail == (
+        "orders.O1.staus: no such path in either state (orders.O1 has no key `staus`; its keys: id, status, total, items); "
+        "order.O1: no such path in either state (the state has no key `order`; its keys: orders, refunds, a.b)"
+    )
 
 
 def test_state_unchanged_fails_naming_each_changed_path_with_both_values():
@@ -435,3 +444,17 @@ def test_an_expected_call_of_a_tool_the_environment_lacks_is_bad_input_at_its_as
         f"{path}:7:9: call 1 of assertion 1 (`state_matches_replay`) names the tool `cancel_ordr` (did you mean `cancel_order`?),"
         " which environment `shop` does not have (its tools: cancel_order, get_order)"
     )
+
+
+def test_a_state_check_path_whose_table_the_environment_lacks_is_bad_input_at_its_assertion(tmp_path):
+    path = tmp_path / "cancel.yml"
+    write_environment(tmp_path, SHOP)
+    text = SCENARIO % "      - state_unchanged: {paths: [order.O1]}\n      - state_equals: {path: $, value: {}}"
+    path.write_text(text.replace("  goals:", "  environment: shop\n  goals:"))
+
+    with pytest.raises(LoadError) as raised:
+        load_scenario(path, environ={})
+    assert [str(p) for p in raised.value.problems] == [
+        f"{path}:7:9: assertion 1 (`state_unchanged`) names the path `order.O1`, whose table `order` (did you mean `orders`?)"
+        " is not in the starting state of environment `shop` (its tables: orders, refunds)"
+    ]

@@ -133,12 +133,13 @@ class StateEquals(StateCheck):
         return self.result(False, detail, differences=[Difference(self.path, where, actual, self.value)])
 
 
-def _compared(initial: Any, final: Any, path: str) -> tuple[str, list[Difference]] | None:
-    """How the value at `path` changed from `initial` to `final`, and its difference; None when it did not (a path
-    absent from both is unchanged, one present in one state only is a change)."""
+def _compared(initial: Any, final: Any, path: str, *, absent: bool = False) -> tuple[str, list[Difference]] | None:
+    """How the value at `path` changed from `initial` to `final`, and its difference; None when it did not. A path
+    present in one state only is a change; one in neither is said as such (a misspelt path must never pass as
+    unchanged), unless `absent` takes it as no change."""
     before, after = locate(initial, path), locate(final, path)
     if before is None and after is None:
-        return None
+        return None if absent else (f"{path}: no such path in either state ({_no_such_path(initial, path)})", [])
     if after is None:
         removed = before[1]  # type: ignore[index]
         return f"{path} was removed: starting state had {show(removed)}", _difference(path, path, ABSENT, removed)
@@ -170,6 +171,17 @@ class StateUnchanged(StateCheck):
         if not found:
             return self.result(True, f"unchanged: {', '.join(self.paths)}")
         return self.result(False, "; ".join(text for text, _ in found), differences=[d for _, diff in found for d in diff])
+
+
+def state_paths(check: StateCheck) -> tuple[str, ...]:
+    """The paths into the state a state check names (none for `state_matches_replay`, which names calls)."""
+    if isinstance(check, StateEquals):
+        return (check.path,)
+    if isinstance(check, StateUnchanged):
+        return check.paths
+    if isinstance(check, StateChanges):
+        return (*(check.allowed or ()), *(check.required or ()))
+    return ()
 
 
 def _reached(paths: Iterable[str], *states: Any) -> set[Keys]:
@@ -219,7 +231,7 @@ class StateChanges(StateCheck):
                 for keys, after, before in outside:
                     found += _difference(dotted(keys), dotted(keys), after, before)
         for path in self.required or ():
-            if _compared(initial, final, path) is None:
+            if _compared(initial, final, path, absent=True) is None:
                 problems.append(f"required path {path} did not change: {self._still(final, path)}")
         if problems:
             return self.result(False, "; ".join(problems), differences=found)
@@ -303,6 +315,7 @@ STATE_CHECKS: tuple[type[Check], ...] = (StateEquals, StateUnchanged, StateChang
 
 __all__ = [
     "StateCheck",
+    "state_paths",
     "NO_REPLAY",
     "NO_WORLD",
     "STATE_CHECKS",

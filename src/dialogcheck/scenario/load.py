@@ -9,7 +9,7 @@ from .._fields import Fields, Problems, file_body, load_definition_file
 from .._yaml import Pos, YMap, YNode, YScalar, YSeq, plain
 from ..checks import ASSERTIONS, Check
 from ..checks.load import Context, read_tagged
-from ..checks.state import StateCheck
+from ..checks.state import StateCheck, state_paths
 from ..environment.catalog import Catalog
 from ..environment.model import Environment
 from ..errors import LoadError, did_you_mean
@@ -104,6 +104,16 @@ def _refuse_state_checks_without(environment: Environment | None, goals: Goals, 
                 item.pos,
             )
             continue
+        tables = environment.state
+        for path in state_paths(check):
+            table = path.split(".", 1)[0]
+            if path != "$" and table not in tables:
+                known = ", ".join(tables) or "none"
+                problems.add(
+                    f"assertion {number} (`{check.key}`) names the path `{path}`, whose table `{table}`{did_you_mean(table, tables)}"
+                    f" is not in the starting state of environment `{environment.name}` (its tables: {known})",
+                    item.pos,
+                )
         tools = {tool.name for tool in environment.tools}
         for index, call in enumerate(getattr(check, "calls", ()), 1):
             if call.tool not in tools:
