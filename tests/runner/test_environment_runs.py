@@ -283,7 +283,7 @@ def test_a_resume_refuses_an_environment_changed_since_the_batch_started_and_fin
     done = cli("run", ".", "--results", "out", "--no-judge", "--runs", "2", cwd=root)
     assert done.returncode == 0, done.stderr
     plan = json.loads((root / "out" / "plan.json").read_text())
-    assert list(plan["environments"]) == ["shop"] and len(plan["environments"]["shop"]) == 64
+    assert list(plan["environments"]) == ["cancel"] and len(plan["environments"]["cancel"]) == 64
     (root / "out" / "cancel" / "run_2.json").unlink()  # as if the batch had been stopped before run 2 was written
     shop = root / "eval" / "environments" / "shop.yml"
     original = shop.read_text()
@@ -291,7 +291,7 @@ def test_a_resume_refuses_an_environment_changed_since_the_batch_started_and_fin
 
     refused = cli("run", "--resume", "out", "--no-judge", cwd=root)
     assert refused.returncode == 2
-    assert "eval/environments/shop.yml:1:1: environment `shop` changed since the batch started" in refused.stderr
+    assert "eval/environments/shop.yml:1:1: environment `shop` of scenario `cancel` changed since the batch started" in refused.stderr
 
     shop.write_text(original)
     resumed = cli("run", "--resume", "out", "--no-judge", cwd=root)
@@ -347,3 +347,17 @@ def test_check_of_a_run_folder_judges_state_checks_on_the_states_the_runs_record
     (root / "on" / "cancel" / "run_1.json").write_text(json.dumps(document))
     code, outcomes = checked("on")
     assert code == 3 and outcomes == [("state_equals", "error"), ("state_matches_replay", "error")]  # no state: never a pass
+
+
+def test_a_resume_refuses_a_starting_state_a_scenario_gives_that_changed_since_the_batch_started(tmp_path):
+    root = project(tmp_path, scenarios={"cancel": "environment: {name: shop, state: data/start.json}\n"})
+    (root / "data").mkdir()
+    start = {"orders": {"O1": {"id": "O1", "status": "placed", "total": 30, "paid": True}}, "refunds": []}
+    (root / "data" / "start.json").write_text(json.dumps(start))
+    assert cli("run", ".", "--results", "out", "--no-judge", "--runs", "2", cwd=root).returncode == 0
+    (root / "out" / "cancel" / "run_2.json").unlink()
+    start["orders"]["O1"]["status"] = "cancelled"
+    (root / "data" / "start.json").write_text(json.dumps(start))
+
+    refused = cli("run", "--resume", "out", "--no-judge", cwd=root)
+    assert refused.returncode == 2 and "environment `shop` of scenario `cancel` changed since the batch started" in refused.stderr

@@ -117,8 +117,9 @@ class Catalog:
             return None
         if fields.has("state"):
             state_json = parse_state(fields.get("state"), problems, fields.pos("state"), self.root)
-            if state_json is not None:
-                environment = replace(environment, state_json=state_json)
+            if state_json is not None:  # the digest covers the state the scenario gives, which its own file may not hold
+                digest = hashlib.sha256(environment.digest.encode() + b"\0" + state_json).hexdigest()
+                environment = replace(environment, state_json=state_json, digest=digest)
         if fields.has("faults"):
             tools = {tool.name: tool for tool in environment.tools}
             faults = parse_faults(fields.get("faults"), problems, fields.pos("faults"), tools)

@@ -97,7 +97,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     seed: Annotated[int, msgspec.Meta(ge=0, lt=SEED_RANGE)] | None = None
     #: Whether the environments' fault schedules are on (`run --faults on|off`); true is not written.
     faults: bool = True
-    #: The sha256 of each environment file the scenarios name (`Environment.digest`), by name; none: not written.
+    #: The sha256 of each scenario's environment (`Environment.digest`: its file and the state it gives), by slug; none: not written.
     environments: Annotated[dict[Slug, Sha256], msgspec.Meta(max_length=10_000)] = {}
 
     def to_dict(self) -> dict[str, Any]:

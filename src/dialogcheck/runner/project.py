@@ -39,8 +39,9 @@ class Project:
     digests: Mapping[str, str] = field(default_factory=dict)
 
     def environment_digests(self) -> dict[str, str]:
-        """The sha256 of each environment file the scenarios name, by name: what a resume must find unchanged."""
-        return {s.environment.name: s.environment.digest for s in self.scenarios if s.environment is not None}
+        """The sha256 of each scenario's environment (its file, and the state the scenario gives), by the scenario's
+        slug: what a resume must find unchanged."""
+        return {s.slug: s.environment.digest for s in self.scenarios if s.environment is not None}
 
     def planned(self, runs: int, personas: Sequence[str] = (), simulate: str = "auto", seed: int | None = None) -> list[PlannedScenario]:
         """Each scenario as a batch's plan keeps it: by absolute path, with its hash, so a resume works from any
@@ -147,17 +148,22 @@ def load_planned(plan: Plan, plan_file: str) -> Project:
 
 
 def _refuse_changed_environments(plan: Plan, project: Project, plan_file: str) -> None:
-    """A `LoadError` for each environment the batch's scenarios name whose file is not the one the batch started with."""
+    """A `LoadError` for each scenario whose environment is not the one the batch started with (its file, or the
+    state the scenario gives from a file of its own)."""
     now = project.environment_digests()
-    problems = [
-        Problem(
-            f"environment `{name}` changed since the batch started ({plan_file} holds the hash of the file it started with):"
-            " its finished runs ran in the old one; start a new batch, or put the file back as it was",
-            str(project.root / "eval" / "environments" / f"{name}.yml"),
-        )
-        for name in sorted(set(now) | set(plan.environments))
-        if now.get(name) != plan.environments.get(name)
-    ]
+    by_slug = {scenario.slug: scenario for scenario in project.scenarios}
+    problems = []
+    for slug in sorted(set(now) | set(plan.environments)):
+        if now.get(slug) == plan.environments.get(slug):
+            continue
+        environment = by_slug[slug].environment if slug in by_slug else None
+        where = str(project.root / "eval" / "environments" / f"{environment.name}.yml") if environment is not None else plan_file
+        named = f"environment `{environment.name}`" if environment is not None else "the environment"
+        problems.append(Problem(
+            f"{named} of scenario `{slug}` changed since the batch started ({plan_file} holds the hash of the one it started with,"
+            " its file and the state the scenario gives): its finished runs ran in the old one; start a new batch, or put it back as it was",
+            where,
+        ))
     if problems:
         raise LoadError(problems)
 
