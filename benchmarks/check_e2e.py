@@ -53,7 +53,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, ROOT, SCENARIO, SOP, dataset, environ, git_revision, log, save, table  # noqa: E402
+from common import OUT, ROOT, SCENARIO, SOP, dataset, environ, git_revision, log, save, spread, table  # noqa: E402
 
 #: The commit the redesign of issue 15 started from.
 BASE_COMMIT = "feb73f5"
@@ -201,12 +201,6 @@ def measure(sides: list[Side], data: Path, rounds: int) -> None:
                 side.wall.setdefault(label, []).append(wall)
         log(f"round {round_no + 1}/{rounds}: " + "; ".join(
             f"{s.name} {sum(s.cpu[label][-1] for label in COMMANDS):.2f} s CPU" for s in sides))
-
-
-def spread(ratios: list[float]) -> dict[str, float]:
-    q1, median, q3 = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else ratios * 3
-    return {"median": round(median, 4), "q1": round(q1, 4), "q3": round(q3, 4),
-            "min": round(min(ratios), 4), "max": round(max(ratios), 4)}
 
 
 def geomean(values: list[float]) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -60,6 +61,13 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
     rule = "|" + "|".join(("-" * (w + 2)) if i == 0 else ("-" * (w + 1) + ":") for i, w in enumerate(widths)) + "|"
     return "\n".join([line(headers), rule, *map(line, rows)])
+
+
+def spread(ratios: list[float]) -> dict[str, float]:
+    """The median of a figure's per-round ratios, with their quartiles and range: how much the rounds agree."""
+    q1, median, q3 = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else ratios * 3
+    return {"median": round(median, 4), "q1": round(q1, 4), "q3": round(q3, 4),
+            "min": round(min(ratios), 4), "max": round(max(ratios), 4)}
 
 
 def save(name: str, result: dict[str, Any]) -> dict[str, Any]:
