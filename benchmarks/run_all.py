@@ -175,6 +175,16 @@ def read_environment_calls(done: subprocess.CompletedProcess, since: float) -> l
     ]
 
 
+def read_environment_run(done: subprocess.CompletedProcess, since: float) -> list[Row]:
+    data = fresh_json("environment_run", since)
+    rows = {row["key"]: row for row in data["rows"]}
+    return [
+        Row(f"environment_run: run_order_placed with its environment / without, {agent}, wall time / CPU per run",
+            f"{rows[key]['wall_ratio']['median']:.2f}x / {rows[key]['cpu_ratio']['median']:.2f}x")
+        for key, agent in (("python_placed", "Python agent"), ("http_placed", "HTTP agent"))
+    ]
+
+
 @dataclass
 class Script:
     name: str
@@ -194,6 +204,7 @@ SCRIPTS = [
     Script("html_report", ["html_report.py"], ["--conversations", "2000", "--short", "--rounds", "1"], read_html_report),
     Script("otlp_import", ["otlp_import.py"], ["--quick"], read_otlp_import),
     Script("environment_calls", ["environment_calls.py"], ["--rounds", "2", "--calls", "500", "--mcp-calls", "100"], read_environment_calls),
+    Script("environment_run", ["environment_run.py"], ["--rounds", "3", "--runs", "20"], read_environment_run),
 ]
 
 

@@ -6,6 +6,7 @@ Small sizes keep each test to a few seconds; the scripts run as the benchmarks r
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import json
@@ -417,3 +418,31 @@ def test_environment_calls_checks_every_answer_and_run_all_reads_its_ratios(out:
     monkeypatch.setattr(bench, "TOOL", bench.TOOL.replace('read: {path: "orders.{order_id}", not_found: "no order {order_id}"}', "returns: {id: O1}"))
     with pytest.raises(SystemExit, match="some answers were wrong"):
         bench.main(["--rounds", "1", "--calls", "40", "--mcp-calls", "10"])
+
+
+def test_environment_run_times_every_batch_against_its_agents_baseline_and_run_all_reads_it(out: Path, monkeypatch):
+    """Every batch runs for real on a copy of the example, the HTTP agent's calls over loopback; the baseline is the
+    environment scenario without its environment and its state checks; a batch that does not give what its scenario
+    must (here: the faulted order expected to pass) makes the script refuse its figures."""
+    bench = _script("environment_run")
+    run_all = _script("run_all")
+    assert "environment_run" in {s.name for s in run_all.SCRIPTS}
+    monkeypatch.setattr(bench, "WORK", out / "environment_run")
+    assert bench.main(["--runs", "2", "--parallel", "2", "--rounds", "1"]) == 0
+    saved = json.loads((out / "environment_run.json").read_text())
+    rows = {row["key"]: row for row in saved["rows"]}
+    assert list(rows) == [f"{agent}_{batch}" for agent in ("python", "http") for batch in ("baseline", "placed", "timeout_off", "timeout_on")]
+    assert rows["python_baseline"]["wall_ratio"]["median"] == rows["http_baseline"]["cpu_ratio"]["median"] == 1.0
+    assert all(row["wall_ms"] > 0 and row["cpu_ms"] > 0 for row in rows.values())
+    assert {row["baseline"] for key, row in rows.items() if key.startswith("http")} == {"http_baseline"}
+    baseline = load_scenario(out / "environment_run" / "project" / "eval" / "scenarios" / bench.BASELINE)
+    placed = load_scenario(REPO / "examples" / "card_replace" / "eval" / "scenarios" / "run_order_placed.yml")
+    assert baseline.environment is None and placed.environment is not None
+    assert [type(a).key for a in baseline.goals.assertions] == ["bot_uttered"]
+    assert [r.figure for r in run_all.read_environment_run(None, 0)] == [
+        f"{rows[key]['wall_ratio']['median']:.2f}x / {rows[key]['cpu_ratio']['median']:.2f}x" for key in ("python_placed", "http_placed")
+    ]
+    every = bench.batches()
+    monkeypatch.setattr(bench, "batches", lambda: [dataclasses.replace(b, verdict="pass") for b in every])
+    with pytest.raises(SystemExit, match="batch python_timeout_on did not run as it must.*fail, not pass"):
+        bench.main(["--runs", "1", "--parallel", "1", "--rounds", "1"])
