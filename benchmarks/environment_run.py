@@ -22,7 +22,7 @@ the median over rounds with the quartiles and range. Every batch's verdicts, env
 checked against what the scenario must give (and, over HTTP, that every call reached the agent's client), so
 a batch that broke cannot look fast.
 
-Run: .venv/bin/python benchmarks/environment_run.py [--runs 50] [--parallel 4] [--rounds 7] [--json]
+Run: .venv/bin/python benchmarks/environment_run.py [--runs 100] [--parallel 4] [--rounds 21] [--json]
 """
 
 from __future__ import annotations
@@ -308,9 +308,9 @@ def ratio_cell(figures: dict[str, float]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=50, help="runs a batch")
+    parser.add_argument("--runs", type=int, default=100, help="runs a batch")
     parser.add_argument("--parallel", type=int, default=4, help="runs in flight at once (run --parallel)")
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--json", action="store_true", help="print the JSON document instead of the table")
     args = parser.parse_args(argv)
     rows, over_http = rows_of(measure(args.runs, args.parallel, args.rounds))
