@@ -210,10 +210,9 @@ class HttpAgent:
         app.router.add_post("/", self._turn)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]
-        ready.set_result(f"http://127.0.0.1:{port}/")
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        host, port = runner.addresses[0][:2]
+        ready.set_result(f"http://{host}:{port}/")
         await self._stopping.wait()
         await runner.cleanup()
 
