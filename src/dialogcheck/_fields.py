@@ -157,7 +157,10 @@ class Fields:
         if node is None:
             return None
         value = node.value if isinstance(node, YScalar) else None
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
+        if isinstance(value, float) and value != value:
+            self.problems.add(f"`{key}` in {self.what} must be a number, got .nan (not a number)", node.pos)
+            return None
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
             self._wrong(key, node, "a number")
             return None
         if isinstance(value, int) and abs(value) > sys.float_info.max:  # no float holds it: every use would overflow

@@ -127,9 +127,11 @@ class ProjectSettings:
     """Each project's config and environments, read once: a scenario is loaded with its project's `framework_tools`,
     the environments of its project and the config's default environment."""
 
-    def __init__(self) -> None:
+    def __init__(self, validated: Iterable[Path] = ()) -> None:
         self._configs: dict[Path, ProjectConfig | None] = {}
         self._catalogs: dict[Path, Catalog] = {}
+        #: The files being read in the same pass (`validate`'s), whose problems are said as their own, never again.
+        self.validated = {path.resolve() for path in validated}
 
     def catalog(self, path: Path) -> Catalog:
         """The environments of the project `path` (a scenario or config file) is in."""
@@ -185,6 +187,8 @@ def load_definition(path: str | Path, settings: ProjectSettings | None = None) -
         return Definition("config", file, config)
     keys = tuple(root.values) if isinstance(root, YMap) else ()
     key = next((kind for kind in KINDS if kind in keys), next(iter(keys), None))
+    if key is None and Path(path).parent.name == "environments":
+        key = "environment"  # an empty file of eval/environments/ is an environment file lacking its key
     if key == "environment":
         from .environment.load import parse_environment, project_of
 
@@ -199,6 +203,8 @@ def load_definition(path: str | Path, settings: ProjectSettings | None = None) -
         scenario = Path(path)
         catalog, default = settings.catalog(scenario), settings.default_environment(scenario)
         value = parse_scenario(root, problems, file, settings.framework_tools(scenario), catalog, default)  # reports what a scenario file lacks
+        named = [p for p in catalog.take_file_problems() if Path(p.file).resolve() not in settings.validated]
+        problems.items.extend(named)  # an environment file it names, not read on its own here: its problems said with it
         kind = "scenario"
     else:
         raise LoadError.one(

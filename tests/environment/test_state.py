@@ -51,6 +51,19 @@ def test_invalid_json_in_a_state_file_is_reported_at_its_line_and_column(tmp_pat
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"orders": {"O1": {"n": 1}, "O1": {"n": 2}}}', "the key 'O1' is given twice in one object"),
+        ('{"orders": {"O1": {"n": 123456789012345678901234567890}}}', "the integer 123456789012345678901234567890 is past 64 bits"),
+    ],
+)
+def test_a_json_state_file_with_a_key_twice_or_an_integer_past_64_bits_is_refused_as_yaml_is(tmp_path, text, why):
+    (tmp_path / "shop.json").write_text(text)
+    [problem] = problems(write_environment(tmp_path, "environment:\n  state: shop.json\n" + TOOLS))
+    assert problem.startswith(f"{tmp_path / 'shop.json'}:1:1: invalid state file: {why}")
+
+
 def test_a_state_that_is_no_mapping_of_tables_is_refused(tmp_path):
     path = write_environment(tmp_path, "environment:\n  state: {orders: 5}\n" + TOOLS)
     assert problems(path) == [

@@ -361,3 +361,24 @@ def test_a_resume_refuses_a_starting_state_a_scenario_gives_that_changed_since_t
 
     refused = cli("run", "--resume", "out", "--no-judge", cwd=root)
     assert refused.returncode == 2 and "environment `shop` of scenario `cancel` changed since the batch started" in refused.stderr
+
+
+def test_validate_of_a_scenario_alone_lists_the_problems_of_the_environment_it_names_and_of_the_project_once(tmp_path):
+    root = project(tmp_path, environment=SHOP.replace("      read: {path: \"orders.{order_id}\"}", "      read: {path: \"orders.{order_id}\"}\n      colour: red"))
+    alone = cli("validate", "eval/scenarios/cancel.yml", cwd=root)
+    whole = cli("validate", ".", cwd=root)
+
+    line = "eval/environments/shop.yml:15:7: unknown field `colour` in tool 1 of `environment.tools`"
+    assert alone.returncode == whole.returncode == 2
+    assert alone.stdout.count(line) == 1 and whole.stdout.count(line) == 1, (alone.stdout, whole.stdout)
+    assert "`environment` in the config names the environment `shop`, whose file has 1 problem" in whole.stdout
+
+
+def test_an_empty_environment_file_and_a_delay_of_nan_are_said_as_what_they_are(tmp_path):
+    root = project(tmp_path, environment=SHOP + "  faults:\n    - {tool: get_order, kind: latency, delay: .nan}\n")
+    (root / "eval" / "environments" / "empty.yml").write_text("")
+    done = cli("validate", "eval/environments", cwd=root)
+
+    assert done.returncode == 2
+    assert "eval/environments/empty.yml:1:1: an environment file must be a mapping, got nothing" in done.stdout
+    assert "must be a number, got .nan (not a number)" in done.stdout

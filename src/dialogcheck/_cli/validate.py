@@ -128,7 +128,7 @@ def validation(paths: tuple[str, ...] | list[str]) -> tuple[dict, Styled, Styled
         raise LoadError.one(what, " ".join(paths))
     entries, problems, warnings = [], [], []
     text = Styled()
-    settings = ProjectSettings()
+    settings = ProjectSettings(files)
     for path in files:
         try:
             definition = load_definition(path, settings)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import json
+
 import orjson
 
 from .._fields import Problems
@@ -87,10 +89,42 @@ def _from_file(node: YScalar, problems: Problems, project: Path) -> Any:
             problems.items.extend(err.in_file(shown).problems)
             return None
     try:
-        return orjson.loads(data)
+        orjson.loads(data)  # its syntax errors say where
     except orjson.JSONDecodeError as err:
         problems.items.append(Problem(f"invalid JSON: {err.msg}", shown, err.lineno, err.colno))
         return None
+    try:  # read again for what orjson lets through: a key twice (the last kept), an integer past 64 bits (a float)
+        return json.loads(decode_utf8(data, shown), object_pairs_hook=_once, parse_int=_int64, parse_constant=_no_constant)
+    except (json.JSONDecodeError, _Refused) as err:
+        problems.items.append(Problem(f"invalid state file: {err.msg if isinstance(err, json.JSONDecodeError) else err}", shown))
+    except LoadError as err:
+        problems.items.extend(err.problems)
+    return None
+
+
+class _Refused(ValueError):
+    """What a state file holds that JSON lets through and a state must not: a key twice, a number no file keeps."""
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose every key is given once: a state with a record twice has no one meaning."""
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        seen: set[str] = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        raise _Refused(f"the key {twice!r} is given twice in one object")
+    return mapping
+
+
+def _int64(text: str) -> int:
+    value = int(text)
+    if not -(2**63) <= value < 2**64:
+        raise _Refused(f"the integer {text[:40]} is past 64 bits, which no results file can hold")
+    return value
+
+
+def _no_constant(text: str) -> Any:
+    raise _Refused(f"{text} is not a JSON value")
 
 
 def parse_state(node: YNode | None, problems: Problems, pos: Pos, project: Path) -> bytes | None:
