@@ -222,6 +222,8 @@ def test_calls_the_agent_reports_are_paired_with_those_answered_and_the_rest_nam
     assert "1 call the agent reported, never answered by the environment: event 4" in text
     assert "1 call the environment answered, never reported by the agent: event 3" in text
     assert "1 call the agent reported, never answered by the environment: event 4" in (tmp_path / "out" / "report.html").read_text()
+    summary = (tmp_path / "out" / "summary.txt").read_text()
+    assert "unanswered: cancel run 1: the agent reported tool calls its environment never answered" in summary
 
 
 def test_an_environment_file_with_a_problem_stops_run_before_anything_runs_naming_its_line(tmp_path):

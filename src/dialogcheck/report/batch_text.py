@@ -75,6 +75,7 @@ def render_summary(batch: BatchResult, *, show_all: bool = False, max_failures: 
     text = render_scenario_rows(batch.scenarios())
     text.extend(_personas(batch))
     text.extend(_every_check(batch) if show_all else _failures(batch, max_failures))
+    text.extend(_unanswered(batch))
     if len(batch.runs) > 1:
         table = render_check_table(run_stats(batch.runs))
         text.extend(Styled("\n").extend(table) if table.pieces else table)
@@ -127,6 +128,19 @@ def _failures(batch: BatchResult, most: int) -> Styled:
         shown_lines += 1
     if shown_lines > most:
         text.append(f"{counted(shown_lines - most, 'more failure')}: see {MORE}\n", "bold")
+    return text
+
+
+def _unanswered(batch: BatchResult) -> Styled:
+    """`unanswered: slug runs 1-2: ...` for the runs whose agent reported calls its environment never answered: it
+    says it ran its tools somewhere the test cannot see (each run's text names the events)."""
+    by_slug: dict[str, list[int]] = {}
+    for run in batch.runs:
+        if run.environment is not None and run.environment.unanswered:
+            by_slug.setdefault(run.slug, []).append(run.number)
+    text = Styled()
+    for slug, numbers in by_slug.items():
+        text.append(f"unanswered: {shown(slug)} {_runs(numbers)}: the agent reported tool calls its environment never answered\n", "yellow")
     return text
 
 
