@@ -3,8 +3,6 @@
 A name is a file's stem, never a path: one with a slash, a dot-dot or any character outside letters, digits,
 `_`, `-` and `.` is refused before anything is opened, so no scenario can reach a file outside the folder.
 Each file is read once per catalog, and its problems are reported once, at their own file, line and column.
-A scenario may give its own `state` or `faults` (`{name, state, faults}`): read here against the
-environment's tools, into a copy of it.
 """
 
 from __future__ import annotations
@@ -14,18 +12,14 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from .._fields import Fields, Problems
+from .._fields import Problems
 from .._paths import project_folder, read_regular, resolved
-from .._yaml import MAX_FILE_BYTES, Pos, YMap, YNode, YScalar, describe
+from .._yaml import MAX_FILE_BYTES, Pos
 from ..errors import LoadError, Problem
 from .load import load_environment
-from .load_faults import parse_faults
 from .model import Environment
-from .state import parse_state
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
-#: The fields of a scenario's `environment` when it is a mapping: which one, and what the scenario gives instead.
-SCENARIO_ENVIRONMENT_FIELDS = ("name", "state", "faults")
 
 
 class Catalog:
@@ -100,31 +94,5 @@ class Catalog:
         taken, self.file_problems = self.file_problems, []
         return taken
 
-    def of_scenario(self, node: YNode | None, problems: Problems, pos: Pos, default: Environment | None) -> Environment | None:
-        """A scenario's `environment`: a name, or `{name, state?, faults?}` giving its own state or faults; `default`
-        (the config's) when it has none."""
-        if node is None or (isinstance(node, YScalar) and node.value is None):
-            return default
-        if isinstance(node, YScalar) and isinstance(node.value, str):
-            return self.get(node.value, problems, node.pos, "`environment`")
-        if not isinstance(node, YMap):
-            problems.add(f"`environment` in `scenario` must be an environment's name or a mapping {{name, state, faults}}, got {describe(node)}", node.pos)
-            return None
-        fields = Fields(node, problems, "`environment`", SCENARIO_ENVIRONMENT_FIELDS)
-        name = fields.string("name", required=True)
-        environment = self.get(name, problems, fields.pos("name"), "`environment.name`") if name is not None else None
-        if environment is None:
-            return None
-        if fields.has("state"):
-            state_json = parse_state(fields.get("state"), problems, fields.pos("state"), self.root)
-            if state_json is not None:  # the digest covers the state the scenario gives, which its own file may not hold
-                digest = hashlib.sha256(environment.digest.encode() + b"\0" + state_json).hexdigest()
-                environment = replace(environment, state_json=state_json, digest=digest)
-        if fields.has("faults"):
-            tools = {tool.name: tool for tool in environment.tools}
-            faults = parse_faults(fields.get("faults"), problems, fields.pos("faults"), tools)
-            environment = replace(environment, faults=faults)
-        return environment
 
-
-__all__ = ["SCENARIO_ENVIRONMENT_FIELDS", "Catalog"]
+__all__ = ["Catalog"]

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 from .._fields import Fields, Problems, file_body, load_definition_file
-from .._yaml import Pos, YMap, YNode, YScalar, YSeq, plain
+from .._yaml import Pos, YMap, YNode, YScalar, YSeq, describe, plain
 from ..checks import ASSERTIONS, Check
 from ..checks.load import Context, read_tagged
 from ..checks.state import StateCheck, state_paths
 from ..environment.catalog import Catalog
+from ..environment.load_faults import parse_faults
 from ..environment.model import Environment
+from ..environment.state import parse_state
 from ..errors import LoadError, did_you_mean
 from ..events.model import FRAMEWORK_TOOLS
 from .model import DEFAULT_MAX_TURNS, SCENARIO_TYPES, Goals, Scenario, UserProfile
@@ -21,6 +25,8 @@ from .traits import unknown_trait
 USER_FIELDS = ("persona", "known_info", "unknown_info", "user_instructions")
 SCENARIO_FIELDS = ("name", "type", "simulation_context", "setup", "goals", "max_turns", "script", "tags", *USER_FIELDS, "personas", "environment")
 GOALS_FIELDS = ("criteria", "assertions", "sop")
+#: The fields of a scenario's `environment` when it is a mapping: which one, and what the scenario gives instead.
+ENVIRONMENT_FIELDS = ("name", "state", "faults")
 
 
 def parse_assertion(node: YNode, problems: Problems, index: int, framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> Check | None:
@@ -90,6 +96,32 @@ def _personas(fields: Fields, problems: Problems) -> tuple[str, ...]:
     return names
 
 
+def _environment(node: YNode | None, problems: Problems, pos: Pos, catalog: Catalog, default: Environment | None) -> Environment | None:
+    """`environment`: a name, or `{name, state?, faults?}` giving the scenario's own starting state or faults (read
+    against the environment's tools, into a copy of it); `default` (the config's) when it has none."""
+    if node is None or (isinstance(node, YScalar) and node.value is None):
+        return default
+    if isinstance(node, YScalar) and isinstance(node.value, str):
+        return catalog.get(node.value, problems, node.pos, "`environment`")
+    if not isinstance(node, YMap):
+        problems.add(f"`environment` in `scenario` must be an environment's name or a mapping {{name, state, faults}}, got {describe(node)}", node.pos)
+        return None
+    fields = Fields(node, problems, "`environment`", ENVIRONMENT_FIELDS)
+    name = fields.string("name", required=True)
+    environment = catalog.get(name, problems, fields.pos("name"), "`environment.name`") if name is not None else None
+    if environment is None:
+        return None
+    if fields.has("state"):
+        state_json = parse_state(fields.get("state"), problems, fields.pos("state"), catalog.root)
+        if state_json is not None:  # the digest covers the state the scenario gives, which its own file may not hold
+            digest = hashlib.sha256(environment.digest.encode() + b"\0" + state_json).hexdigest()
+            environment = replace(environment, state_json=state_json, digest=digest)
+    if fields.has("faults"):
+        tools = {tool.name: tool for tool in environment.tools}
+        environment = replace(environment, faults=parse_faults(fields.get("faults"), problems, fields.pos("faults"), tools))
+    return environment
+
+
 def _refuse_state_checks_without(environment: Environment | None, goals: Goals, node: YNode | None, problems: Problems) -> None:
     """A problem at each state check of a scenario that names no environment (it could only ever error), and at each
     expected call of `state_matches_replay` naming a tool the environment does not have."""
@@ -151,7 +183,7 @@ def parse_scenario(
     initial_slots = _setup(fields, problems)
     goals = _goals(fields, problems, framework_tools)
     catalog = environments if environments is not None else Catalog.for_file(path)
-    environment = catalog.of_scenario(fields.get("environment"), problems, fields.pos("environment"), default_environment)
+    environment = _environment(fields.get("environment"), problems, fields.pos("environment"), catalog, default_environment)
     if not problems:
         _refuse_state_checks_without(environment, goals, fields.get("goals"), problems)
     if problems or name is None or context is None:
