@@ -92,9 +92,10 @@ def _judged_for(subject: Any, conversation: Conversation, judge: Judge | None, n
 
 def with_replay(conversation: Conversation, scenario: Scenario) -> Conversation:
     """`conversation`, its recorded state replayable by the scenario's environment when it was recorded without a way
-    to replay (read back from a run's files) and the scenario names the environment that made it."""
+    to replay (read back from a run's files) and the scenario's environment is the one that made it (the same
+    digest: an environment file changed since would replay other rules, so the check errs instead)."""
     world, environment = conversation.world, scenario.environment
-    if world is None or world.replay is not None or environment is None or environment.name != world.name:
+    if world is None or world.replay is not None or environment is None or not world.digest or environment.digest != world.digest:
         return conversation
     initial = world.initial_json
     return replace(conversation, world=replace(world, replay=lambda calls: environment.replay(initial, calls)))

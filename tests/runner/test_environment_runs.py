@@ -384,3 +384,19 @@ def test_an_empty_environment_file_and_a_delay_of_nan_are_said_as_what_they_are(
     assert done.returncode == 2
     assert "eval/environments/empty.yml:1:1: an environment file must be a mapping, got nothing" in done.stdout
     assert "must be a number, got .nan (not a number)" in done.stdout
+
+
+def test_a_replay_of_a_run_folder_is_made_only_by_the_environment_that_made_its_states(tmp_path):
+    root = project(tmp_path)
+    (root / "eval" / "scenarios" / "cancel.yml").write_text(STATE_SCENARIO.format(name="cancel", extra=""))
+    assert cli("run", ".", "--results", "out", "--no-judge", cwd=root).returncode == 0
+    assert len(run_file(root / "out", "cancel")["environment"]["digest"]) == 64
+    shop = root / "eval" / "environments" / "shop.yml"
+    shop.write_text(shop.read_text().replace("total: 30", "total: 31"))  # another environment of the same name
+
+    done = cli("check", "--no-judge", "--scenario", "eval/scenarios/cancel.yml", "out", "--format", "json", cwd=root)
+    document = json.loads(done.stdout)
+    [conversation] = document.get("conversations", [document])
+    outcomes = {a["key"]: (a["outcome"], a["detail"]) for a in conversation["assertions"]}
+    assert done.returncode == 3 and outcomes["state_equals"][0] == "pass"  # the recorded states are judged as they are
+    assert outcomes["state_matches_replay"] == ("error", "the environment is not at hand to replay the calls (only its starting and final states were recorded)")

@@ -334,7 +334,8 @@ def run_world(events_path: str) -> World | None:
         return None
     if not isinstance(recorded.get("initial_state"), dict) or not isinstance(recorded.get("final_state"), dict):
         return None
-    return World(recorded["name"], orjson.dumps(recorded["initial_state"]), orjson.dumps(recorded["final_state"]))
+    digest = recorded.get("digest") if isinstance(recorded.get("digest"), str) else ""
+    return World(recorded["name"], orjson.dumps(recorded["initial_state"]), orjson.dumps(recorded["final_state"]), digest=digest)
 
 
 def run_scenario(path: Path) -> str | None:

@@ -220,6 +220,8 @@ class World:
     initial_json: bytes
     final_json: bytes
     replay: Callable[[Sequence[Mapping[str, Any]]], Any] | None = field(default=None, repr=False, compare=False)
+    #: The sha256 of the environment that made the states ("": not known), so a replay is made by that one only.
+    digest: str = ""
 
     @property
     def initial(self) -> Any:

@@ -367,6 +367,7 @@ def environment_document(info: EnvironmentInfo) -> dict[str, Any]:
         "unreported": list(info.unreported),
         "initial_state": info.initial_state,
         "final_state": info.final_state,
+        "digest": info.digest,
     }
 
 
@@ -393,6 +394,7 @@ def _environment(value: Any) -> EnvironmentInfo | None:
         _indexes(value.get("unreported")),
         value.get("initial_state"),
         value.get("final_state"),
+        value["digest"] if isinstance(value.get("digest"), str) else "",
     )
 
 

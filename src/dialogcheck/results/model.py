@@ -406,6 +406,8 @@ class EnvironmentInfo:
     unreported: tuple[int, ...] = ()
     initial_state: Any = None
     final_state: Any = None
+    #: The sha256 of the environment the run had (`Environment.digest`), to tell it from another of the same name.
+    digest: str = ""
 
     @property
     def fault_kinds(self) -> tuple[str, ...]:

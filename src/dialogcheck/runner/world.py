@@ -70,7 +70,7 @@ class RunWorld:
         def replay(calls: Any) -> Any:
             return environment.replay(initial, calls)
 
-        world = World(environment.name, initial, self.run.state_json(), replay)
+        world = World(environment.name, initial, self.run.state_json(), replay, environment.digest)
         record = replace(Conversation(tuple(merged.events), source, simulated.conversation_id, tuple(merged.recorded)), world=world)
         return record, self._info(merged)
 
@@ -83,7 +83,7 @@ class RunWorld:
         )
         return EnvironmentInfo(
             self.environment.name, self.seed, self.faults_on, len(answered), faults, merged.unanswered, merged.unreported,
-            self.run.initial_state, self.run.state,
+            self.run.initial_state, self.run.state, self.environment.digest,
         )
 
 
