@@ -65,10 +65,11 @@ class RowGroup:
     def read(self) -> Iterator[Conversation]:
         pa = pyarrow_module(self.file)
         try:
-            with open_binary(self.path) as handle:
-                parquet = pa.parquet.ParquetFile(handle)
+            with open_binary(self.path) as handle, pa.parquet.ParquetFile(handle) as parquet:
                 columns = _check_schema(parquet.schema_arrow, self.file)
-                table = parquet.read_row_group(self.group, columns=columns)
+                # On this thread: Arrow's pool threads still alive when the process ends abort it ("terminate
+                # called without an active exception", apache/arrow#34314), after the verdict was printed.
+                table = parquet.read_row_group(self.group, columns=columns, use_threads=False)
         except OSError as err:
             raise LoadError.one(f"cannot read file: {err.strerror or err}", self.file) from None
         except pa.ArrowException as err:

@@ -38,4 +38,4 @@ def results_parquet(rows: list[tuple[str, str | None, str, str]]) -> bytes:
 def result_values(path: Path) -> list[str]:
     """The `result` column of a Parquet shard: each conversation's result as JSON text."""
     pa = pyarrow_module(str(path))
-    return pa.parquet.read_table(path, columns=["result"]).column("result").to_pylist()
+    return pa.parquet.read_table(path, columns=["result"], use_threads=False).column("result").to_pylist()  # as `RowGroup.read`
