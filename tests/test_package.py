@@ -160,3 +160,17 @@ def test_the_built_wheel_holds_py_typed(tmp_path):
     (wheel,) = tmp_path.glob("dialogcheck-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "dialogcheck/py.typed" in names and "dialogcheck/checking.py" in names
+
+
+def test_an_oserror_becomes_a_message_in_one_place():
+    """`errors.os_reason` and `LoadError.of_os` say what the system refused; no module words it again."""
+    import re
+
+    from dialogcheck.errors import LoadError, os_reason
+
+    err = PermissionError(13, "Permission denied", "/x/y.yml")
+    assert os_reason(err) == "Permission denied" and os_reason(OSError("odd")) == "odd"
+    assert str(LoadError.of_os("cannot read file", err).problems[0]) == "/x/y.yml:1:1: cannot read file: Permission denied"
+    assert str(LoadError.of_os("cannot read", err, "z.json", 4).problems[0]) == "z.json:4:1: cannot read: Permission denied"
+    worded = [str(p) for p in SRC.rglob("*.py") if re.search(r"strerror or ", p.read_text(encoding="utf-8")) and p.name != "errors.py"]
+    assert worded == []

@@ -21,7 +21,7 @@ import pytest
 
 from ._redact import mask
 from .connectors.base import AgentError, AgentSetupError
-from .errors import LoadError
+from .errors import LoadError, os_reason
 from .llm.base import LLMError
 from .report.batch_text import render_run, render_summary
 from .report.text import render_load_error
@@ -94,7 +94,7 @@ class ProcessRuns:
         except (AgentSetupError, LLMError) as err:
             return Unrunnable(str(err))
         except OSError as err:
-            return Unrunnable(f"cannot read: {err.strerror or err}")
+            return Unrunnable(f"cannot read: {os_reason(err)}")
         try:
             self.loop.run_until_complete(batch.agent.check_reachable())
         except AgentError as err:

@@ -447,7 +447,7 @@ def read_yaml(path: str | Path, environ: dict[str, str] | None = None) -> YNode 
         with open(path, "rb") as handle:  # no more than the limit is read, whatever the file is (even /dev/zero)
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as err:
-        raise LoadError.one(f"cannot read file: {err.strerror or err}", file) from None
+        raise LoadError.of_os("cannot read file", err, file) from None
     if len(data) > MAX_FILE_BYTES:
         raise LoadError.one(f"the file is larger than {MAX_FILE_BYTES >> 20} MB: scenario, SOP and config files must be smaller", file)
     text = decode_utf8(data, file)

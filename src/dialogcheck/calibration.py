@@ -26,7 +26,7 @@ import orjson
 from ._paths import project_folder, resolved
 from .checks.base import Outcome
 from .checks.judged import Judgement, JudgeRequest
-from .errors import LoadError, Problem, did_you_mean
+from .errors import LoadError, Problem, did_you_mean, os_reason
 from .events.load import load_conversation
 from .events.model import Conversation
 from .judge.base import Judge, judge_one
@@ -73,7 +73,7 @@ def read_labels(path: str | Path, scenario: Scenario) -> list[Label]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as err:
-        raise LoadError.one(f"cannot read the labels: {err.strerror or err}", where) from None
+        raise LoadError.of_os("cannot read the labels", err, where) from None
     except UnicodeDecodeError as err:
         raise LoadError.one(f"the labels are not UTF-8 ({err.reason})", where) from None
     for number, line in enumerate(text.splitlines(), 1):
@@ -135,7 +135,7 @@ def conversation_of(label: Label, labels_path: str, root: Path) -> Conversation:
     try:
         return load_conversation(path)
     except OSError as err:
-        raise LoadError.one(f"cannot read the conversation {label.source!r}: {err.strerror or err}", labels_path, label.line) from None
+        raise LoadError.one(f"cannot read the conversation {label.source!r}: {os_reason(err)}", labels_path, label.line) from None
 
 
 async def judge_pairs(judge: Judge, scenario: Scenario, labels: Sequence[Label], conversations: Mapping[str, Conversation]) -> list[Pair]:

@@ -21,7 +21,7 @@ from ._fields import Fields, Problems, framework_tools_setting
 from ._paths import project_folder, resolved
 from ._redact import hold, hold_url, redact_url
 from ._yaml import Pos, YNode, allowed_env, describe, plain, read_yaml
-from .errors import LoadError, Problem, decode_utf8, did_you_mean
+from .errors import LoadError, Problem, decode_utf8, did_you_mean, os_reason
 from .events.model import FRAMEWORK_TOOLS
 
 OPENAI_COMPATIBLE = ("openai", "openai_compatible", "vllm", "ollama", "llama_cpp")
@@ -290,7 +290,7 @@ def _template_problems(path: Path) -> list[Problem]:
     except LoadError as err:
         return list(err.problems)
     except OSError as err:
-        return [Problem(f"cannot read the template: {err.strerror or err}", str(path))]
+        return [Problem(f"cannot read the template: {os_reason(err)}", str(path))]
     return template_problems(source, str(path))
 
 

@@ -30,6 +30,11 @@ class Problem:
         return {"message": self.message, "file": self.file, "line": self.line, "column": self.column}
 
 
+def os_reason(err: OSError) -> str:
+    """What an OSError says to a user: the system's words for it (`No such file or directory`), else the error."""
+    return err.strerror or str(err)
+
+
 class LoadError(Exception):
     """Bad input: one or more problems found while loading files.
 
@@ -45,6 +50,12 @@ class LoadError(Exception):
     @classmethod
     def one(cls, message: str, file: str = "", line: int = 1, column: int = 1) -> LoadError:
         return cls([Problem(message, file, line, column)])
+
+    @classmethod
+    def of_os(cls, doing: str, err: OSError, file: str | None = None, line: int = 1) -> LoadError:
+        """`doing: reason` for a file the system would not read or write (`cannot read file: Permission denied`), at
+        `file`, else at the file the error names."""
+        return cls.one(f"{doing}: {os_reason(err)}", str(file if file is not None else err.filename or ""), line)
 
     def in_file(self, file: str) -> LoadError:
         """The same problems, attributed to `file` where no file was set yet."""

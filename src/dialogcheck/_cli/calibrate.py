@@ -72,7 +72,7 @@ def calibrate(scenario_path, labels_path, config_path, no_cache, cache_dir, repl
     except LoadError as err:  # scikit-learn missing, or the file cannot be written
         fail_with_load_error(err, output_format)
     except OSError as err:
-        fail_with_load_error(LoadError.one(f"cannot write the calibration: {err.strerror or err}", str(err.filename or config.root)), output_format)
+        fail_with_load_error(LoadError.of_os("cannot write the calibration", err, str(err.filename or config.root)), output_format)
     if output_format == "json":
         print_json(dumps({**document, "calibration_file": str(written)}))
     else:

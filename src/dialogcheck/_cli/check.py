@@ -86,7 +86,7 @@ def _write_reports(batch: CheckBatch, junit_path: str | None, html: HtmlReportFi
 
             write_atomic(junit_path, render_junit_check(batch.kept, batch.subject))
     except OSError as err:
-        raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or junit_path)) from None
+        raise LoadError.of_os("cannot write the report", err, str(err.filename or junit_path)) from None
     if html is not None:
         html.commit()
 
@@ -141,7 +141,7 @@ def _refuse_unless_empty(output_dir: str) -> None:
     try:
         empty = folder_is_empty(output_dir)
     except OSError as err:
-        raise LoadError.one(f"cannot use the output folder: {err.strerror or err}", output_dir) from None
+        raise LoadError.of_os("cannot use the output folder", err, output_dir) from None
     if not empty:
         raise LoadError.one("the output folder is not empty: give a new or empty folder", output_dir)
 
@@ -535,4 +535,4 @@ def _summary(tally: CheckTally, folder: str, output_format: str) -> None:
 
 
 def _cannot_write_output(err: OSError, folder: str | None, output_format: str) -> None:
-    fail_with_load_error(LoadError.one(f"cannot write the output folder: {err.strerror or err}", str(err.filename or folder)), output_format)
+    fail_with_load_error(LoadError.of_os("cannot write the output folder", err, str(err.filename or folder)), output_format)

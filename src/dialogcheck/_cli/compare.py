@@ -96,4 +96,4 @@ def _write(path: str, page: str) -> None:
     try:
         write_atomic(path, page)
     except OSError as err:
-        raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or path)) from None
+        raise LoadError.of_os("cannot write the report", err, str(err.filename or path)) from None

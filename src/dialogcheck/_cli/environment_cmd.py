@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from .._shown import counted
-from ..errors import LoadError
+from ..errors import LoadError, os_reason
 from .env_options import env_options
 from .output import EXIT_BAD_INPUT, fail_with_load_error
 
@@ -58,7 +58,7 @@ def serve(file: str, host: str, port: int, seed: int, faults: str) -> None:
     try:
         server.start()
     except OSError as err:
-        click.echo(f"dialogcheck environment serve: cannot listen on {host}:{port}: {err.strerror or err}", err=True)
+        click.echo(f"dialogcheck environment serve: cannot listen on {host}:{port}: {os_reason(err)}", err=True)
         raise SystemExit(EXIT_BAD_INPUT) from None
     try:
         own = server.attach(SERVED_RUN, run)

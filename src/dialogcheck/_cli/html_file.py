@@ -48,4 +48,4 @@ class HtmlReportFile:
         try:
             yield
         except OSError as err:
-            raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or self.path)) from None
+            raise LoadError.of_os("cannot write the report", err, str(err.filename or self.path)) from None

@@ -26,7 +26,7 @@ from rich.text import Text
 
 from .._shown import counted
 from .._paths import require_folder
-from ..errors import LoadError, Problem
+from ..errors import LoadError, Problem, os_reason
 from ..events.bounds import MAX_WRITTEN_DEPTH
 from ..importers import IMPORTERS, import_file
 from ..importers import tau2_scenarios, tau_bench_scenarios
@@ -37,7 +37,7 @@ from .output import FORMAT_OPTION, fail_with_load_error, print_json, print_text
 
 def _cannot_write(what: str, err: OSError, path: str | Path) -> LoadError:
     """The error naming PATH (not a temporary file beside it): what could not be written, and the system's reason."""
-    return LoadError.one(f"cannot write {what}: {err.strerror or err}", str(path))
+    return LoadError.one(f"cannot write {what}: {os_reason(err)}", str(path))
 
 
 class _Placement:

@@ -15,7 +15,7 @@ import click
 
 from .._paths import require_folder
 from .._redact import mask
-from ..errors import LoadError
+from ..errors import LoadError, os_reason
 from ..report.styled import Styled
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def claim_report_paths(paths: Iterable[str | None], what: str, output_format: st
         except LoadError as problem:
             fail_with_load_error(problem, output_format)
         except OSError as err:
-            fail_with_load_error(LoadError.one(f"cannot write the {what}: {err.strerror or err}", str(err.filename or path)), output_format)
+            fail_with_load_error(LoadError.one(f"cannot write the {what}: {os_reason(err)}", str(err.filename or path)), output_format)
 
 
 def exit_code_of(outcome: Outcome) -> int:

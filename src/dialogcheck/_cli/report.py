@@ -28,7 +28,7 @@ def _write(folder: str, output_format: str, render) -> None:
     try:
         written = render()
     except OSError as err:
-        raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or folder)) from None
+        raise LoadError.of_os("cannot write the report", err, str(err.filename or folder)) from None
     if output_format == "json":
         print_json(dumps({"results": folder, "written": written}))
     else:

@@ -175,7 +175,7 @@ def _plan(
         fail_with_load_error(LoadError.one(str(err), _config_where(resume_dir, paths, config_path)), output_format)
     except OSError as err:
         where = resume_dir or (paths[0] if paths else ".")
-        fail_with_load_error(LoadError.one(f"cannot read: {err.strerror or err}", str(err.filename or where)), output_format)
+        fail_with_load_error(LoadError.of_os("cannot read", err, str(err.filename or where)), output_format)
     except LLMError as err:
         fail_with_load_error(LoadError.one(str(err), _config_where(resume_dir, paths, config_path)), output_format)
     raise AssertionError("unreachable")
@@ -246,7 +246,7 @@ def _finish(batch: BatchResult, junit_path, html_path, output_format: str, *, sh
     try:
         write_reports(batch, [junit_path] if junit_path else [], [html_path] if html_path else [])
     except OSError as err:
-        fail_with_load_error(LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or batch.folder)), output_format)
+        fail_with_load_error(LoadError.of_os("cannot write the report", err, str(err.filename or batch.folder)), output_format)
     if output_format == "json":
         print_json(dumps({"results": batch.folder, **summary_document(batch)}))
     else:

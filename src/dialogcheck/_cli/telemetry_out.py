@@ -162,4 +162,4 @@ def _writing(path: str) -> Iterator[None]:
     try:
         yield
     except OSError as err:
-        raise LoadError.one(f"cannot write the telemetry file: {err.strerror or err}", str(err.filename or path)) from None
+        raise LoadError.of_os("cannot write the telemetry file", err, str(err.filename or path)) from None

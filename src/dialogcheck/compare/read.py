@@ -223,7 +223,7 @@ def _documents(path: Path) -> Iterator[tuple[int, _Conversation]]:
     try:
         handle = path.open("rb")
     except OSError as err:
-        raise LoadError.one(f"cannot read: {err.strerror or err}", file) from None
+        raise LoadError.of_os("cannot read", err, file) from None
     with handle:
         first = handle.readline()
         if first.strip() == _BATCH_START:

@@ -16,6 +16,7 @@ import aiohttp
 import orjson
 
 from .._redact import hold_url, redact, redact_url
+from ..errors import os_reason
 from .base import AgentError, AgentSetupError
 
 #: How much of an unexpected body an error message quotes.
@@ -52,7 +53,7 @@ def _connect_reason(err: BaseException) -> str:
         if isinstance(seen, ConnectionRefusedError):
             return "connection refused: is it running?"
         if isinstance(seen, socket.gaierror):
-            return f"unknown host: {seen.strerror or seen}"
+            return f"unknown host: {os_reason(seen)}"
         seen = seen.__cause__ or seen.__context__
     return str(err) or type(err).__name__
 

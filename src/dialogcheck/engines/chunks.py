@@ -52,7 +52,7 @@ RUN_EVENTS = re.compile(r"run_(\d+)\.events\.jsonl")
 
 
 def _cannot_read(err: OSError, file: str) -> LoadError:
-    return LoadError.one(f"cannot read file: {err.strerror or err}", file)
+    return LoadError.of_os("cannot read file", err, file)
 
 
 def _conversation_lines(data: bytes, file: str, first_line: int) -> Iterator[Conversation]:

@@ -71,7 +71,7 @@ class RowGroup:
                 # called without an active exception", apache/arrow#34314), after the verdict was printed.
                 table = parquet.read_row_group(self.group, columns=columns, use_threads=False)
         except OSError as err:
-            raise LoadError.one(f"cannot read file: {err.strerror or err}", self.file) from None
+            raise LoadError.of_os("cannot read file", err, self.file) from None
         except pa.ArrowException as err:
             raise LoadError.one(f"cannot read row group {self.group}: {err}", self.file, self.first_row) from None
         values = {name: table.column(name).to_pylist() for name in columns}
@@ -123,7 +123,7 @@ def row_groups(file: str, path: str) -> Iterator[RowGroup]:
             _check_schema(parquet.schema_arrow, file)
             metadata = parquet.metadata
     except OSError as err:
-        raise LoadError.one(f"cannot read file: {err.strerror or err}", file) from None
+        raise LoadError.of_os("cannot read file", err, file) from None
     except pa.ArrowException as err:
         raise LoadError.one(f"not a Parquet file of conversations: {err}", file) from None
     first = 1

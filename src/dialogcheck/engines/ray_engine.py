@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from ..checks.base import Outcome
-from ..errors import LoadError, Problem
+from ..errors import LoadError, Problem, os_reason
 from ..results.model import Counts
 from ..results.stats import CheckStats
 from ..events.load import CONVERSATION_SUFFIXES
@@ -105,7 +105,7 @@ def _plan(files: list[tuple[str, str]], chunk_bytes: int) -> list:
         except LoadError as err:
             plan.append(Unreadable(file, err))
         except OSError as err:
-            plan.append(Unreadable(file, LoadError.one(f"cannot read file: {err.strerror or err}", file)))
+            plan.append(Unreadable(file, LoadError.of_os("cannot read file", err, file)))
     return plan
 
 
@@ -185,7 +185,7 @@ def _check_reachable(address: str, timeout: float = 10.0) -> None:
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as err:
-        raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {err.strerror or err}") from None
+        raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {os_reason(err)}") from None
 
 
 def _connect(address: str | None, cpus: int):

@@ -15,7 +15,7 @@ from pathlib import Path
 from .._fields import Problems
 from .._paths import project_folder, read_regular, resolved
 from .._yaml import MAX_FILE_BYTES, Pos
-from ..errors import LoadError, Problem
+from ..errors import LoadError, Problem, os_reason
 from .load import load_environment
 from .model import Environment
 
@@ -86,7 +86,7 @@ class Catalog:
         except LoadError as err:
             return err
         except OSError as err:  # gone or changed into something else since it was read
-            return f"cannot read eval/environments/{name}.yml: {err.strerror or err}"
+            return f"cannot read eval/environments/{name}.yml: {os_reason(err)}"
         return replace(environment, digest=hashlib.sha256(data + b"\0" + environment.state_json).hexdigest())
 
     def take_file_problems(self) -> list[Problem]:

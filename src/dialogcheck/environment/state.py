@@ -17,7 +17,7 @@ import orjson
 from .._fields import Problems
 from .._paths import inside, read_regular
 from .._yaml import MAX_FILE_BYTES, Pos, YMap, YNode, YScalar, describe, parse_yaml, plain
-from ..errors import LoadError, Problem, decode_utf8
+from ..errors import LoadError, Problem, decode_utf8, os_reason
 from .bounds import MAX_RECORDS, MAX_STATE_BYTES, MAX_STATE_DEPTH
 
 STATE_SUFFIXES = (".json", ".yml", ".yaml")
@@ -80,7 +80,7 @@ def _from_file(node: YScalar, problems: Problems, project: Path) -> Any:
     try:
         data = read_regular(target, MAX_STATE_BYTES if is_json else MAX_FILE_BYTES)
     except OSError as err:
-        problems.add(f"`state` names {name!r}, which cannot be read: {err.strerror or err}", node.pos)
+        problems.add(f"`state` names {name!r}, which cannot be read: {os_reason(err)}", node.pos)
         return None
     if not is_json:
         try:

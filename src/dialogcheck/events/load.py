@@ -394,7 +394,7 @@ def iter_conversation_file(path: str | Path, *, name: str | None = None) -> Iter
         with path.open("rb", buffering=bounds.READ_BUFFER) as handle:
             yield from read_conversations(handle, file)
     except OSError as err:
-        raise LoadError.one(f"cannot read file: {err.strerror or err}", file) from None
+        raise LoadError.of_os("cannot read file", err, file) from None
 
 
 def conversation_files(paths: Iterable[str | Path], suffixes: tuple[str, ...] = CONVERSATION_SUFFIXES) -> list[Path]:

@@ -219,7 +219,7 @@ def file_items(path: str | Path, list_key: str | None = None) -> Iterator[Item]:
         else:
             yield from document_items(path, list_key)
     except OSError as err:
-        raise LoadError.one(f"cannot read file: {err.strerror or err}", str(path)) from None
+        raise LoadError.of_os("cannot read file", err, str(path)) from None
     except RecursionError:  # the standard library's parser, which finds each item's place, recurses
         raise LoadError.one("invalid JSON: nested too deep for this format's reader (orjson reads up to 1,024 levels, this one fewer)", str(path)) from None
 

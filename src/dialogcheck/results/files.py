@@ -50,7 +50,7 @@ def new_folder(parent: Path, name: str) -> Path:
         except FileExistsError:
             number += 1
         except OSError as err:
-            raise LoadError.one(f"cannot make the results folder: {err.strerror or err}", str(folder)) from None
+            raise LoadError.of_os("cannot make the results folder", err, str(folder)) from None
 
 
 class ResultsFolder:
@@ -66,7 +66,7 @@ class ResultsFolder:
         try:
             return BatchLock.claim(self.root, lambda root: self._refuse_unless_empty(spelling), command="run")
         except OSError as err:
-            raise LoadError.one(f"cannot make the results folder: {err.strerror or err}", str(self.root)) from None
+            raise LoadError.of_os("cannot make the results folder", err, str(self.root)) from None
 
     def lock(self) -> BatchLock:
         """Lock the folder of a batch being resumed."""
@@ -78,7 +78,7 @@ class ResultsFolder:
         except FileNotFoundError:
             return
         except OSError as err:
-            raise LoadError.one(f"cannot use this as the results folder: {err.strerror or err}", str(self.root)) from None
+            raise LoadError.of_os("cannot use this as the results folder", err, str(self.root)) from None
         if not entries:
             return
         if PLAN in entries:

@@ -34,7 +34,7 @@ def _json(path: Path) -> Any:
     try:
         data = path.read_bytes()
     except OSError as err:
-        raise LoadError.one(f"cannot read: {err.strerror or err}", str(path)) from None
+        raise LoadError.of_os("cannot read", err, str(path)) from None
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as err:

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import LoadError
+from ..errors import LoadError, os_reason
 
 LOCK_FILE = ".dialogcheck.lock"
 
@@ -127,7 +127,7 @@ def _open(folder: Path, flags: int) -> int:
     except (FileNotFoundError, NotADirectoryError):
         raise
     except OSError as err:
-        raise LoadError.one(f"cannot lock the results folder: {err.strerror or err} ({path})", str(folder)) from None
+        raise LoadError.one(f"cannot lock the results folder: {os_reason(err)} ({path})", str(folder)) from None
 
 
 def _flock(fd: int, kind: int, folder: Path) -> None:
@@ -140,7 +140,7 @@ def _flock(fd: int, kind: int, folder: Path) -> None:
         if isinstance(err, BlockingIOError):
             message = f"another {holder} is using this results folder: wait for it to end, or give another folder"
         else:
-            message = f"cannot lock the results folder: {err.strerror or err} ({folder / LOCK_FILE})"
+            message = f"cannot lock the results folder: {os_reason(err)} ({folder / LOCK_FILE})"
         raise LoadError.one(message, str(folder)) from None
 
 

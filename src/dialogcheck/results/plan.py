@@ -139,7 +139,7 @@ def read_plan(path: Path) -> Plan:
     except OSError as err:
         if err.errno == errno.EFBIG:
             raise LoadError.one(f"larger than {MAX_PLAN_BYTES >> 20} MB: not a plan dialogcheck wrote", file) from None
-        raise LoadError.one(f"cannot read: {err.strerror or err}", file) from None
+        raise LoadError.of_os("cannot read", err, file) from None
     try:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError as err:

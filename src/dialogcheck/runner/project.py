@@ -22,7 +22,7 @@ from .._fields import Problems
 from ..config import ProjectConfig, find_config, load_config, searched
 from ..environment.catalog import Catalog
 from ..environment.model import Environment
-from ..errors import LoadError, Problem
+from ..errors import LoadError, Problem, os_reason
 from ..results.plan import PLAN_VERSION, Plan, PlannedScenario, named, plan_error
 from ..scenario.load import load_scenario
 from ..scenario.model import Scenario
@@ -176,7 +176,7 @@ def _changed(item: PlannedScenario, plan_file: str) -> Problem | None:
     try:
         digest = _digest(Path(item.path))
     except OSError as err:
-        return Problem(f"{cannot}: {err.strerror or err}; the batch cannot be finished without it", item.path)
+        return Problem(f"{cannot}: {os_reason(err)}; the batch cannot be finished without it", item.path)
     if digest != item.sha256:
         return Problem(
             f"scenario `{item.slug}` changed since the batch started ({plan_file} holds the hash of the file it started with):"
@@ -193,7 +193,7 @@ def _refuse_unreadable_config(path: str) -> None:
     try:
         os.close(open_regular(path))
     except OSError as err:
-        raise LoadError.one(f"the config of this batch cannot be read: {err.strerror or err}", path) from None
+        raise LoadError.of_os("the config of this batch cannot be read", err, path) from None
 
 
 def _digest(path: Path) -> str:
@@ -216,7 +216,7 @@ def _project(config: ProjectConfig, files: Sequence[Path]) -> Project:
             problems.extend(err.problems)
             continue
         except OSError as err:  # gone between loading and hashing
-            problems.append(Problem(f"cannot read file: {err.strerror or err}", str(file)))
+            problems.append(Problem(f"cannot read file: {os_reason(err)}", str(file)))
             continue
         scenarios.append(scenario)
     slugs: dict[str, Scenario] = {}

@@ -21,7 +21,7 @@ from typing import Any
 from .._paths import project_folder
 from ..config import AgentSettings, ProjectConfig, in_flight_for
 from ..connectors.base import AgentConnector, AgentError
-from ..errors import COMMAND_LINE, PYTHON_API, LoadError, Problem, Spelling
+from ..errors import COMMAND_LINE, LoadError, PYTHON_API, Problem, Spelling, os_reason
 from ..report.batch_text import render_run, render_summary
 from ..report.html import render_batch_html
 from ..report.junit import render_junit
@@ -247,7 +247,7 @@ class ScenarioBatch:
                 try:
                     write_reports(batch, [folder.root / JUNIT], [folder.root / HTML])
                 except OSError as err:
-                    raise LoadError.one(f"cannot write the report: {err.strerror or err}", str(err.filename or folder.root)) from None
+                    raise LoadError.of_os("cannot write the report", err, str(err.filename or folder.root)) from None
             return batch
 
     def _runs_to_do(self, folder: ResultsFolder) -> tuple[list[RunSpec], list[RunResult]]:
@@ -257,7 +257,7 @@ class ScenarioBatch:
             try:
                 folder.write_plan(self.plan)
             except OSError as err:
-                raise LoadError.one(f"cannot write the plan: {err.strerror or err}", str(folder.plan_path)) from None
+                raise LoadError.of_os("cannot write the plan", err, str(folder.plan_path)) from None
             return [self.spec(by_slug[slug], number) for slug, number in self.plan.run_keys()], []
         finished = finished_runs(folder, self.plan)
         done = {run.key for run in finished}
@@ -310,7 +310,7 @@ class ScenarioBatch:
         except ValueError as err:
             raise LoadError.one(str(err), HTTP_VARIABLE) from None
         except OSError as err:
-            message = f"cannot serve the environments at {os.environ.get(HTTP_VARIABLE) or 'a loopback port'}: {err.strerror or err}"
+            message = f"cannot serve the environments at {os.environ.get(HTTP_VARIABLE) or 'a loopback port'}: {os_reason(err)}"
             raise LoadError.one(message, HTTP_VARIABLE) from None
         return server
 
