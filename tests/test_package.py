@@ -15,8 +15,9 @@ SRC = Path(dialogcheck.__file__).parent
 #: below it, never one above: helpers with no domain, the conversation record, reading fields of YAML
 #: files, the checks, the files
 #: that define checks, the project's config with its LLM clients, the typed results, the judge, judging
-#: one conversation, the engines that move data, the renderers, the connectors and the simulated user,
-#: the library that runs checks and simulations, and the CLI.
+#: one conversation, the engines that move data, the connectors and the simulated user, the library that runs
+#: checks and simulations (which never renders: its callers hand it the renderer), the renderers, the library
+#: function that runs scenarios with the one renderer of results folders, and the CLI.
 LAYERS: list[set[str]] = [
     {"errors", "_paths", "_project_import", "_redact", "_safe_env", "_shown", "_yaml"},
     {"events"},
@@ -29,9 +30,10 @@ LAYERS: list[set[str]] = [
     {"judge"},
     {"judging", "calibration"},
     {"engines"},
-    {"report"},
     {"connectors", "simulate"},
     {"runner", "checking"},
+    {"report"},
+    {"batches"},
     {"testing", "_pytest_runs", "pytest_plugin"},
     {"_cli"},
 ]

@@ -35,7 +35,7 @@ _EXPORTS = {
     "load_conversation": ".events.load",
     "load_scenario": ".scenario.load",
     "load_sop": ".sop.load",
-    "run_scenarios": ".runner.scenarios",
+    "run_scenarios": ".batches",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from .judging import evaluate, evaluate_sop, iter_results
     from .checks.judged import JudgedResult
     from .results.model import BatchResult, ConversationResult, RunResult
-    from .runner.scenarios import run_scenarios
+    from .batches import run_scenarios
     from .scenario.load import load_scenario
     from .scenario.model import Scenario
     from .sop.load import load_sop

@@ -23,7 +23,6 @@ from ._redact import mask
 from .connectors.base import AgentError, AgentSetupError
 from .errors import LoadError, os_reason
 from .llm.base import LLMError
-from .report.batch_text import render_run, render_summary
 from .report.text import render_load_error
 from .results.codec import decode_run
 from .results.files import ResultsFolder
@@ -34,7 +33,8 @@ from .results.plan import new_plan
 from .results.writer import BatchWriter
 from .runner.batch import run_batch
 from .runner.project import load_project
-from .runner.scenarios import HTML, JUNIT, ScenarioBatch, write_reports
+from .report.batch_files import BATCH_FILES
+from .runner.scenarios import ScenarioBatch
 
 
 class Unrunnable(Exception):
@@ -143,13 +143,13 @@ def write_results(folder: str, carried: Sequence[str], runs_each: int) -> None:
                     environments=project.environment_digests())
     results = ResultsFolder(folder)
     results.write_plan(plan)
-    writer = BatchWriter(results, plan, [], lambda run: render_run(run).plain, lambda batch: render_summary(batch).plain)
+    writer = BatchWriter(results, plan, [], BATCH_FILES.run_text, BATCH_FILES.summary_text)
     for run in runs:
         writer.add(run)
     writer.close()
     batch = writer.batch(False)
     writer.write_summary(batch)
-    write_reports(batch, [results.root / JUNIT], [results.root / HTML])
+    BATCH_FILES.write_reports(batch, results.root)
 
 
 def junit_properties(config: pytest.Config, nodeid: str, carried: str) -> None:

@@ -85,7 +85,7 @@ class Dialogcheck:
         """Run the scenarios of `paths` (a project, scenario files or folders) against `agent`: a function
         `FUNC(conversation_id, text)` (sync or async) answering like the HTTP protocol, a connector, an
         agent string (`http:URL`), or None for the project's own. The batch's typed result."""
-        from .runner.scenarios import run_scenarios
+        from .batches import run_scenarios
 
         targets = [paths] if isinstance(paths, (str, Path)) else list(paths)
         if "results" not in options and "resume" not in options:

@@ -191,6 +191,7 @@ def _judge(config: Any, where: str) -> Any:
 def _run(project: Project, paths: list[str], runs: int, no_judge: bool, progress: Callable[[int, int, str], None]) -> CallToolResult:
     from ..report.batch_text import render_summary
     from ..results.codec import summary_document
+    from ..report.batch_files import BATCH_FILES
     from ..runner.scenarios import ScenarioBatch
 
     try:
@@ -208,7 +209,7 @@ def _run(project: Project, paths: list[str], runs: int, no_judge: bool, progress
         done += 1
         progress(done, total, f"{one.slug} run {one.number}: {one.verdict.value}")
 
-    result = batch.run(finished)
+    result = batch.run(BATCH_FILES, finished)
     document = {"results": result.folder, **summary_document(result)}
     text = render_summary(result).append(f"results: {result.folder}\n")
     return answer(document, text)

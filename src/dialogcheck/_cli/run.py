@@ -25,7 +25,8 @@ from ..report.styled import Styled
 from ..results.codec import summary_document
 from ..results.model import BatchResult
 from ..results.plan import MAX_RUNS
-from ..runner.scenarios import ScenarioBatch, write_reports
+from ..report.batch_files import BATCH_FILES, write_reports
+from ..runner.scenarios import ScenarioBatch
 from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
 from .env_options import env_options
 from .numbers import Number
@@ -229,7 +230,7 @@ def _run(batch: ScenarioBatch) -> BatchResult:
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:
         with Progress("runs", len(batch.plan.run_keys())) as progress:
-            return batch.run(lambda run: progress.add(run.verdict, f"{run.slug} run {run.number}"), interrupt.started)
+            return batch.run(BATCH_FILES, lambda run: progress.add(run.verdict, f"{run.slug} run {run.number}"), interrupt.started)
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -1,11 +1,10 @@
-"""Running scenarios against an agent: the library behind `dialogcheck run`.
+"""Running scenarios against an agent: the batch behind `dialogcheck run` and `run_scenarios`.
 
-`run_scenarios` plans a batch (or the rest of one, to resume it), checks the
+`ScenarioBatch` plans a batch (or the rest of one, to resume it), checks the
 agent is up, runs every scenario the planned number of times with a bounded
 number in flight, writes the results folder as runs finish (each run's files,
-the summary, then JUnit and HTML), and returns the typed `BatchResult`.
-`ScenarioBatch` is the same in steps, for a caller that shows progress or
-handles signals (the command line).
+the summary, then JUnit and HTML, rendered by the `FolderText` its caller
+hands it: the runner never renders), and returns the typed `BatchResult`.
 """
 
 from __future__ import annotations
@@ -16,16 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .._paths import project_folder
 from ..config import AgentSettings, ProjectConfig, in_flight_for
 from ..connectors.base import AgentConnector, AgentError
 from ..errors import COMMAND_LINE, LoadError, PYTHON_API, Problem, Spelling, os_reason
-from ..report.batch_text import render_run, render_summary
-from ..report.html import render_batch_html
-from ..report.junit import render_junit
-from ..results.atomic import write_atomic
 from ..results.files import ResultsFolder, new_folder
 from ..results.load import finished_runs
 from ..results.lock import BatchLock
@@ -37,7 +32,17 @@ from .batch import BatchSettings, RunSpec, run_batch
 from .project import Project, load_planned, load_project
 from .review import run_reviewer
 
-JUNIT, HTML = "junit.xml", "report.html"
+
+
+class FolderText(Protocol):
+    """What writes a results folder's rendered files (`report.batch_files.BatchFiles`), handed to `ScenarioBatch.run`
+    by its caller: the runner moves results and never renders them."""
+
+    def run_text(self, run: RunResult) -> str: ...
+
+    def summary_text(self, batch: BatchResult) -> str: ...
+
+    def write_reports(self, batch: BatchResult, folder: Path) -> list[str]: ...
 
 
 def make_users(
@@ -218,24 +223,27 @@ class ScenarioBatch:
         root = self.project.root
         return project_folder(root, root / "eval" / "results", "the results folder", f"{self.spelling.about('results', 'DIR')} names a folder elsewhere")
 
-    def run(self, on_finished: Callable[[RunResult], None] = lambda run: None, on_start: Callable[[asyncio.Task], None] | None = None) -> BatchResult:
-        """Claim the folder, run what the plan still holds, and write the results; the batch, interrupted or not.
+    def run(
+        self, files: FolderText, on_finished: Callable[[RunResult], None] = lambda run: None, on_start: Callable[[asyncio.Task], None] | None = None
+    ) -> BatchResult:
+        """Claim the folder, run what the plan still holds, and write the results, their text, JUnit and HTML by
+        `files`; the batch, interrupted or not.
 
         Ctrl-C (or a cancellation of the task `on_start` is given) ends the batch early: the finished
         runs are kept and the summary says it was interrupted, so `resume` can finish it.
         """
         server = self.serve_environments()  # before the folder is claimed: an address it cannot take leaves nothing written
         try:
-            return self._claim_and_run(server, on_finished, on_start)
+            return self._claim_and_run(files, server, on_finished, on_start)
         finally:
             if server is not None:
                 server.stop()
 
-    def _claim_and_run(self, server, on_finished, on_start) -> BatchResult:
+    def _claim_and_run(self, files: FolderText, server, on_finished, on_start) -> BatchResult:
         folder, lock = self.claim()
         with lock:
             specs, finished = self._runs_to_do(folder)
-            writer = BatchWriter(folder, self.plan, finished, lambda run: render_run(run).plain, lambda batch: render_summary(batch).plain)
+            writer = BatchWriter(folder, self.plan, finished, files.run_text, files.summary_text)
             interrupted = self._go(specs, writer, on_finished, on_start, server)
             try:
                 writer.close()  # every finished run on disk before the summary
@@ -245,7 +253,7 @@ class ScenarioBatch:
                 raise LoadError.one(f"cannot write the results: {err}", str(folder.root)) from None
             if not interrupted:
                 try:
-                    write_reports(batch, [folder.root / JUNIT], [folder.root / HTML])
+                    files.write_reports(batch, folder.root)
                 except OSError as err:
                     raise LoadError.of_os("cannot write the report", err, str(err.filename or folder.root)) from None
             return batch
@@ -344,58 +352,3 @@ def _connector(project: Project, agent: str | AgentSettings | None, spelling: Sp
         return connector_from_settings(settings, project.root)
     except (ValueError, AgentError) as err:
         raise AgentSetupError(f"cannot set up the agent: {err}") from None
-
-
-def write_reports(batch: BatchResult, junit_paths: Sequence[str | Path] = (), html_paths: Sequence[str | Path] = ()) -> list[str]:
-    """Render the batch's JUnit and HTML once each, write each copy atomically; the paths written, in order."""
-    written = []
-    for paths, render in ((junit_paths, render_junit), (html_paths, render_batch_html)):
-        if paths:
-            content = render(batch)
-            for path in paths:
-                write_atomic(path, content)
-                written.append(str(path))
-    return written
-
-
-def run_scenarios(
-    paths: str | Path | Sequence[str | Path] = (),
-    *,
-    agent: str | AgentSettings | AgentConnector | None = None,
-    runs: int = 1,
-    parallel: int | None = None,
-    results: str | Path | None = None,
-    resume: str | Path | None = None,
-    no_judge: bool = False,
-    time_limit: float = 300.0,
-    config: str | Path | None = None,
-    simulate: str = "auto",
-    use_cache: bool = True,
-    cache_dir: str | Path | None = None,
-    retry_suspect: int = 1,
-    personas: Sequence[str] = (),
-    seed: int | None = None,
-    replay: bool = False,
-    faults: bool = True,
-) -> BatchResult:
-    """Run scenarios against an agent and judge each run; the batch's typed result.
-
-    `paths` are a project folder (its `eval/scenarios/`), scenario files or folders of them (default: `.`).
-    The agent is the project's (`agent` in `eval/conftest.yml`) unless `agent` names one: `rasa:URL`,
-    `http:URL` (or the URL alone), `python:MODULE:FUNC`, or a connector object. Results go to `results`
-    (a new or empty folder), else `eval/results/<timestamp>`; `resume` finishes the batch of a results
-    folder instead. `personas` (built-in trait names) run each LLM-simulated scenario once per trait and
-    repeat, in place of its own `personas`; `seed` is the simulated user's sampling seed (else
-    `simulation.seed`), which the runs' environments draw their faults from too; `faults=False` switches the
-    environments' fault schedules off (`run --faults off`). `replay` answers every LLM call from the answer cache and sends none. `passed`,
-    `failed`, `errored` and `suspect` of the result count runs; a run whose simulated user is suspect (its
-    `user_review`) is run again up to `retry_suspect` times. Bad input raises
-    `dialogcheck.LoadError`; an agent that cannot be set up, `AgentSetupError`; one that is down, `AgentError`.
-    """
-    batch = ScenarioBatch(
-        [paths] if isinstance(paths, (str, Path)) else paths, agent=agent, runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume,
-        config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir, retry_suspect=retry_suspect,
-        personas=personas, seed=seed, replay=replay, faults=faults, spelling=PYTHON_API,
-    )
-    batch.check_agent()
-    return batch.run()
