@@ -31,7 +31,7 @@ import orjson
 from .._paths import files_in, read_regular, refuse_link_out
 from ..errors import LoadError, Problem
 from ..events import bounds
-from ..events.load import CONVERSATION_SUFFIXES, _is_tracker, _read_jsonl, conversation_files, iter_conversation_file, lines_look_like_jsonl, read_conversations
+from ..events.load import CONVERSATION_SUFFIXES, conversation_files, is_tracker, iter_conversation_file, lines_look_like_jsonl, read_conversations, read_jsonl
 from ..environment.bounds import MAX_STATE_BYTES
 from ..events.model import Conversation, World
 from ..results.files import slug_folder
@@ -58,7 +58,7 @@ def _cannot_read(err: OSError, file: str) -> LoadError:
 def _conversation_lines(data: bytes, file: str, first_line: int) -> Iterator[Conversation]:
     """The conversations of whole lines of a JSONL of conversations, the first of them line `first_line`."""
     lines = itertools.chain([(0, _OPENING_LINE)], enumerate(io.BytesIO(data), first_line))
-    return itertools.islice(_read_jsonl(lines, file), 1, None)
+    return itertools.islice(read_jsonl(lines, file), 1, None)
 
 
 @dataclass(frozen=True)
@@ -220,7 +220,7 @@ class ReadChunk:
 
 def _is_tracker_line(line: bytes) -> bool:
     try:
-        return _is_tracker(orjson.loads(line))
+        return is_tracker(orjson.loads(line))
     except orjson.JSONDecodeError:
         return False  # read whole, so the error is reported as the native reader reports it
 

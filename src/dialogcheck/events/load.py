@@ -194,7 +194,8 @@ def _tracker(obj: dict, file: str, located: _Located, source: str) -> Conversati
     )
 
 
-def _is_tracker(obj: Any) -> bool:
+def is_tracker(obj: Any) -> bool:
+    """Whether a JSON value is a tracker object (`{"events": [...]}`), not an event."""
     return isinstance(obj, dict) and "events" in obj and "event" not in obj
 
 
@@ -205,14 +206,14 @@ def _read_document(data: bytes, file: str) -> Iterator[Conversation]:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as err:
         if _second_line_is_object(data):  # JSONL whose first line is the broken one
-            yield from _read_jsonl(enumerate(data.splitlines(keepends=True), 1), file)
+            yield from read_jsonl(enumerate(data.splitlines(keepends=True), 1), file)
             return
         raise _json_error(err, file, located) from None
     if doc == []:
         raise LoadError.one(EMPTY_FILE, file)
     if isinstance(doc, list):
         yield _events_to_conversation(doc, file, located, file, None, place=(file, 1))
-    elif _is_tracker(doc):
+    elif is_tracker(doc):
         yield _tracker(doc, file, located, file)
     elif isinstance(doc, dict):
         yield _events_to_conversation([doc], file, located, file, None, offsets=[0], place=(file, 1))
@@ -220,7 +221,7 @@ def _read_document(data: bytes, file: str) -> Iterator[Conversation]:
         raise LoadError.one(f"expected a list of events or an object with `events`, got {json_type(doc)}", file)
 
 
-def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conversation]:
+def read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conversation]:
     """JSONL: events one a line, or tracker objects one a line (yielded as they are read).
 
     Conversations of a batch are named `file#sender_id` (or `file#line`); a file
@@ -257,7 +258,7 @@ def _read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conve
                 continue
             problems.add(_json_error(err, file, _Located(text, lineno)).problems[0])
             break
-        line_mode = "conversations" if _is_tracker(obj) else "events"
+        line_mode = "conversations" if is_tracker(obj) else "events"
         if mode is None:
             mode = line_mode
         elif mode != line_mode:
@@ -300,7 +301,7 @@ def read_conversations(handle: BinaryIO, file: str) -> Iterator[Conversation]:
     head = bounds.first_lines(lines)
     if lines_look_like_jsonl(raw for _, raw in head):
         first = next(((lineno, raw) for lineno, raw in head if raw.strip()), (1, b""))
-        conversations, hint = _read_jsonl(itertools.chain(head, lines), file), partial(_another_format, *first, file)
+        conversations, hint = read_jsonl(itertools.chain(head, lines), file), partial(_another_format, *first, file)
     else:
         data = bounds.read_whole(handle, file, b"".join(raw for _, raw in head))
         conversations, hint = _read_document(data, file), partial(_another_document_format, data, file)
