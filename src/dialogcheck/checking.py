@@ -78,7 +78,7 @@ def load_subject(
 
 def _scenario_files(paths: Sequence[str | Path]) -> list[Path]:
     """The scenario files of files, folders and projects, each once, in the order given."""
-    from .runner.project import scenario_files
+    from .scenario.files import scenario_files
 
     found = _each(lambda given: scenario_files(Path(given)), paths)
     return list(dict.fromkeys(f for files in found for f in files))

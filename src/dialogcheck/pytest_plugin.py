@@ -7,7 +7,7 @@ work as they do for any test. A failed run's report is dialogcheck's explanation
 traceback; a run that errored for a harness reason is a pytest error.
 
 The scenarios collected are the files `dialogcheck run` of the same paths runs, found by the
-same function (`scenario_files_of`): pytest's own walk, whose `norecursedirs` hides `build/`
+same function (`scenario.files.scenario_files_of`): pytest's own walk, whose `norecursedirs` hides `build/`
 and `.drafts/` and whose suffixes have one case, never looks inside `eval/scenarios/`.
 
 Inert elsewhere: a YAML file is collected only inside a project's `eval/scenarios/`
@@ -314,7 +314,7 @@ class _State:
         """The scenario files of the project at `root` that `dialogcheck run` of pytest's paths in it would run: the
         project's for the project or its `eval/`, the folder's or the file's for one inside `eval/scenarios/`."""
         from .errors import LoadError
-        from .runner.project import scenario_files_of
+        from .scenario.files import scenario_files_of
 
         if root not in self._files:
             scenarios, project = root / "eval" / "scenarios", root.resolve()

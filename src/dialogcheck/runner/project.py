@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .._paths import files_in, open_regular, path_problem, read_regular
+from .._paths import open_regular, path_problem, read_regular
 from .._shown import clip, visible
 from .._yaml import MAX_FILE_BYTES
 from .._fields import Problems
@@ -24,10 +24,10 @@ from ..environment.catalog import Catalog
 from ..environment.model import Environment
 from ..errors import LoadError, Problem, os_reason
 from ..results.plan import PLAN_VERSION, Plan, PlannedScenario, named, plan_error
+from ..scenario.files import scenario_files_of
 from ..scenario.load import load_scenario
 from ..scenario.model import Scenario
 
-YAML_SUFFIXES = (".yml", ".yaml")
 
 
 @dataclass(frozen=True)
@@ -68,26 +68,6 @@ def persona_matrix(scenario: Scenario, personas: Sequence[str], simulate: str) -
 def _scripted(scenario: Scenario, simulate: str) -> bool:
     """Whether the scenario's runs follow its `script` (`simulate` is `run --simulate`: auto or llm)."""
     return scenario.script is not None and simulate != "llm"
-
-
-def scenario_files_of(targets: Sequence[Path]) -> list[Path]:
-    """Every scenario file `run TARGETS` runs, each once, in the order named: the one discovery `run` and the
-    pytest plugin share, so pytest collects exactly what `run` runs."""
-    files: list[Path] = []
-    for target in targets:
-        files.extend(scenario_files(target))
-    return list(dict.fromkeys(files))  # a file named twice runs once
-
-
-def scenario_files(path: Path) -> list[Path]:
-    """The scenario files of one target: a file itself, else every `.yml` and `.yaml` (in any case) under the
-    project's `eval/scenarios/` or the folder, in every sub-folder."""
-    if path.is_file():
-        return [path]
-    if not path.is_dir():
-        raise LoadError.one("no such file or folder", str(path))
-    folder = path / "eval" / "scenarios" if (path / "eval" / "scenarios").is_dir() else path
-    return files_in(folder, YAML_SUFFIXES, boundary=path)
 
 
 def load_project(paths: Sequence[str | Path], config_path: str | Path | None = None) -> Project:
