@@ -34,24 +34,21 @@ from .results.writer import BatchWriter
 from .runner.batch import run_batch
 from .runner.project import load_project
 from .report.batch_files import BATCH_FILES
-from .runner.scenarios import ScenarioBatch
+from .runner.scenarios import RunOptions, ScenarioBatch
 
 
 class Unrunnable(Exception):
     """Why no run of a project can start (bad files, an agent that cannot be set up or is down): each item's error."""
 
 
-def batch_options(config: pytest.Config) -> dict[str, Any]:
-    """The options of `ScenarioBatch` the plugin's flags set: the one place a `run` option is mapped."""
-    options: dict[str, Any] = {
-        "agent": config.getoption("dialogcheck_agent") or None,
-        "runs": config.getoption("dialogcheck_runs"),
-        "no_judge": config.getoption("dialogcheck_no_judge"),
-        "parallel": 1,  # items run one at a time in a process; pytest-xdist runs processes side by side
-    }
-    if config.getoption("dialogcheck_replay"):
-        options["replay"] = True
-    return options
+def batch_options(config: pytest.Config) -> RunOptions:
+    """The options of `run` the plugin's flags set: the one place a `run` option is mapped."""
+    return RunOptions(
+        runs=config.getoption("dialogcheck_runs"),
+        no_judge=config.getoption("dialogcheck_no_judge"),
+        parallel=1,  # items run one at a time in a process; pytest-xdist runs processes side by side
+        replay=bool(config.getoption("dialogcheck_replay")),
+    )
 
 
 class ProcessRuns:
@@ -88,7 +85,7 @@ class ProcessRuns:
     def _plan(self, files: Sequence[str]) -> ScenarioBatch | Unrunnable:
         """The project's batch, its agent found reachable; else why not, in the words of `dialogcheck run`."""
         try:
-            batch = ScenarioBatch(files, **batch_options(self.config))
+            batch = ScenarioBatch(files, batch_options(self.config), agent=self.config.getoption("dialogcheck_agent") or None)
         except LoadError as err:
             return Unrunnable(render_load_error(err).plain.rstrip("\n"))
         except (AgentSetupError, LLMError) as err:

@@ -14,7 +14,7 @@ from .connectors.base import AgentConnector
 from .errors import PYTHON_API
 from .report.batch_files import BATCH_FILES
 from .results.model import BatchResult
-from .runner.scenarios import ScenarioBatch
+from .runner.scenarios import RunOptions, ScenarioBatch
 
 
 def run_scenarios(
@@ -51,11 +51,12 @@ def run_scenarios(
     `user_review`) is run again up to `retry_suspect` times. Bad input raises
     `dialogcheck.LoadError`; an agent that cannot be set up, `AgentSetupError`; one that is down, `AgentError`.
     """
-    batch = ScenarioBatch(
-        [paths] if isinstance(paths, (str, Path)) else paths, agent=agent, runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume,
-        config=config, no_judge=no_judge, simulate=simulate, use_cache=use_cache, cache_dir=cache_dir, retry_suspect=retry_suspect,
-        personas=personas, seed=seed, replay=replay, faults=faults, spelling=PYTHON_API,
+    options = RunOptions(
+        runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume, config=config, no_judge=no_judge,
+        simulate=simulate, use_cache=use_cache, cache_dir=cache_dir, retry_suspect=retry_suspect, personas=personas, seed=seed,
+        replay=replay, faults=faults,
     )
+    batch = ScenarioBatch([paths] if isinstance(paths, (str, Path)) else paths, options, agent=agent, spelling=PYTHON_API)
     batch.check_agent()
     return batch.run(BATCH_FILES)
 

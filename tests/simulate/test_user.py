@@ -14,7 +14,7 @@ from dialogcheck.llm.base import ChatResponse, LLMError, Usage
 from dialogcheck.llm.structured import NoValidAnswer
 from dialogcheck.llm.templates import Templates
 from dialogcheck.results.model import SimulatorInfo
-from dialogcheck.runner.scenarios import ScenarioBatch
+from dialogcheck.runner.scenarios import RunOptions, ScenarioBatch
 from dialogcheck.scenario.load import load_scenario
 from dialogcheck.scenario.traits import TRAITS
 from dialogcheck.simulate.user import OPENING, LLMUser, chat_messages
@@ -154,7 +154,7 @@ def project(tmp_path, template: str, scenario_text: str = SCENARIO):
 def test_a_project_template_that_would_drop_a_given_field_or_trait_is_bad_input(tmp_path):
     root = project(tmp_path, "{{ simulation_context }} {{ persona }}")  # no unknown_info
     with pytest.raises(LoadError) as info:
-        ScenarioBatch([root], personas=["terse"])
+        ScenarioBatch([root], RunOptions(personas=["terse"]))
     assert str(info.value) == (
         f"{root / 'eval' / 'user.j2'}:1:1: the simulated user's prompt shows no `{{{{ unknown_info }}}}`, `{{{{ trait }}}}`,"
         " which scenario `card` gives (add it to the template)"
@@ -163,14 +163,14 @@ def test_a_project_template_that_would_drop_a_given_field_or_trait_is_bad_input(
 
 def test_a_project_template_that_shows_what_the_scenario_gives_is_fine(tmp_path):
     root = project(tmp_path, "{{ simulation_context }} {{ persona }} {{ unknown_info }} {{ trait }} {{ transcript }}")
-    batch = ScenarioBatch([root], personas=["terse"], seed=5)
+    batch = ScenarioBatch([root], RunOptions(personas=["terse"], seed=5))
     assert [(item.personas, item.seed) for item in batch.plan.scenarios] == [(["terse"], 5)]
 
 
 def test_the_library_refuses_an_unknown_trait_and_a_seed_out_of_range(tmp_path):
     root = project(tmp_path, "{{ simulation_context }}", "scenario: {name: C, simulation_context: x}\n")
     with pytest.raises(LoadError) as info:
-        ScenarioBatch([root], personas=["terse", "impatiant", "terse"], seed=-1)
+        ScenarioBatch([root], RunOptions(personas=["terse", "impatiant", "terse"], seed=-1))
     assert str(info.value).splitlines() == [
         f"--persona:1:1: unknown persona trait 'impatiant' (did you mean `impatient`?); known: {', '.join(TRAITS)}",
         "--persona:1:1: a trait is named twice",
@@ -200,7 +200,7 @@ def test_a_simulator_that_repeats_the_chat_s_opening_is_caught_by_the_review():
 def test_personas_for_a_batch_that_only_follows_scripts_are_refused(tmp_path):
     root = project(tmp_path, "{{ simulation_context }} {{ trait }} {{ transcript }}", "scenario: {name: C, simulation_context: x, script: [hi]}\n")
     with pytest.raises(LoadError) as info:
-        ScenarioBatch([root], personas=["terse"])
+        ScenarioBatch([root], RunOptions(personas=["terse"]))
     assert str(info.value) == "--persona:1:1: --persona is played by an LLM user, and every scenario here follows its `script` (add --simulate llm)"
-    batch = ScenarioBatch([root], personas=["terse"], simulate="llm")
+    batch = ScenarioBatch([root], RunOptions(personas=["terse"], simulate="llm"))
     assert batch.plan.scenarios[0].personas == ["terse"] and batch.plan.total_runs == 1

@@ -192,10 +192,10 @@ def _run(project: Project, paths: list[str], runs: int, no_judge: bool, progress
     from ..report.batch_text import render_summary
     from ..results.codec import summary_document
     from ..report.batch_files import BATCH_FILES
-    from ..runner.scenarios import ScenarioBatch
+    from ..runner.scenarios import RunOptions, ScenarioBatch
 
     try:
-        batch = ScenarioBatch(project.paths(paths), runs=runs, no_judge=no_judge)
+        batch = ScenarioBatch(project.paths(paths), RunOptions(runs=runs, no_judge=no_judge))
     except (AgentSetupError, LLMError) as err:
         raise ToolFailure.of(str(err)) from None
     try:

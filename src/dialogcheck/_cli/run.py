@@ -26,7 +26,7 @@ from ..results.codec import summary_document
 from ..results.model import BatchResult
 from ..results.plan import MAX_RUNS
 from ..report.batch_files import BATCH_FILES, write_reports
-from ..runner.scenarios import ScenarioBatch
+from ..runner.scenarios import RunOptions, ScenarioBatch
 from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
 from .env_options import env_options
 from .numbers import Number
@@ -162,12 +162,12 @@ def _plan(
 ) -> ScenarioBatch:
     """Load and plan the batch; every problem of the files is bad input (exit 2), before anything runs."""
     try:
-        return ScenarioBatch(
-            paths, agent=_agent(agent_flag), runs=runs, parallel=parallel, time_limit=time_limit,
-            results=results_dir, resume=resume_dir, config=config_path, no_judge=no_judge, simulate=simulate_mode,
-            use_cache=not no_cache, cache_dir=cache_dir, retry_suspect=retry_suspect, personas=personas, seed=seed, replay=replay,
-            faults=faults,
+        options = RunOptions(
+            runs=runs, parallel=parallel, time_limit=time_limit, results=results_dir, resume=resume_dir, config=config_path,
+            no_judge=no_judge, simulate=simulate_mode, use_cache=not no_cache, cache_dir=cache_dir, retry_suspect=retry_suspect,
+            personas=personas, seed=seed, replay=replay, faults=faults,
         )
+        return ScenarioBatch(paths, options, agent=_agent(agent_flag))
     except LoadError as err:
         fail_with_load_error(err, output_format)
     except AgentSetupError as err:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
@@ -133,6 +133,33 @@ def agent_settings(config: ProjectConfig, agent: str | AgentSettings | None, spe
     return configured
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How a batch runs, as `run`'s options (and `run_scenarios`' arguments) say: each described there."""
+
+    runs: int = 1
+    parallel: int = 4
+    #: Seconds a whole run may take.
+    time_limit: float = 300.0
+    #: A new or empty results folder (default: eval/results/<timestamp>).
+    results: str | Path | None = None
+    #: The folder of a batch to finish, as its plan planned it.
+    resume: str | Path | None = None
+    config: str | Path | None = None
+    no_judge: bool = False
+    #: `auto` (a scenario's script when it has one) or `llm`.
+    simulate: str = "auto"
+    use_cache: bool = True
+    cache_dir: str | Path | None = None
+    retry_suspect: int = 1
+    #: The persona traits every LLM-played scenario runs under (a matrix), instead of its own.
+    personas: Sequence[str] = ()
+    seed: int | None = None
+    replay: bool = False
+    #: Whether the environments' fault schedules are on.
+    faults: bool = True
+
+
 class ScenarioBatch:
     """A planned batch of runs, ready to go: its project, plan, agent, simulated users and judge.
 
@@ -143,25 +170,15 @@ class ScenarioBatch:
     def __init__(
         self,
         paths: Sequence[str | Path] = (),
+        options: RunOptions = RunOptions(),
         *,
         agent: str | AgentSettings | AgentConnector | None = None,
-        runs: int = 1,
-        parallel: int = 4,
-        time_limit: float = 300.0,
-        results: str | Path | None = None,
-        resume: str | Path | None = None,
-        config: str | Path | None = None,
-        no_judge: bool = False,
-        simulate: str = "auto",
-        use_cache: bool = True,
-        cache_dir: str | Path | None = None,
-        retry_suspect: int = 1,
-        personas: Sequence[str] = (),
-        seed: int | None = None,
-        replay: bool = False,
-        faults: bool = True,
         spelling: Spelling = COMMAND_LINE,
     ):
+        o = options
+        runs, parallel, results, resume, config, seed, personas = o.runs, o.parallel, o.results, o.resume, o.config, o.seed, o.personas
+        simulate, use_cache, replay = o.simulate, o.use_cache, o.replay
+        cache_dir = o.cache_dir
         #: How messages name the options: the command line's flags, or `run_scenarios`' arguments.
         self.spelling = spelling
         self.started = datetime.now(timezone.utc)
@@ -183,7 +200,7 @@ class ScenarioBatch:
             _refuse_too_many(planned, runs, spelling)
             batch_seed = self.project.config.simulation.seed if seed is None else seed
             self.plan = new_plan(
-                self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned, personas, batch_seed, faults,
+                self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned, personas, batch_seed, o.faults,
                 self.project.environment_digests(),
             )
             if not results:
@@ -195,10 +212,10 @@ class ScenarioBatch:
         self.agent = agent if _is_connector(agent) else _connector(self.project, agent, spelling)  # type: ignore[arg-type]
         evaluation = self.project.config.evaluation
         self.settings = BatchSettings(
-            parallel=parallel, time_limit=time_limit, no_judge=no_judge, metrics=evaluation.metrics, retry_suspect=retry_suspect, faults=self.plan.faults
+            parallel=parallel, time_limit=o.time_limit, no_judge=o.no_judge, metrics=evaluation.metrics, retry_suspect=o.retry_suspect, faults=self.plan.faults
         )
         self.judge = None
-        if not no_judge:
+        if not o.no_judge:
             from ..judge.setup import judge_from_config
 
             self.judge = judge_from_config(
