@@ -1,18 +1,22 @@
-"""Every example of README.md runs as written, and what the README shows is what it prints.
+"""Every example of README.md and of the pages under docs/ runs as written, and what a page shows is what it prints.
 
-The blocks are read from the README itself, so an example that drifts from the tool fails here:
+The blocks are read from the pages themselves, so an example that drifts from the tool fails here:
 
 - `sh`: each command runs with bash in a temporary folder holding a copy of `examples/`, with
   `.venv` standing for this test's environment. The setup steps of the quick start (making the
   venv, `pip install`, running this test suite) are what CI itself does before it runs these
-  tests, so they are left out. Each command's exit code is pinned in `EXIT_CODES`, and a command
-  the README gains without an entry there fails the test.
+  tests, so they are left out, and so are comment lines. Each command's exit code is pinned in
+  `EXIT_CODES`, and a command a page gains without an entry there fails the test.
 - A block without a language right after an `sh` or `python` block is that example's output:
   its lines must appear in what the example printed, in order. A line `...` stands for any lines,
   and `...` within a line for any text.
 - `python`: run from the same copy; `yaml`: loaded as the file its top-level key makes it (a
-  scenario, an SOP, or `eval/conftest.yml`); `json`: parsed, and the sample of `check --format json`
-  has the shape the command prints.
+  scenario, an SOP, an environment, or `eval/conftest.yml`); `json`: parsed, and the sample of
+  `check --format json` has the shape the command prints.
+
+The pages in `OWN_TESTS` hold examples written against files of their own (`eval/environments/shop.yml`,
+a server's `PORT`): the test named there runs them, and these tests leave those pages to it.
+The static site builds from docs/ with MkDocs (`mkdocs.yml`), strictly: a broken link or anchor fails.
 """
 
 from __future__ import annotations
@@ -27,18 +31,32 @@ from pathlib import Path
 
 import pytest
 
-from dialogcheck.config import load_config
+from dialogcheck.config import CLIENT_KEYS, OUTPUT_BOUNDS, ROLE_PROMPTS, load_config
 from dialogcheck.environment import load_environment
 from dialogcheck.scenario.load import load_scenario
 from dialogcheck.sop.load import load_sop
 from tests.conftest import REPO
+from tests.test_package import LAYERS
 
 README = REPO / "README.md"
+DOCS = REPO / "docs"
+#: Pages whose examples a test of their own runs, against the files and servers it sets up.
+OWN_TESTS = {
+    "docs/environment-reference.md": "tests/environment/test_reference_doc.py",
+    "docs/sop-reference.md": "tests/sop/test_reference_doc.py",
+}
+#: The pages whose examples run here: the README and every page under docs/ that has no test of its own.
+PAGES = [page for page in [README, *sorted(DOCS.rglob("*.md"))] if page.relative_to(REPO).as_posix() not in OWN_TESTS]
 BLOCK = re.compile(r"^```(?P<lang>\w*)\n(?P<body>.*?)^```", re.S | re.M)
 #: Steps of the quick start that CI runs itself before these tests (and this suite must not run itself).
 SETUP = re.compile(r"^(python3 -m venv |\.venv/bin/pip install |\.venv/bin/python -m pytest)")
 
-#: Each command the README shows, and the exit code it must end with (SPEC section 9).
+
+def _page(path: Path) -> str:
+    return path.relative_to(REPO).as_posix()
+
+
+#: Each command the pages show, and the exit code it must end with (see docs/concepts.md, "Exit codes").
 EXIT_CODES = {
     ".venv/bin/dialogcheck run --no-judge examples/card_replace": 1,
     ".venv/bin/dialogcheck check --no-judge --scenario examples/card_replace/eval/scenarios/card_replace_damaged.yml"
@@ -75,30 +93,32 @@ EXIT_CODES = {
 RAY = {command for command in EXIT_CODES if "--engine ray" in command}
 
 
-def _blocks() -> list[tuple[str, str, int]]:
-    text = README.read_text(encoding="utf-8")
+def _blocks(page: Path) -> list[tuple[str, str, int]]:
+    text = page.read_text(encoding="utf-8")
     return [(m["lang"], m["body"], text.count("\n", 0, m.start()) + 1) for m in BLOCK.finditer(text)]
 
 
-def _examples(lang: str) -> list[tuple[str, str | None, int]]:
-    """Each block of `lang`, the output block that follows it (if any), and its line in the README."""
-    blocks = _blocks()
+def _examples(lang: str) -> list[tuple[str, str | None, str]]:
+    """Each block of `lang` on every page, the output block that follows it (if any), and where it is (`page:line`)."""
     found = []
-    for i, (kind, body, line) in enumerate(blocks):
-        if kind == lang:
-            shown = blocks[i + 1][1] if i + 1 < len(blocks) and blocks[i + 1][0] == "" else None
-            found.append((body, shown, line))
+    for page in PAGES:
+        blocks = _blocks(page)
+        for i, (kind, body, line) in enumerate(blocks):
+            if kind == lang:
+                shown = blocks[i + 1][1] if i + 1 < len(blocks) and blocks[i + 1][0] == "" else None
+                found.append((body, shown, f"{_page(page)}:{line}"))
     return found
 
 
-def _command_blocks() -> list[tuple[list[str], str | None]]:
-    """The commands of each `sh` block, in order, with the block's shown output (that of its last command)."""
+def _command_blocks() -> list[tuple[list[str], str | None, str]]:
+    """The commands of each `sh` block, in order, with the block's shown output (that of its last command) and its place."""
     found = []
-    for body, shown, _ in _examples("sh"):
-        steps = [step for line in body.splitlines() if line.strip() for step in line.split(" && ")]
+    for body, shown, where in _examples("sh"):
+        lines = [line for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+        steps = [step for line in lines for step in line.split(" && ")]
         steps = [step for step in steps if not SETUP.match(step)]
         if steps:
-            found.append((steps, shown))
+            found.append((steps, shown, where))
     return found
 
 
@@ -112,13 +132,13 @@ def assert_shown(shown: str, printed: str) -> None:
             continue
         pattern = re.compile(".*".join(re.escape(part) for part in want.split("...")))
         while at < len(lines) and not pattern.fullmatch(lines[at]):
-            assert skipping, f"the README shows {want!r}, but the output has {lines[at]!r} there:\n{printed}"
+            assert skipping, f"the page shows {want!r}, but the output has {lines[at]!r} there:\n{printed}"
             at += 1
-        assert at < len(lines), f"the README shows {want!r}, which the output lacks:\n{printed}"
+        assert at < len(lines), f"the page shows {want!r}, which the output lacks:\n{printed}"
         at, skipping = at + 1, False
 
 
-def test_output_matching_follows_the_readme_conventions() -> None:
+def test_output_matching_follows_the_pages_conventions() -> None:
     assert_shown("a\n...\nd ...\ne\nf: .../x/...", "a\nb\nc\nd and more\ne\nf: /tmp/x/1")
     for shown, printed in (("a\nc", "a\nb\nc"), ("b\na", "a\nb"), ("a ...", "b a"), ("x", ""), ("a.b", "axb")):
         with pytest.raises(AssertionError):
@@ -136,20 +156,26 @@ def workdir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_every_readme_command_has_its_exit_code_pinned() -> None:
-    commands = [command for steps, _ in _command_blocks() for command in steps]
-    assert commands, "the README shows no command"
-    assert sorted(commands) == sorted(EXIT_CODES)
+def test_every_command_of_every_page_has_its_exit_code_pinned() -> None:
+    commands = [command for steps, _, _ in _command_blocks() for command in steps]
+    assert commands, "no page shows a command"
+    assert sorted(set(commands)) == sorted(EXIT_CODES)
+
+
+def test_the_pages_left_to_their_own_tests_are_read_by_those_tests() -> None:
+    for page, test in OWN_TESTS.items():
+        assert (REPO / page).is_file(), page
+        assert Path(page).name in (REPO / test).read_text(encoding="utf-8"), test
 
 
 @pytest.mark.parametrize(
     "steps, shown",
     [
-        pytest.param(steps, shown, marks=[pytest.mark.ray] if RAY & set(steps) else [], id=f"block{i}-{steps[0].split()[1]}")
-        for i, (steps, shown) in enumerate(_command_blocks())
+        pytest.param(steps, shown, marks=[pytest.mark.ray] if RAY & set(steps) else [], id=where)
+        for steps, shown, where in _command_blocks()
     ],
 )
-def test_readme_commands_run_as_written(steps: list[str], shown: str | None, workdir: Path) -> None:
+def test_commands_run_as_written(steps: list[str], shown: str | None, workdir: Path) -> None:
     """The commands of one block run in order in one folder, as a reader runs them."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DIALOGCHECK_", "FORCE_COLOR"))}
     for command in steps:
@@ -160,41 +186,46 @@ def test_readme_commands_run_as_written(steps: list[str], shown: str | None, wor
         assert_shown(shown, done.stdout)
 
 
-def test_readme_python_examples_run_and_print_what_is_shown(workdir: Path) -> None:
+@pytest.mark.parametrize("body, shown", [pytest.param(body, shown, id=where) for body, shown, where in _examples("python")])
+def test_python_examples_run_and_print_what_is_shown(body: str, shown: str | None, workdir: Path) -> None:
     """Each example runs twice in the same folder, as a reader who runs it again does: what the first run
     wrote (a results folder) never stops the second."""
-    examples = _examples("python")
-    assert len(examples) >= 2
-    for body, shown, line in examples:
-        script = workdir / f"readme_line_{line}.py"
-        script.write_text(body + ("\nprint(respond('c-1', None))\n" if "def respond(" in body else ""), encoding="utf-8")
-        for attempt in ("first", "second"):
-            done = subprocess.run([sys.executable, script.name], cwd=workdir, capture_output=True, text=True, timeout=300)
-            assert done.returncode == 0, f"README line {line}, {attempt} run: {done.stderr}"
-            if shown is not None:
-                assert_shown(shown, done.stdout)
+    script = workdir / "example.py"
+    script.write_text(body + ("\nprint(respond('c-1', None))\n" if "def respond(" in body else ""), encoding="utf-8")
+    for attempt in ("first", "second"):
+        done = subprocess.run([sys.executable, script.name], cwd=workdir, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"{attempt} run: {done.stderr}"
+        if shown is not None:
+            assert_shown(shown, done.stdout)
 
 
-def test_readme_yaml_examples_load(tmp_path: Path) -> None:
-    examples = _examples("yaml")
-    assert examples
-    for i, (body, _, line) in enumerate(examples):
-        project = tmp_path / f"project_{i}"
-        if body.startswith("scenario:"):
-            path = project / "eval" / "scenarios" / "example.yml"
-            loader = load_scenario
-        elif body.startswith("sop:"):
-            path, loader = project / "sops" / "example.yml", load_sop
-        elif body.startswith("environment:"):
-            path, loader = project / "eval" / "environments" / "example.yml", load_environment
-        else:
-            path, loader = project / "eval" / "conftest.yml", load_config
-            for template in re.findall(r"_prompt: (\S+)", body):  # prompt overrides name files of the project
-                (project / template).parent.mkdir(parents=True, exist_ok=True)
-                (project / template).write_text("{{ transcript }}\n", encoding="utf-8")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(body, encoding="utf-8")
-        assert loader(path) is not None, f"README line {line}"
+def test_the_pages_have_python_examples() -> None:
+    assert len(_examples("python")) >= 4
+
+
+@pytest.mark.parametrize("body", [pytest.param(body, id=where) for body, _, where in _examples("yaml")])
+def test_yaml_examples_load(tmp_path: Path, body: str) -> None:
+    project = tmp_path / "project"
+    if body.startswith("scenario:"):
+        path = project / "eval" / "scenarios" / "example.yml"
+        loader = load_scenario
+    elif body.startswith("sop:"):
+        path, loader = project / "sops" / "example.yml", load_sop
+    elif body.startswith("environment:"):
+        path, loader = project / "eval" / "environments" / "example.yml", load_environment
+    else:
+        path, loader = project / "eval" / "conftest.yml", load_config
+        for template in re.findall(r"_prompt: (\S+)", body):  # prompt overrides name files of the project
+            (project / template).parent.mkdir(parents=True, exist_ok=True)
+            (project / template).write_text("{{ transcript }}\n", encoding="utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body, encoding="utf-8")
+    assert loader(path) is not None
+
+
+def test_the_pages_have_yaml_examples_of_each_kind() -> None:
+    heads = {body.split(":")[0] for body, _, _ in _examples("yaml")}
+    assert {"scenario", "environment", "agent", "evaluation", "simulation"} <= heads
 
 
 def _shape(sample, actual, where: str = "$") -> None:
@@ -212,7 +243,7 @@ def _shape(sample, actual, where: str = "$") -> None:
         assert type(sample) is type(actual) or (isinstance(sample, float | int) and isinstance(actual, float | int)), where
 
 
-def test_readme_json_examples_parse_and_the_output_sample_has_the_printed_shape(workdir: Path) -> None:
+def test_json_examples_parse_and_the_output_sample_has_the_printed_shape(workdir: Path) -> None:
     examples = [json.loads(body) for body, _, _ in _examples("json")]
     assert examples
     sample = next(e for e in examples if "verdict" in e)
@@ -227,14 +258,15 @@ def test_readme_json_examples_parse_and_the_output_sample_has_the_printed_shape(
         _shape(sample, {"verdict": "pass"})
 
 
-#: The README's claim about `--format`: every command but the ones it names in backquotes after "all but".
+#: The command reference's claim about `--format`: every command but the ones it names in backquotes after "all but".
 FORMAT_CLAIM = re.compile(r"Every command (?:that prints a result )?takes `--format text\|json`(?: \(all but (?P<but>[^)]*?),)?")
+COMMANDS = DOCS / "commands-reference.md"
 
 
 def test_the_commands_said_to_take_format_are_exactly_those_that_take_it() -> None:
-    """The README's command table against `--help`: `--format` where the README says so, and where it says not,
+    """The command table against `--help`: `--format` where the reference says so, and where it says not,
     a usage error (exit 2)."""
-    text = README.read_text(encoding="utf-8")
+    text = COMMANDS.read_text(encoding="utf-8")
     claim = FORMAT_CLAIM.search(text)
     assert claim is not None
     excepted = set(re.findall(r"`(\w+)`", claim["but"] or ""))

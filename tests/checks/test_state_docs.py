@@ -1,4 +1,4 @@
-"""The state checks are documented where a user looks for assertion keys, and the example of the environment
+"""The state checks are documented where a user looks for assertion keys (docs/checks-reference.md), and the example of the environment
 reference's "Checking the end state" loads and fails, on the agent whose cancel timed out, with the details shown."""
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from dialogcheck.events.model import World
 from tests.conftest import REPO, bot, check_from_yaml, conv, user
 from tests.environment.conftest import write_environment
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
+CHECKS = (REPO / "docs" / "checks-reference.md").read_text(encoding="utf-8")
 REFERENCE = (REPO / "docs" / "environment-reference.md").read_text(encoding="utf-8")
 SECTION = REFERENCE.partition("\n## Checking the end state\n")[2].partition("\n## ")[0]
 KEYS = [cls.key for cls in STATE_CHECKS]
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_each_state_key_has_a_row_in_the_readme_table_and_in_the_reference(key):
-    table = README.partition("### Assertions in short")[2].partition("\n### ")[0]
+def test_each_state_key_has_a_row_in_the_assertions_table_and_in_the_reference(key):
+    table = CHECKS.partition("\n## Assertions in short\n")[2].partition("\n## ")[0]
     assert f"\n| `{key}` |" in table
     assert f"\n| `{key}` |" in SECTION
 

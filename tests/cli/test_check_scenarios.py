@@ -220,7 +220,7 @@ def test_reports_and_shards_name_each_conversation_scenario(tmp_path, named):
 
 
 def test_tau_bench_reproduces_from_the_command_line(tmp_path):
-    """The README's tau-bench example on four real runs: import, derive a scenario per task, check them all at once."""
+    """docs/importers.md's tau-bench example on four real runs: import, derive a scenario per task, check them all at once."""
     assert (TAU_DATA / "LICENSE-tau-bench").is_file()
     imported = run("import", "--from", "tau-bench", TAU_DATA / "tau_bench_airline_sample.json", "-o", "runs.jsonl", "--derive-scenarios", "scenarios", cwd=tmp_path)
     assert imported.returncode == 0, imported.stderr

@@ -6,7 +6,7 @@ regression is planted in NEW: the expected write is removed from every passing r
 (13 of its 42 passing runs, about a third), so those runs fail. That must be `regressed`, and the
 checks that flipped to a failure because of it must be the assertions about the removed writes.
 
-Everything runs through the installed command, as the README shows it: `import --derive-scenarios`,
+Everything runs through the installed command, as docs/importers.md and docs/compare.md show it: `import --derive-scenarios`,
 `check --pair`, `compare`.
 """
 

@@ -1,6 +1,6 @@
 """An optional check against a real model server; skipped unless one is named in the environment.
 
-Run it with a local OpenAI-compatible server (Ollama, vLLM, llama.cpp; README.md's "Trying the judge on a real
+Run it with a local OpenAI-compatible server (Ollama, vLLM, llama.cpp; docs/llm-judge.md's "Trying the judge on a real
 model" serves SmolLM2-135M with llama-cpp-python):
 
     DIALOGCHECK_TEST_LLM_BASE_URL=http://localhost:11434/v1 DIALOGCHECK_TEST_LLM_MODEL=qwen3 \\
