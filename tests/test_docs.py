@@ -279,3 +279,113 @@ def test_the_commands_said_to_take_format_are_exactly_those_that_take_it() -> No
     for command in excepted:
         refused = subprocess.run([dialogcheck, command, "--format", "json"], capture_output=True, text=True, check=False, timeout=120)
         assert refused.returncode == 2, command
+
+
+def test_the_site_builds_strictly_with_every_page_in_it(tmp_path: Path) -> None:
+    """`mkdocs build --strict`: a link to a missing page or anchor, or a page left out of the nav, fails the build."""
+    site = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    for page in DOCS.rglob("*.md"):
+        built = site / ("index.html" if page.name == "index.md" else page.relative_to(DOCS).with_suffix("") / "index.html")
+        assert built.is_file(), page
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors the site gives a page's headings (Python-Markdown's, which MkDocs uses)."""
+    from markdown.extensions.toc import slugify
+
+    text = BLOCK.sub("", page.read_text(encoding="utf-8"))
+    return {slugify(re.sub(r"`([^`]*)`", r"\1", title), "-") for title in re.findall(r"^#+ (.*)$", text, re.M)}
+
+
+def test_the_readme_links_lead_to_pages_and_their_headings() -> None:
+    """The site checks the links between its pages; the README, outside it, is checked here."""
+    links = re.findall(r"\]\((docs/[^)#]+)(?:#([^)]+))?\)", README.read_text(encoding="utf-8"))
+    assert len(links) >= 10
+    for target, anchor in links:
+        assert (REPO / target).is_file(), target
+        assert not anchor or anchor in _anchors(REPO / target), f"{target}#{anchor}"
+
+
+def test_the_anchors_are_those_the_site_makes() -> None:
+    assert {"the-folder-of-check-output", "llm-judge-criteria-llm_judge-steps-quality-metrics"} <= (
+        _anchors(DOCS / "results-reference.md") | _anchors(DOCS / "llm-judge.md"))
+
+
+def _table(page: Path, heading: str) -> list[list[str]]:
+    """The rows of the first table under `heading` (header and rule left out), each a list of its cells."""
+    text = page.read_text(encoding="utf-8")
+    section = re.split(r"^#+ .*$", text.partition(f"\n{heading}\n")[2], flags=re.M)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    assert rows, f"no table under {heading!r} in {_page(page)}"
+    return [[cell.strip() for cell in re.split(r"(?<!\\)\|", row.strip().strip("|"))] for row in rows[2:]]
+
+
+def test_the_layer_table_is_the_list_the_layer_test_holds_the_package_to() -> None:
+    rows = _table(DOCS / "architecture.md", "## Layers")
+    assert [int(row[0]) for row in rows] == list(range(len(LAYERS)))
+    assert [set(re.findall(r"`([^`]+)`", row[1])) for row in rows] == LAYERS
+
+
+def test_the_scenario_table_names_every_field_of_a_scenario() -> None:
+    from dialogcheck.scenario.load import GOALS_FIELDS, SCENARIO_FIELDS
+
+    rows = _table(DOCS / "scenario-reference.md", "Every field of `scenario`:")
+    documented = [name for row in rows for name in re.findall(r"`([a-z_]+)`", row[0])]
+    assert sorted(documented) == sorted(SCENARIO_FIELDS)
+    goals = next(row for row in rows if row[0] == "`goals`")
+    assert set(re.findall(r"`([a-z_]+)`", goals[1])) == set(GOALS_FIELDS)
+
+
+#: The config reference's tables of keys the loader refuses others beside: each heading, and the mapping its keys
+#: are read in. (An `llm` block passes any other key to the provider.)
+CONFIG_TABLES = {"## The keys": "", "## `agent`": "agent", "## `simulation`": "simulation", "## `evaluation`": "evaluation",
+                 "## `cache`": "cache"}
+
+
+def _config_keys(heading: str) -> list[str]:
+    return [name for row in _table(DOCS / "config-reference.md", heading) for name in re.findall(r"^`([a-z_]+)`$", row[0])]
+
+
+def _problems(tmp_path: Path, config: object) -> str:
+    """What loading `config` as a project's eval/conftest.yml says is wrong with it ("" when nothing is)."""
+    from dialogcheck.errors import LoadError
+
+    path = tmp_path / "eval" / "conftest.yml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(config), encoding="utf-8")
+    try:
+        load_config(path)
+    except LoadError as err:
+        return str(err)
+    return ""
+
+
+@pytest.mark.parametrize("heading, where", CONFIG_TABLES.items())
+def test_every_key_the_config_reference_names_is_one_the_loader_reads(tmp_path: Path, heading: str, where: str) -> None:
+    """Each documented key, written where the table says, is never an `unknown field` (whatever else its
+    placeholder value is wrong about)."""
+    keys = _config_keys(heading)
+    assert keys
+    for key in keys:
+        config: object = {key: "x"}
+        for part in reversed(where.split(".") if where else []):
+            config = {part: config}
+        assert f"unknown field `{key}`" not in _problems(tmp_path, config), (heading, key)
+
+
+def test_the_llm_block_table_names_the_keys_dialogcheck_itself_reads() -> None:
+    assert sorted(_config_keys("## An `llm` block")) == sorted({*CLIENT_KEYS, *OUTPUT_BOUNDS})
+
+
+def test_the_config_reference_names_the_prompt_templates_the_loader_reads() -> None:
+    assert set(ROLE_PROMPTS["simulation"]) <= set(_config_keys("## `simulation`"))
+    assert set(ROLE_PROMPTS["evaluation"]) <= set(_config_keys("## `evaluation`"))
+
+
+def test_a_key_the_loader_does_not_read_is_reported_as_unknown(tmp_path: Path) -> None:
+    """The check above can fail: a key no loader reads is an `unknown field`."""
+    assert "unknown field `colour`" in _problems(tmp_path, {"cache": {"colour": "x"}})
+    assert "unknown field `colour`" in _problems(tmp_path, {"colour": "x"})
