@@ -389,3 +389,11 @@ def test_a_key_the_loader_does_not_read_is_reported_as_unknown(tmp_path: Path) -
     """The check above can fail: a key no loader reads is an `unknown field`."""
     assert "unknown field `colour`" in _problems(tmp_path, {"cache": {"colour": "x"}})
     assert "unknown field `colour`" in _problems(tmp_path, {"colour": "x"})
+
+
+def test_the_options_shown_are_what_each_command_s_help_prints() -> None:
+    from tests.commands_help import COMMANDS, PAGE, with_help
+
+    text = PAGE.read_text(encoding="utf-8")
+    assert {command[0] for command in COMMANDS} == set(re.findall(r"^\| `dialogcheck (\w+)", text, re.M))
+    assert text == with_help(text), "the help changed: run .venv/bin/python -m tests.commands_help"
