@@ -130,7 +130,7 @@ def read_html_report(done: subprocess.CompletedProcess, since: float) -> list[Ro
     conversations = data["data"]["conversations"]
     memory_row = Row(f"html_report: peak RSS with --html, {conversations:,} / {conversations // 10:,} conversations",
                      f"{data['memory_ratio']:.3f}x", f"<= {targets['memory_ratio']:g}x", data["memory_ratio"] <= targets["memory_ratio"])
-    if data["data"]["bytes"] <= STREAM_ABOVE_BYTES:  # read whole before judging (README): memory grows with it, as it should
+    if data["data"]["bytes"] <= STREAM_ABOVE_BYTES:  # read whole before judging (docs/commands-reference.md): memory grows with it, as it should
         memory_row.target, memory_row.met = f"none: input under {STREAM_ABOVE_BYTES >> 20} MiB is read whole", None
     return [
         Row(f"html_report: check --html / without, wall time, {conversations:,} conversations", f"{data['wall_ratio']:.2f}x",
