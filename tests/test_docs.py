@@ -15,7 +15,8 @@ The blocks are read from the pages themselves, so an example that drifts from th
   `check --format json` has the shape the command prints.
 
 The pages in `OWN_TESTS` hold examples written against files of their own (`eval/environments/shop.yml`,
-a server's `PORT`): the test named there runs them, and these tests leave those pages to it.
+a server's `PORT`): the test named there runs them, and these tests leave those pages to it, but for
+pinning their commands, shown and not run, in `SHOWN_NOT_RUN`.
 The static site builds from docs/ with MkDocs (`mkdocs.yml`), strictly: a broken link or anchor fails.
 """
 
@@ -98,10 +99,10 @@ def _blocks(page: Path) -> list[tuple[str, str, int]]:
     return [(m["lang"], m["body"], text.count("\n", 0, m.start()) + 1) for m in BLOCK.finditer(text)]
 
 
-def _examples(lang: str) -> list[tuple[str, str | None, str]]:
-    """Each block of `lang` on every page, the output block that follows it (if any), and where it is (`page:line`)."""
+def _examples(lang: str, pages: list[Path] = PAGES) -> list[tuple[str, str | None, str]]:
+    """Each block of `lang` on `pages`, the output block that follows it (if any), and where it is (`page:line`)."""
     found = []
-    for page in PAGES:
+    for page in pages:
         blocks = _blocks(page)
         for i, (kind, body, line) in enumerate(blocks):
             if kind == lang:
@@ -110,10 +111,10 @@ def _examples(lang: str) -> list[tuple[str, str | None, str]]:
     return found
 
 
-def _command_blocks() -> list[tuple[list[str], str | None, str]]:
+def _command_blocks(pages: list[Path] = PAGES) -> list[tuple[list[str], str | None, str]]:
     """The commands of each `sh` block, in order, with the block's shown output (that of its last command) and its place."""
     found = []
-    for body, shown, where in _examples("sh"):
+    for body, shown, where in _examples("sh", pages):
         lines = [line for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#")]
         steps = [step for line in lines for step in line.split(" && ")]
         steps = [step for step in steps if not SETUP.match(step)]
@@ -156,10 +157,20 @@ def workdir(tmp_path: Path) -> Path:
     return tmp_path
 
 
+#: The commands of the pages in `OWN_TESTS`: templates with a server's PORT or options in brackets, shown and not run.
+SHOWN_NOT_RUN = {
+    "curl -s http://127.0.0.1:PORT/tools",
+    "curl -s -X POST http://127.0.0.1:PORT/tools/get_order -d '{\"order_id\": \"O1\"}'",
+    "dialogcheck environment serve eval/environments/shop.yml [--port N] [--host 127.0.0.1] [--seed N] [--faults on|off]",
+}
+
+
 def test_every_command_of_every_page_has_its_exit_code_pinned() -> None:
     commands = [command for steps, _, _ in _command_blocks() for command in steps]
     assert commands, "no page shows a command"
     assert sorted(set(commands)) == sorted(EXIT_CODES)
+    templates = [command for page in OWN_TESTS for steps, _, _ in _command_blocks([REPO / page]) for command in steps]
+    assert sorted(templates) == sorted(SHOWN_NOT_RUN)
 
 
 def test_the_pages_left_to_their_own_tests_are_read_by_those_tests() -> None:
