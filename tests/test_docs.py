@@ -15,7 +15,7 @@ The blocks are read from the pages themselves, so an example that drifts from th
   `check --format json` has the shape the command prints.
 
 The pages in `OWN_TESTS` hold examples written against files of their own (`eval/environments/shop.yml`,
-a server's `PORT`): the test named there runs them, and these tests leave those pages to it, but for
+a server's `PORT`): the test named there checks them its own way, and these tests leave those pages to it, but for
 pinning their commands, shown and not run, in `SHOWN_NOT_RUN`.
 The static site builds from docs/ with MkDocs (`mkdocs.yml`), strictly: a broken link or anchor fails.
 """
