@@ -152,8 +152,9 @@ def agentevals_side(out: Path, repeats: int) -> None:
                 found.append(bool(result["score"]))
         best = min(best, time.perf_counter() - start)
         verdicts = found
-    import agentevals  # noqa: F401 - only for its version
     from importlib.metadata import version
+
+    import agentevals  # noqa: F401 - only for its version
 
     sys.stdout.write(orjson.dumps({"seconds": best, "matches": verdicts, "agentevals": version("agentevals"),
                                    "openevals": version("openevals"), "langchain-core": version("langchain-core")}).decode())

@@ -53,7 +53,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, ROOT, SCENARIO, SOP, dataset, environ, git_revision, log, save, spread, table  # noqa: E402
+from common import OUT, ROOT, SCENARIO, SOP, dataset, environ, git_revision, log, save, spread, table
 
 #: The commit the redesign of issue 15 started from.
 BASE_COMMIT = "feb73f5"

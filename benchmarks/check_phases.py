@@ -32,9 +32,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import check_e2e  # noqa: E402
-from common import ROOT, SCENARIO, SOP, environ, log, save, table  # noqa: E402
-from scale import DECODE, instructions, profile_dataset  # noqa: E402
+import check_e2e
+from common import ROOT, SCENARIO, SOP, environ, log, save, table
+from scale import DECODE, instructions, profile_dataset
 
 #: The program each phase count runs: it stops after phase `UPTO` (0: start-up only).
 PROGRAM = """

@@ -41,7 +41,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, cli_command, environ, save  # noqa: E402
+from common import ROOT, cli_command, environ, save
 
 EXAMPLE = "examples/card_replace"
 TARGET = 3.0

@@ -36,7 +36,7 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, SCENARIO, cli_command, dataset, environ, log, save, table  # noqa: E402
+from common import OUT, SCENARIO, cli_command, dataset, environ, log, save, table
 
 WORK = OUT / "compare"
 #: The key of a conversation under `--match`: the last three digits of its id, so 1,000 keys.

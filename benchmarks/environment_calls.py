@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, log, save, table  # noqa: E402
+from common import OUT, log, save, table
 
 ORDERS = 1_000
 TOOL = """\

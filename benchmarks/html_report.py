@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, SCENARIO, cli_command, dataset, environ, log, save, table  # noqa: E402
+from common import OUT, SCENARIO, cli_command, dataset, environ, log, save, table
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -51,7 +51,7 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import FIXTURES, OUT, cli_command, environ, log, save, table  # noqa: E402
+from common import FIXTURES, OUT, cli_command, environ, log, save, table
 
 SOP = FIXTURES / "otlp_sop.yml"
 WORK = OUT / "otlp_import"

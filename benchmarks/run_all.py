@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import HERE, OUT, ROOT, table  # noqa: E402
+from common import HERE, OUT, ROOT, table
 
-from dialogcheck.checking import STREAM_ABOVE_BYTES  # noqa: E402
+from dialogcheck.checking import STREAM_ABOVE_BYTES
 
 
 @dataclass

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, cli_command, environ, log, save, table  # noqa: E402
+from common import OUT, cli_command, environ, log, save, table
 
 WORK = OUT / "parallel"
 AGENT_MODULE = "parallel_bench_agent"
@@ -153,7 +153,7 @@ async def serve(kind: str, latency: float, turns: int) -> None:
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            while line := await reader.readline():
+            while await reader.readline():
                 length, keep = 0, True
                 while (header := await reader.readline()) not in (b"\r\n", b"\n", b""):
                     name, _, value = header.decode("latin-1").partition(":")

@@ -61,7 +61,7 @@ import msgspec
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (  # noqa: E402
+from common import (
     OUT,
     ROOT,
     SCENARIO,
@@ -79,7 +79,7 @@ from common import (  # noqa: E402
     timed_cli,
 )
 
-import dialogcheck  # noqa: E402
+import dialogcheck
 
 TARGETS = {"linear": 11.0, "memory": 1.2, "outcomes": 2.0}
 WORK = OUT / "scale"
@@ -180,7 +180,7 @@ def cpu_cli(args: list[str], side: Any, stdout: Path | None = None) -> float:
     with stdout.open("wb") if stdout else open(os.devnull, "wb") as out:
         process = subprocess.Popen(side.command + args, stdout=out, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                                    env=side.env)
-        stderr = process.stderr.read()  # type: ignore[union-attr]
+        stderr = process.stderr.read()  # type: ignore[union-attr]  # stderr=PIPE
         _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode not in (0, 1) or b"Traceback" in stderr:
@@ -247,7 +247,7 @@ def count_check(args: argparse.Namespace, sides: list[Any]) -> dict[str, Any]:
     rows = [[f"{profile}, {entry['conversations']:,} conversations", f"{entry['decode']:,}",
              *(f"{entry['work'][s.name]:,}" for s in sides), " / ".join(f"{entry['ratios'][s.name]:.2f}x" for s in sides)]
             for profile, entry in found.items()]
-    print(f"\n## check in instructions: all 27 checks, start-up taken off, over the faster decoder's\n")
+    print("\n## check in instructions: all 27 checks, start-up taken off, over the faster decoder's\n")
     print(table(headers, rows))
     return found
 

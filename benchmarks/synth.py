@@ -209,8 +209,8 @@ def fit(data_path: Path) -> dict[str, Any]:
         "note": "Made by `benchmarks/synth.py --fit`. openings and segments: each run's tool calls per user turn, "
         "cut after each write (name, is_error), its first part under openings, the others under segments; transitions: which write follows which; lists: lengths of list arguments and results.",
         "transitions": {k: dict(sorted(v.items())) for k, v in sorted(transitions.items())},
-        "openings": {k: v for k, v in sorted(openings.items())},
-        "segments": {k: v for k, v in sorted(segments.items())},
+        "openings": dict(sorted(openings.items())),
+        "segments": dict(sorted(segments.items())),
         "lists": {k: _histogram(v.elements()) for k, v in sorted(lists.items())},
         "text_lengths": {"user": _quantiles(user_lengths), "bot": _quantiles(bot_lengths)},
         "observed": describe(runs),
@@ -380,12 +380,10 @@ class Generator:
         self.reservations = [self._id() for _ in range(_draw(rng, self.lists["user.reservations"]))]
 
     def _flights(self, count: int) -> list[dict]:
-        rng = self.rng
         date = f"2024-05-{self._int(10, 30):02d}"
         return [{"flight_number": f"HAT{self._int(1, 300):03d}", "date": date} for _ in range(count)]
 
     def _passengers(self, count: int) -> list[dict]:
-        rng = self.rng
         people = [{"first_name": self.first.title(), "last_name": self.last.title(), "dob": "1990-04-05"}]
         for _ in range(count - 1):
             people.append({"first_name": self._pick(FIRST).title(), "last_name": self._pick(LAST).title(),
@@ -408,7 +406,6 @@ class Generator:
                 "insurance": self._pick(["yes", "no"]), **extra}
 
     def _flight_options(self, count: int, origin: str, destination: str, date: str) -> list[dict]:
-        rng = self.rng
         return [{"flight_number": f"HAT{self._int(1, 300):03d}", "origin": origin, "destination": destination,
                  "scheduled_departure_time_est": f"{self._int(0, 24):02d}:00:00",
                  "scheduled_arrival_time_est": f"{self._int(0, 24):02d}:30:00", "status": "available",

@@ -1,4 +1,4 @@
-"""Reproduce tau-bench's verdicts from its recorded runs, with goals derived from each task.
+r"""Reproduce tau-bench's verdicts from its recorded runs, with goals derived from each task.
 
 On the command line it is two commands (the second judges every run against its own task's scenario):
 

@@ -37,8 +37,7 @@ import orjson
 
 from dialogcheck.importers import import_file
 from dialogcheck.importers.tau_bench import trajectory_id
-from dialogcheck.simulate.review import RULES, Brief, Line, Prompts, review_user, transcript_of
-from dialogcheck.simulate.review import _text
+from dialogcheck.simulate.review import RULES, Brief, Line, Prompts, _text, review_user, transcript_of
 from dialogcheck.simulate.review.model import TEMPLATE_TAG
 from dialogcheck.simulate.review.rules import AgentEcho, BriefCopy, GoalUnstated, Loop, PromptWording
 

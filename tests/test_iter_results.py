@@ -1,8 +1,8 @@
 """Streaming judgement: results in input order, a bounded window read ahead, the judge used per window."""
 
-from dialogcheck.judging import iter_results
 from dialogcheck.checks.base import Outcome
 from dialogcheck.judge.base import JudgeVerdict
+from dialogcheck.judging import iter_results
 from dialogcheck.scenario.load import load_scenario
 from tests.conftest import FakeJudge, bot, conv, user
 

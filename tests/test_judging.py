@@ -4,8 +4,8 @@ import pytest
 
 from dialogcheck.checks.base import Outcome
 from dialogcheck.checks.judged import NO_JUDGE_REASON, Judgement
-from dialogcheck.judging import evaluate, judge_requests
 from dialogcheck.judge.base import JudgeError, JudgeVerdict
+from dialogcheck.judging import evaluate, judge_requests
 from dialogcheck.llm.base import Usage
 from dialogcheck.scenario.load import load_scenario
 from tests.conftest import FakeJudge, bot, conv, user

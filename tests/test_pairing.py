@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from dialogcheck.judging import iter_results
 from dialogcheck.checks import patterns
 from dialogcheck.checks.base import Outcome
 from dialogcheck.errors import LoadError
 from dialogcheck.judge.base import JudgeVerdict
+from dialogcheck.judging import iter_results
 from dialogcheck.pairing import PairError, ScenarioSet, compile_pair, pair_key
 from dialogcheck.scenario.load import load_scenario
 from tests.conftest import FakeJudge, bot, conv, user

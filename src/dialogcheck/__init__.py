@@ -43,13 +43,13 @@ __all__ = sorted([*_EXPORTS, "__version__"])
 if TYPE_CHECKING:
     from .checking import UnfinishedBatch, check_conversations
     from .checks.base import CheckResult, Outcome
+    from .checks.judged import JudgedResult
     from .compare.changes import compare_results
     from .compare.model import Comparison
     from .errors import LoadError, Problem
     from .events.load import iter_conversations, load_conversation
     from .events.model import Conversation
     from .judging import evaluate, evaluate_sop, iter_results
-    from .checks.judged import JudgedResult
     from .results.model import BatchResult, ConversationResult, RunResult
     from .batches import run_scenarios
     from .scenario.load import load_scenario

@@ -21,6 +21,7 @@ import html
 import re
 import threading
 from collections.abc import Iterable
+from typing import overload
 from urllib.parse import unquote, urlsplit
 
 import orjson
@@ -79,7 +80,7 @@ def hold_url(url: str | None) -> None:
         password = parts.password if parts else None
     except ValueError:
         return
-    if not password:
+    if not password or parts is None:  # a password comes only with parts
         return
     user, secret = unquote(parts.username or ""), unquote(password)
     basic = [f"{user}:{secret}".encode(encoding, "strict") for encoding in ("utf-8", "latin-1") if _encodes(f"{user}:{secret}", encoding)]
@@ -123,6 +124,14 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     text = _AUTH_SCHEME.sub(lambda m: f"{m.group('scheme')}{m.group('gap')}{MASK}", text)
     text = _HEADER_VALUE.sub(lambda m: f"{m.group('head')}{MASK}", text)
     return _KEY_SHAPES.sub(MASK, text)
+
+
+@overload
+def redact_url(url: str) -> str: ...
+
+
+@overload
+def redact_url(url: str | None) -> str | None: ...
 
 
 def redact_url(url: str | None) -> str | None:

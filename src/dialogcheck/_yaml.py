@@ -218,7 +218,7 @@ def _bad_scalar(node: ScalarNode) -> str:
     digits, limit = text.lstrip("+-").replace("_", ""), sys.get_int_max_str_digits()
     if node.tag == _INT and len(digits) > limit and digits.isdigit():
         return f"an integer of {len(digits):,} digits is too long: at most {limit:,} digits are read"
-    kind = node.tag.rsplit(":", 1)[-1]
+    kind = node.tag.rsplit(":", 1)[-1]  # type: ignore[union-attr]  # a tagged scalar: ruamel's None is for no tag
     shown = clip(text, 40)
     return f"{shown!r}, tagged `!!{kind}`, is not {_TAG_NOUNS.get(kind, 'a ' + kind)}"
 
@@ -307,7 +307,7 @@ class _Builder:
 
     def _not_a_core_number(self, node: ScalarNode) -> bool:
         """A plain, untagged scalar ruamel read as a number that YAML 1.2's core schema reads as a string."""
-        pattern = _CORE_NUMBER.get(node.tag)
+        pattern = _CORE_NUMBER.get(node.tag)  # type: ignore[arg-type]  # an untagged node's None is simply not in the table
         return (
             pattern is not None and node.style is None and node.ctag.handle is None
             and self.yaml.resolver.processing_version == (1, 2) and pattern.fullmatch(node.value) is None
@@ -389,15 +389,15 @@ class _Builder:
                 self.problem(f"duplicate key `{key.value}` (first defined at line {first.line})", key.pos)
                 continue
             value = self.build(value_node)
-            if isinstance(value_node, ScalarNode) and value_node.value == "" and value.value is None:
+            if isinstance(value_node, ScalarNode) and value_node.value == "" and value.value is None:  # type: ignore[union-attr]  # a scalar node builds a YScalar
                 value = YScalar(None, key.pos)  # `key:` with nothing after it: the parser marks the next token
             values[key.value] = value
             keys[key.value] = key.pos
         for source in merged:
-            for key, value in source.values.items():
-                if key not in values:
-                    values[key] = value
-                    keys[key] = source.keys[key]
+            for name, value in source.values.items():
+                if name not in values:
+                    values[name] = value
+                    keys[name] = source.keys[name]
         return YMap(values, keys, _pos(node))
 
 

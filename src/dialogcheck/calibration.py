@@ -175,7 +175,7 @@ def agreement(pairs: Sequence[Pair]) -> dict[str, Any]:
         "pairs": len(pairs),
         "decided": len(decided),
         "agreement": sum(1 for j, h in zip(judge, human) if j == h) / len(decided) if decided else None,
-        "kappa": cohen_kappa(judge, human),  # type: ignore[arg-type]
+        "kappa": cohen_kappa(judge, human),  # type: ignore[arg-type]  # the decided pairs: no verdict of theirs is None
         "confusion": confusion,
         "base_rate": sum(1 for p in pairs if p.label.label == "pass") / len(pairs) if pairs else None,
     }

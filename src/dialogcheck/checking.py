@@ -86,7 +86,8 @@ def _scenario_files(paths: Sequence[str | Path]) -> list[Path]:
 
 def _each(load, items) -> list:
     """`load` of every item, raising one `LoadError` with the problems of all of them."""
-    done, problems = [], []
+    done: list = []
+    problems: list[Problem] = []
     for item in items:
         try:
             done.append(load(item))
@@ -315,7 +316,7 @@ class CheckBatch:
                     if item.result is not None:
                         self._seen(item.result)
         except (LoadError, OSError, WorkerLost):
-            results.close()  # the chunks still in flight finish (and write) first
+            results.close()  # type: ignore[attr-defined]  # a generator: the chunks still in flight finish (and write) first
             remove_shards(folder, fmt)
             raise
 
@@ -331,7 +332,7 @@ def review_recorded(subject: Any, conversation: Conversation, result: Conversati
     the scenario it was judged against (a suspect one is counted as suspect)."""
     from .simulate.review import brief_of, review_conversation
 
-    scenario = subject.scenarios[result.scenario] if isinstance(subject, ScenarioSet) else subject
+    scenario = subject.scenarios[result.scenario] if isinstance(subject, ScenarioSet) else subject  # type: ignore[index]  # a set's results name their scenario
     return replace(result, user_review=review_conversation(conversation, brief_of(scenario)))
 
 

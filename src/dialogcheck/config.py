@@ -336,7 +336,7 @@ def _samples(role: Fields) -> int:
     """`evaluation.samples`: an odd number of times to ask (so a majority of two verdicts always exists)."""
     samples = role.integer("samples", minimum=1, maximum=MAX_SAMPLES)
     if samples is not None and samples % 2 == 0:
-        role.problems.add(f"`samples` in `evaluation` must be odd, so that a majority decides, got {samples}", role.get("samples").pos)
+        role.problems.add(f"`samples` in `evaluation` must be odd, so that a majority decides, got {samples}", role.get("samples").pos)  # type: ignore[union-attr]  # read just above
         return 1
     return samples or 1
 
@@ -414,7 +414,7 @@ def parse_config(root_node: YNode | None, problems: Problems, path: Path) -> Pro
         cache=_cache(fields, root),
         framework_tools=framework_tools_setting(fields),
         environment=fields.string("environment"),
-        environment_pos=fields.get("environment").pos if fields.has("environment") else None,
+        environment_pos=fields.get("environment").pos if fields.has("environment") else None,  # type: ignore[union-attr]  # it has one
     )
 
 

@@ -189,6 +189,7 @@ def load_definition(path: str | Path, settings: ProjectSettings | None = None) -
     key = next((kind for kind in KINDS if kind in keys), next(iter(keys), None))
     if key is None and Path(path).parent.name == "environments":
         key = "environment"  # an empty file of eval/environments/ is an environment file lacking its key
+    value: object
     if key == "environment":
         from .environment.load import parse_environment, project_of
 
@@ -202,7 +203,7 @@ def load_definition(path: str | Path, settings: ProjectSettings | None = None) -
     elif key == "scenario" or key is None:
         scenario = Path(path)
         catalog, default = settings.catalog(scenario), settings.default_environment(scenario)
-        value = parse_scenario(root, problems, file, settings.framework_tools(scenario), catalog, default)  # reports what a scenario file lacks
+        value = parse_scenario(root, problems, file, settings.framework_tools(scenario), catalog, default)  # type: ignore[arg-type]  # reports what a scenario file lacks
         named = [p for p in catalog.take_file_problems() if Path(p.file).resolve() not in settings.validated]
         problems.items.extend(named)  # an environment file it names, not read on its own here: its problems said with it
         kind = "scenario"
@@ -210,8 +211,8 @@ def load_definition(path: str | Path, settings: ProjectSettings | None = None) -
         raise LoadError.one(
             f"not a scenario, SOP or environment file: expected a top-level `scenario:`, `sop:` or `environment:` key, got `{key}`",
             file,
-            root.keys[key].line,
-            root.keys[key].column,
+            root.keys[key].line,  # type: ignore[union-attr]  # a key was found: the root is a mapping
+            root.keys[key].column,  # type: ignore[union-attr]  # the same
         )
     if problems or value is None:
         raise LoadError(problems.items).in_file(file)

@@ -12,12 +12,12 @@ import traceback
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from .checks.base import CheckResult
-from .checks.judged import Criterion, Judgement, JudgeRequest, unjudged
+from .checks.judged import Criterion, JudgedResult, Judgement, JudgeRequest, unjudged
 from .checks.running import run_check
 from .events.model import Conversation
 from .events.trace import trace_context
@@ -68,7 +68,10 @@ def _crash(result: CheckResult) -> Crash:
     return Crash(type(error).__name__, str(error), "".join(traceback.format_exception(error)), where=result.check.label)
 
 
-def _without_exception(result: CheckResult) -> CheckResult:
+_Result = TypeVar("_Result", bound=CheckResult)
+
+
+def _without_exception(result: _Result) -> _Result:
     """The result with its exception left out, once `_crash` has kept it: a result stays plain data (it travels
     between processes, and an exception may not)."""
     return msgspec.structs.replace(result, exception=None)
@@ -103,7 +106,10 @@ def with_replay(conversation: Conversation, scenario: Scenario) -> Conversation:
 
 def _judge_checks(subject: Any, conversation: Conversation, judged: Mapping[str, Judgement], no_judge: bool) -> ConversationResult:
     """Every check of `subject` on `conversation`, with the judgements already made."""
-    assertions, criteria, sop, notes = [], [], None, ()
+    assertions: list[CheckResult] = []
+    criteria: list[JudgedResult] = []
+    sop = None
+    notes: tuple[str, ...] = ()
     if isinstance(subject, Scenario):
         goals = subject.goals
         conversation = with_replay(conversation, subject)
@@ -177,7 +183,7 @@ async def evaluate_async(
 ) -> ConversationResult:
     """Ask the judge (and score metrics) for one conversation, then run its checks: a scenario or an SOP."""
     items = judge_requests(subject) if judge is not None and not no_judge else []
-    judged = await run_judge(conversation, items, judge) if items else {}
+    judged = await run_judge(conversation, items, judge) if items else {}  # type: ignore[arg-type]  # items only with a judge
     scorer = getattr(judge, "score_metrics", None) if metrics and not no_judge else None
     context = subject.simulation_context if isinstance(subject, Scenario) else None
     scores = await scorer(conversation, metrics, context, framework_tools=subject.framework_tools) if scorer else None

@@ -103,7 +103,8 @@ class ScenarioSet:
                 continue
             if key in by_key:
                 other = by_key[key]
-                problems.append(Problem(f"{spelling.option('pair')} takes the key `{key}` from both `{other.slug}` ({other.path}) and `{scenario.slug}`: make the pattern tell them apart", scenario.path))
+                said = f"{spelling.option('pair')} takes the key `{key}` from both `{other.slug}` ({other.path}) and `{scenario.slug}`: make the pattern tell them apart"
+                problems.append(Problem(said, scenario.path))
             by_key.setdefault(key, scenario)
         if problems:
             raise LoadError(problems)

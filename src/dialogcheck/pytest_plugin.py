@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from .errors import LoadError
     from .results.model import RunResult
 
 #: Marker names pytest, or a plugin in common use, gives a meaning (skip, expect a failure, parametrize, use
@@ -159,7 +160,7 @@ def item_variants(scenario: Any, runs: int) -> list[tuple[str, int]]:
     several for its LLM user (`[impatient]`, `[impatient-run-2]`)."""
     from .runner.project import persona_matrix
 
-    traits = persona_matrix(scenario, (), "auto") or [None]
+    traits: list[str | None] = [*persona_matrix(scenario, (), "auto")] or [None]
     variants = []
     for repeat in range(1, runs + 1):
         for index, trait in enumerate(traits):
@@ -380,7 +381,7 @@ class _State:
             from ._pytest_runs import write_results
 
             with self.env_policy():
-                write_results(self.results, list(self._finished.values()), self.runs)
+                write_results(self.results, list(self._finished.values()), self.runs)  # type: ignore[arg-type]  # a lock is held only with a results folder
 
     def close(self) -> None:
         if self._runner is not None:
@@ -389,7 +390,7 @@ class _State:
             self._lock.release()
 
 
-def _load_error(err: Exception) -> str:
+def _load_error(err: LoadError) -> str:
     """A load error as a collection error shows it: `path:line:col: message` lines, masked (pytest is no writer of ours)."""
     from ._redact import mask
     from .report.text import render_load_error

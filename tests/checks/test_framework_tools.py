@@ -19,8 +19,8 @@ from dialogcheck._cli.main import cli
 from dialogcheck.checks.base import Outcome
 from dialogcheck.config import load_config
 from dialogcheck.errors import LoadError
-from dialogcheck.judging import evaluate, evaluate_sop
 from dialogcheck.events.model import FRAMEWORK_TOOLS
+from dialogcheck.judging import evaluate, evaluate_sop
 from tests.conftest import bot, conv, tool, user
 
 #: A shop agent whose own tools are named `cancel` (an order) and `complete` (a checkout).

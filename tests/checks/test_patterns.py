@@ -9,8 +9,7 @@ import sys
 import time
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from dialogcheck.checks import patterns
 from dialogcheck.checks.base import Outcome

@@ -75,7 +75,7 @@ def test_a_pipe_gives_every_conversation_the_file_gives(batch_file, name, output
 
 def test_process_substitution_and_a_fifo_are_read_once(batch_file, tmp_path):
     substituted = subprocess.run(
-        ["bash", "-c", f'"$0" check --no-judge --scenario "$1" <(cat "$2")', str(DIALOGCHECK), str(SCENARIO), str(batch_file)],
+        ["bash", "-c", '"$0" check --no-judge --scenario "$1" <(cat "$2")', str(DIALOGCHECK), str(SCENARIO), str(batch_file)],
         capture_output=True, env=_env(), check=False,
     )
     assert substituted.returncode == 1, substituted.stderr

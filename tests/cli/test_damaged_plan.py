@@ -51,7 +51,7 @@ def untouched(folder: Path):
 
 
 @pytest.mark.parametrize("command", BOTH)
-def test_two_thousand_traits_of_a_thousand_runs_are_refused(interrupted, command):  # noqa: F811
+def test_two_thousand_traits_of_a_thousand_runs_are_refused(interrupted, command):  # noqa: F811 - `interrupted` is the fixture imported above
     def matrix(plan):
         plan["scenarios"][0] |= {"runs": 1000, "personas": ["terse"] * 2000}
         plan["total_runs"] = 2_000_000 + plan["scenarios"][1]["runs"]
@@ -66,14 +66,14 @@ def test_two_thousand_traits_of_a_thousand_runs_are_refused(interrupted, command
 
 
 @pytest.mark.parametrize("command", BOTH)
-def test_a_trait_named_twice_is_refused_at_its_second_naming(interrupted, command):  # noqa: F811
+def test_a_trait_named_twice_is_refused_at_its_second_naming(interrupted, command):  # noqa: F811 - `interrupted` is the fixture imported above
     path = edit(interrupted, lambda plan: plan["scenarios"][0].update(personas=["terse", "polite", "terse"]) or plan.update(total_runs=8))
     line, column = position(path, '"terse"', 2)
     assert refused(interrupted, *command) == f"{path}:{line}:{column}: invalid plan: `scenarios[0].personas` names the trait 'terse' twice\n"
 
 
 @pytest.mark.parametrize("command", BOTH)
-def test_a_plan_of_more_runs_than_a_batch_may_run_is_refused_before_any_is_listed(interrupted, tmp_path, command):  # noqa: F811
+def test_a_plan_of_more_runs_than_a_batch_may_run_is_refused_before_any_is_listed(interrupted, tmp_path, command):  # noqa: F811 - `interrupted` is the fixture imported above
     """A 1 MB plan of 5,000 scenarios at the most repeats each: 5,000,000 runs, which `report` once listed until it ran out of memory."""
     count = 5000
 
@@ -118,7 +118,7 @@ def test_a_new_batch_of_more_runs_than_a_batch_may_run_is_refused_before_it_star
     ],
 )
 @pytest.mark.parametrize("command", BOTH)
-def test_a_huge_string_is_refused_without_quoting_it(interrupted, field, value, expected, command):  # noqa: F811
+def test_a_huge_string_is_refused_without_quoting_it(interrupted, field, value, expected, command):  # noqa: F811 - `interrupted` is the fixture imported above
     edit(interrupted, lambda plan: plan["scenarios"][0].update({field: value}))
     message = refused(interrupted, *command)
     where = f"`scenarios[0].{field}`" if field != "personas" else "`scenarios[0].personas[0]`"
@@ -126,7 +126,7 @@ def test_a_huge_string_is_refused_without_quoting_it(interrupted, field, value, 
 
 
 @pytest.mark.parametrize("command", BOTH)
-def test_a_huge_unknown_field_is_named_in_short(interrupted, command):  # noqa: F811
+def test_a_huge_unknown_field_is_named_in_short(interrupted, command):  # noqa: F811 - `interrupted` is the fixture imported above
     edit(interrupted, lambda plan: plan["scenarios"][0].update({"k" * 2_000_000: 1}))
     message = refused(interrupted, *command)
     assert "invalid plan: unknown field `kkkk" in message and "…` in `scenarios[0]`" in message and len(message) < 1000
@@ -134,7 +134,7 @@ def test_a_huge_unknown_field_is_named_in_short(interrupted, command):  # noqa: 
 
 @pytest.mark.parametrize("depth", [100, 5_000, 200_000])
 @pytest.mark.parametrize("command", BOTH)
-def test_deep_nesting_is_refused_at_a_place(interrupted, depth, command):  # noqa: F811
+def test_deep_nesting_is_refused_at_a_place(interrupted, depth, command):  # noqa: F811 - `interrupted` is the fixture imported above
     path = interrupted / "plan.json"
     text = path.read_text()
     path.write_text(text.replace('"total_runs"', '"deep": ' + "[" * depth + "]" * depth + ',\n  "total_runs"', 1))
@@ -142,7 +142,7 @@ def test_deep_nesting_is_refused_at_a_place(interrupted, depth, command):  # noq
     assert message.startswith(f"{path}:") and ("unknown field `deep`" in message or "not valid JSON" in message), message
 
 
-def test_traits_the_scenario_does_not_declare_are_refused_by_resume(interrupted):  # noqa: F811
+def test_traits_the_scenario_does_not_declare_are_refused_by_resume(interrupted):  # noqa: F811 - `interrupted` is the fixture imported above
     path = edit(interrupted, lambda plan: plan["scenarios"][0].update(personas=["terse"]))  # one trait: the same count of runs
     line, column = position(path, '"personas"')
     scenario = interrupted.parent / "p" / "eval" / "scenarios" / "alpha.yml"
@@ -154,7 +154,7 @@ def test_traits_the_scenario_does_not_declare_are_refused_by_resume(interrupted)
     assert untouched(interrupted) == before
 
 
-def test_traits_other_than_those_the_scenario_declares_are_refused_by_resume(interrupted):  # noqa: F811
+def test_traits_other_than_those_the_scenario_declares_are_refused_by_resume(interrupted):  # noqa: F811 - `interrupted` is the fixture imported above
     import hashlib
 
     scenario = interrupted.parent / "p" / "eval" / "scenarios" / "alpha.yml"
@@ -187,9 +187,9 @@ def special_file(tmp_path: Path, kind: str) -> str:
 
 @pytest.mark.parametrize("kind", ["devzero", "fifo", "folder"])
 @pytest.mark.parametrize("field", ["scenario", "config"])
-def test_a_path_in_the_plan_that_is_not_a_regular_file_is_refused_without_opening_it_for_long(interrupted, tmp_path, kind, field):  # noqa: F811
+def test_a_path_in_the_plan_that_is_not_a_regular_file_is_refused_without_opening_it_for_long(interrupted, tmp_path, kind, field):  # noqa: F811 - `interrupted` is the fixture imported above
     target = special_file(tmp_path, kind)
-    path = edit(interrupted, lambda plan: plan["scenarios"][0].update(path=target) if field == "scenario" else plan.update(config=target))
+    edit(interrupted, lambda plan: plan["scenarios"][0].update(path=target) if field == "scenario" else plan.update(config=target))
     what = {"devzero": "a character device", "fifo": "a named pipe", "folder": "a folder"}[kind]
     message = refused(interrupted, "run", "--resume")
     if field == "scenario":
@@ -203,7 +203,7 @@ def test_a_path_in_the_plan_that_is_not_a_regular_file_is_refused_without_openin
 
 
 @pytest.mark.parametrize("bad", ["/tmp/a\x00b.yml", "/" + "n" * 300 + ".yml"])
-def test_a_path_no_system_call_takes_is_refused(interrupted, bad):  # noqa: F811
+def test_a_path_no_system_call_takes_is_refused(interrupted, bad):  # noqa: F811 - `interrupted` is the fixture imported above
     edit(interrupted, lambda plan: plan["scenarios"][0].update(path=bad))
     message = refused(interrupted, "run", "--resume")
     assert "scenario `alpha` of this batch cannot be read" in message and "ValueError" not in message

@@ -177,7 +177,7 @@ def test_bad_arguments_and_paths_outside_the_project_are_tool_errors_and_the_ser
         assert missing.is_error
         assert missing.content[0].text == "eval/results/none:1:1: no results folder here (give the folder `dialogcheck run` wrote)"
         assert missing.structured_content == cli_json(project, "report", "eval/results/none")
-        assert set(tool.name for tool in (await client.list_tools()).tools) == TOOLS  # still serving
+        assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS  # still serving
         still = await client.call_tool("validate", {"paths": ["sops"]})
         assert not still.is_error and still.structured_content["valid"] is True
 
@@ -231,7 +231,8 @@ def test_a_path_the_system_cannot_take_and_a_run_number_too_long_are_argument_er
             assert len(text) < 1_000, (name, text[:300])  # the path is named by its start, not whole
 
     folder = project / "eval" / "results" / "b"
-    subprocess.run([str(DIALOGCHECK), "run", str(project / "eval" / "scenarios" / "card_replace_confirms_first.yml"), "--no-judge", "--results", str(folder)], cwd=project, capture_output=True, check=True)
+    scenario = project / "eval" / "scenarios" / "card_replace_confirms_first.yml"
+    subprocess.run([str(DIALOGCHECK), "run", str(scenario), "--no-judge", "--results", str(folder)], cwd=project, capture_output=True, check=True)
     session(project, script)
 
 
@@ -334,7 +335,7 @@ def test_streamable_http_on_loopback_answers_only_the_token_printed_at_its_start
         assert statuses and set(statuses) <= {200, 202, 204}, statuses
         for refused in [{}, {"Authorization": f"Bearer {token[:-1]}{'x' if token[-1] != 'x' else 'y'}"}, {"Authorization": f"Basic {token}"}, {"Authorization": token}]:
             statuses = []
-            with pytest.raises(Exception):  # noqa: B017, PT011 - the SDK's client gives up (an exception group), and the statuses say why
+            with pytest.raises(Exception):  # noqa: B017 - the SDK's client gives up (an exception group), and the statuses say why
                 http_session(port, refused, script, statuses)
             assert statuses and set(statuses) == {401}, (refused, statuses)
             request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=b"{}", headers={**refused, "Content-Type": "application/json"})

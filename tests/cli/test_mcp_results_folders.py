@@ -18,11 +18,11 @@ from tests.cli.test_mcp import DIALOGCHECK, cli_json, project, session  # noqa: 
 SLUG = "card_replace_confirms_first"
 
 
-def command(project: Path, *args: str) -> subprocess.CompletedProcess:
+def command(project: Path, *args: str) -> subprocess.CompletedProcess:  # noqa: F811 - `project` is the fixture imported above
     return subprocess.run([str(DIALOGCHECK), *args], cwd=project, capture_output=True, text=True, check=False, timeout=300)
 
 
-def test_report_of_a_check_output_folder_answers_what_report_prints(project):
+def test_report_of_a_check_output_folder_answers_what_report_prints(project):  # noqa: F811 - `project` is the fixture imported above
     assert command(project, "check", "--no-judge", "--output", "out", "--sop", "sops/replace_card.yml", "conversations").returncode == 1
     printed = command(project, "report", "out")
 
@@ -35,7 +35,7 @@ def test_report_of_a_check_output_folder_answers_what_report_prints(project):
     session(project, script)
 
 
-def test_report_and_explain_of_an_unfinished_batch_say_so(project):
+def test_report_and_explain_of_an_unfinished_batch_say_so(project):  # noqa: F811 - `project` is the fixture imported above
     assert command(project, "run", "--no-judge", "--runs", "2", "--results", "batch", f"eval/scenarios/{SLUG}.yml").returncode == 0
     for path in (project / "batch" / SLUG).glob("run_2.*"):
         path.unlink()
@@ -55,7 +55,7 @@ def test_report_and_explain_of_an_unfinished_batch_say_so(project):
     session(project, script)
 
 
-def test_a_results_folder_that_links_outside_or_disagrees_with_its_summary_is_a_tool_error(project, tmp_path):
+def test_a_results_folder_that_links_outside_or_disagrees_with_its_summary_is_a_tool_error(project, tmp_path):  # noqa: F811 - `project` is the fixture imported above
     assert command(project, "run", "--no-judge", "--results", "batch", f"eval/scenarios/{SLUG}.yml").returncode == 0
     events = project / "batch" / SLUG / "run_1.events.jsonl"
     secret = tmp_path / "secret.jsonl"

@@ -95,7 +95,7 @@ class _Redirecting(BaseHTTPRequestHandler):
     status = 308
     sent: list[str | None] = []
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.sent.append(self.headers.get("Authorization"))
         self.send_response(self.status)

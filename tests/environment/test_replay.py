@@ -12,7 +12,7 @@ import pytest
 from dialogcheck.environment import load_environment
 from dialogcheck.events.model import ReplayRefused
 
-from .conftest import write_environment, with_faults
+from .conftest import with_faults, write_environment
 
 CANCEL = {"tool": "cancel_order", "arguments": {"order_id": "O1", "reason": "late"}}
 

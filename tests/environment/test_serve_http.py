@@ -12,7 +12,6 @@ from dialogcheck.environment.serve import HTTP_VARIABLE, MCP_VARIABLE, RUN_HEADE
 from .conftest import HANG, RUN_A, RUN_B, Sleeps, with_faults, write_environment
 
 
-
 @pytest.fixture
 def client():
     with httpx.Client(timeout=HANG) as http:

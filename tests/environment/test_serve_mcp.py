@@ -14,10 +14,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from dialogcheck.environment import load_environment
-from dialogcheck.environment.serve import RUN_HEADER, EnvironmentServer
+from dialogcheck.environment.serve import RUN_HEADER
 
 from .conftest import HANG, RUN_A, RUN_B, Sleeps, with_faults, write_environment
-
 
 
 def session(url: str, script, headers: dict[str, str] | None = None, statuses: list[int] | None = None, mode: str = "auto"):
@@ -146,7 +145,7 @@ def test_the_root_mcp_address_routes_as_the_http_one(server, shop):
     assert session(root, read).structured_content["id"] == "O2"
     server.attach(RUN_B, second)
     statuses: list[int] = []
-    with pytest.raises(Exception):  # noqa: B017, PT011 - the SDK's client gives up (an exception group), the status says why
+    with pytest.raises(Exception):  # noqa: B017 - the SDK's client gives up (an exception group), the status says why
         session(root, read, statuses=statuses)
     assert statuses and set(statuses) == {409}
     assert session(root, read, headers={RUN_HEADER: RUN_B}).structured_content["id"] == "O2"

@@ -6,8 +6,7 @@ import os
 
 import pytest
 
-from dialogcheck.environment import load_environment
-from dialogcheck.environment import bounds
+from dialogcheck.environment import bounds, load_environment
 from dialogcheck.errors import LoadError
 
 from .conftest import write_environment

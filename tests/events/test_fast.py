@@ -9,8 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dialogcheck.errors import LoadError
 from dialogcheck.events import load
@@ -182,7 +181,8 @@ def test_exponent_like_text_in_a_string_or_a_small_exponent_stays_on_the_fast_pa
 
 
 def test_tracker_lines_are_decoded_fast_and_keep_what_was_recorded(tmp_path):
-    line = {"sender_id": "c1", "events": [{"event": "user", "text": "hi"}, {"event": "bot", "text": None, "metadata": {"utter_action": "utter_hi"}, "data": {"buttons": [{"title": "Yes", "payload": "/yes"}]}}]}
+    bot = {"event": "bot", "text": None, "metadata": {"utter_action": "utter_hi"}, "data": {"buttons": [{"title": "Yes", "payload": "/yes"}]}}
+    line = {"sender_id": "c1", "events": [{"event": "user", "text": "hi"}, bot]}
     decoder = TrackerDecoder()
     decoded = decoder.decode(orjson.dumps(line))
     assert (decoded.conversation_id, decoded.scenario, decoded.warnings) == ("c1", None, None)

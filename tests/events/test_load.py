@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from dialogcheck.errors import LoadError
-from dialogcheck.events import bounds
 from dialogcheck.events import (
     FRAMEWORK_TOOLS,
     BlockEvent,
@@ -20,11 +19,11 @@ from dialogcheck.events import (
     SkillEvent,
     ToolRun,
     UserMessage,
+    bounds,
     iter_conversation_file,
     iter_conversations,
     load_conversation,
 )
-
 from tests.conftest import bot, ev, tool, user
 
 EVENTS = [

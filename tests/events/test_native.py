@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import orjson
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from dialogcheck.events.model import BotMessage, Button, Conversation, MemorySet, ToolRun, UserMessage
-from dialogcheck.events.model import native_object
+from dialogcheck.events.model import BotMessage, Button, Conversation, MemorySet, ToolRun, UserMessage, native_object
 from dialogcheck.events.native import conversation_lines, event_lines
 from dialogcheck.events.parse import conversation_from_dicts
 from tests.events.test_fast import ODD_EVENT

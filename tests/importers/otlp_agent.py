@@ -39,7 +39,7 @@ def _completion(message: dict, finish: str) -> dict:
 class _FakeOpenAI(BaseHTTPRequestHandler):
     """Chat completions: a tool call while no tool result was sent, then the answer."""
 
-    def do_POST(self):  # noqa: N802 (http.server's name)
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if any(m.get("role") == "tool" for m in body["messages"]):
             answer = _completion({"role": "assistant", "content": ANSWER}, "stop")

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,7 +41,7 @@ def test_output_file_reads_back_natively(tmp_path):
     out = tmp_path / "native.jsonl"
     result = run("--from", "tau-bench", SAMPLE, "-o", out)
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith(f"imported 4 conversations (")
+    assert result.stdout.startswith("imported 4 conversations (")
     assert [c.conversation_id for c in iter_conversation_file(out)] == ["task-1-trial-0", "task-44-trial-0", "task-1-trial-1", "task-44-trial-1"]
     assert [p.name for p in tmp_path.iterdir()] == ["native.jsonl"]  # no temporary file left
 
@@ -174,7 +178,10 @@ def test_a_value_too_deep_for_native_events_is_bad_input_at_its_line(tmp_path, d
         assert not (tmp_path / "out.jsonl").exists()
 
 
-@pytest.mark.parametrize("fmt, body", [("rasa-tracker", b'{"sender_id": "a", "events": [{"event": "user"}]}\n{"sender_id": "b", "events": [' + b" " * 2000 + b"]}\n"), ("tau-bench", b"[" + b" " * 2000 + b"]")])
+@pytest.mark.parametrize("fmt, body", [
+    ("rasa-tracker", b'{"sender_id": "a", "events": [{"event": "user"}]}\n{"sender_id": "b", "events": [' + b" " * 2000 + b"]}\n"),
+    ("tau-bench", b"[" + b" " * 2000 + b"]"),
+])
 def test_a_record_past_the_bound_is_refused_on_any_line(tmp_path, monkeypatch, fmt, body):
     """Importers read within the same bound as the native reader: every line, and a document read whole."""
     from dialogcheck.events import bounds
@@ -340,3 +347,41 @@ def test_dash_output_with_derived_scenarios_as_a_real_command(tmp_path):
     assert [json.loads(line)["sender_id"] for line in done.stdout.splitlines()] == ["task-1-trial-0", "task-44-trial-0", "task-1-trial-1", "task-44-trial-1"]
     assert done.stderr.startswith("imported 4 conversations (") and " to stdout; 2 scenarios in scenarios" in done.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["scenarios"]
+
+
+def test_a_value_too_deep_to_write_is_refused_at_a_line_of_the_file(tmp_path):
+    """A conversation with no place of its own is placed at the file's first line, never at line `None`."""
+    deep: object = "x"
+    for _ in range(300):
+        deep = [deep]
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": json.dumps({"a": deep})}}
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+    source = tmp_path / "deep.jsonl"
+    source.write_text(json.dumps({"messages": messages}) + "\n")
+    result = run("--from", "openai", source, "-o", tmp_path / "out.jsonl")
+    assert result.exit_code == 2
+    assert result.stderr == f"{source}:1:1: a value here is nested more than 254 levels deep: native events cannot hold it\n"
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_the_closing_line_prints_on_a_terminal(tmp_path):
+    """On a terminal the line goes through rich: it must be the printer's own styled text."""
+    source = tmp_path / "chat.jsonl"
+    source.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}) + "\n")
+    leader, follower = pty.openpty()
+    dialogcheck = Path(sys.executable).parent / "dialogcheck"
+    with open(follower, "wb", closefd=True) as terminal:
+        done = subprocess.run([str(dialogcheck), "import", "--from", "openai", str(source), "-o", str(tmp_path / "out.jsonl")],
+                              stdin=subprocess.DEVNULL, stdout=terminal, stderr=subprocess.PIPE, timeout=120, check=False)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal's other end is closed: all of it was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"imported 1 conversation (2 events) from " in shown

@@ -115,7 +115,7 @@ def test_check_with_an_sop_and_the_verdicts_as_telemetry(traces, tmp_path):
 class _Collector(BaseHTTPRequestHandler):
     received: list = []
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
         request = ExportLogsServiceRequest()
@@ -226,7 +226,8 @@ def test_conformance_parts_the_schema_allows_are_read_or_ignored(tmp_path):
     """A text part without `content`, a blob part and a part of an unknown type are valid: nothing breaks."""
     inputs = [{"role": "user", "parts": [{"type": "text"}, {"type": "blob", "mime_type": "image/png"}]},
               {"role": "user", "parts": [{"type": "search_result", "source": "https://example.com"}, {"type": "text", "content": "hi"}]}]
-    events = events_of(write(tmp_path, doc(chat("b" * 16, 10, inputs, [{"role": "assistant", "parts": [{"type": "reasoning", "content": "x"}, {"type": "text", "content": "hello"}], "finish_reason": "stop"}]), root(0))))
+    outputs = [{"role": "assistant", "parts": [{"type": "reasoning", "content": "x"}, {"type": "text", "content": "hello"}], "finish_reason": "stop"}]
+    events = events_of(write(tmp_path, doc(chat("b" * 16, 10, inputs, outputs), root(0))))
     assert [(e["event"], e["text"]) for e in events] == [("user", ""), ("user", "hi"), ("bot", "hello")]
 
 
@@ -268,11 +269,15 @@ def test_same_start_keeps_the_span_tree_order(tmp_path):
 def test_the_older_event_form(tmp_path):
     events = [
         {"name": "gen_ai.user.message", "timeUnixNano": "11", "attributes": [attr("content", "Weather?")]},
-        {"name": "gen_ai.choice", "timeUnixNano": "12", "attributes": [attr("message", {"content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\"}"}}]})]},
+        {"name": "gen_ai.choice", "timeUnixNano": "12", "attributes": [
+            attr("message", {"content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\"}"}}]}),
+        ]},
     ]
     later = [
         {"name": "gen_ai.user.message", "timeUnixNano": "21", "attributes": [attr("content", "Weather?")]},
-        {"name": "gen_ai.assistant.message", "timeUnixNano": "21", "attributes": [attr("tool_calls", [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\"}"}}])]},
+        {"name": "gen_ai.assistant.message", "timeUnixNano": "21", "attributes": [
+            attr("tool_calls", [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\"}"}}]),
+        ]},
         {"name": "gen_ai.tool.message", "timeUnixNano": "21", "attributes": [attr("content", "hot"), attr("id", "c1")]},
         {"name": "gen_ai.choice", "timeUnixNano": "22", "attributes": [attr("message", {"content": "It is hot."})]},
     ]
@@ -521,7 +526,7 @@ def test_parent_ids_in_a_cycle_are_bad_input_naming_the_span_and_the_cycle(tmp_p
     done = subprocess.run([sys.executable, "-c", script, *map(str, paths.values())], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     said = dict(zip(_CYCLES, done.stdout.splitlines()))
-    for name, (spans, cycle, at) in _CYCLES.items():
+    for name, (_spans, cycle, _at) in _CYCLES.items():
         first = f"{int(cycle.split()[0], 16):016x}"
         shown = " -> ".join(part if part == "..." else f"{int(part, 16):016x}" for part in cycle.split(" -> "))
         text = paths[name].read_text().splitlines()[1]

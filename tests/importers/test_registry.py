@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dialogcheck.importers import IMPORTERS, import_file
 from dialogcheck.events.load import iter_conversation_file
+from dialogcheck.importers import IMPORTERS, import_file
 from tests.conftest import EXAMPLE
 
 

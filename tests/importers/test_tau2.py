@@ -35,7 +35,10 @@ RUN = {
         {"role": "user", "content": "Thanks, it works. ###STOP###", "turn_idx": 8},
     ],
 }
-RESULTS = {"timestamp": "2025-06-02T10:02:00", "info": {"num_trials": 1, "max_steps": 100}, "tasks": [{"id": "3"}], "simulations": [RUN, {**RUN, "id": "sim-2", "trial": 1, "messages": RUN["messages"][:3]}]}
+RESULTS = {
+    "timestamp": "2025-06-02T10:02:00", "info": {"num_trials": 1, "max_steps": 100}, "tasks": [{"id": "3"}],
+    "simulations": [RUN, {**RUN, "id": "sim-2", "trial": 1, "messages": RUN["messages"][:3]}],
+}
 
 
 def convert(tmp_path: Path, document, name: str = "results.json") -> list:

@@ -5,16 +5,16 @@ import json
 
 import pytest
 
+from dialogcheck.checks.base import Outcome
 from dialogcheck.checks.judged import JudgeRequest
 from dialogcheck.config import LLMSettings
 from dialogcheck.judge.answers import CRITERION_SCHEMA
-from dialogcheck.llm.structured import MalformedAnswer, parse_json_answer
-from dialogcheck.checks.base import Outcome
 from dialogcheck.judge.base import JudgeError, judge_one
-from dialogcheck.judge.ledger import render_ledger
 from dialogcheck.judge.chat_judge import ChatJudge
+from dialogcheck.judge.ledger import render_ledger
 from dialogcheck.judge.transcript import render_transcript
 from dialogcheck.llm.base import ChatResponse, LLMError, Usage
+from dialogcheck.llm.structured import MalformedAnswer, parse_json_answer
 from dialogcheck.llm.templates import Templates
 from tests.conftest import bot, conv, tool, user
 

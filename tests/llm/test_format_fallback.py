@@ -16,11 +16,12 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
 from dialogcheck.config import LLMSettings
 from dialogcheck.llm import LLMError
 from dialogcheck.llm.factory import make_client
-from tests.llm.conftest import chat, error_body, judge_says
 from tests.cli.test_batch_text import command as dialogcheck
+from tests.llm.conftest import chat, error_body, judge_says
 from tests.llm.test_check_with_judge import project
 
 SCHEMA = {"type": "object", "properties": {"verdict": {"enum": ["PASS", "FAIL"]}}, "required": ["verdict"]}

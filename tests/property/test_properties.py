@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dialogcheck.checks import ASSERTIONS
 from dialogcheck.checks.lifecycle import LIFECYCLE_CHECKS
@@ -66,7 +65,10 @@ EVENT = st.one_of(
     st.fixed_dictionaries({"event": st.just("user"), "text": TEXT}),
     st.fixed_dictionaries({"event": st.just("bot"), "text": TEXT | st.none()}, optional={"utter_name": NAMES, "buttons": BUTTONS}),
     st.builds(lambda t, s, step: {"event": t, "skill_id": s, "step_id": step}, st.sampled_from([c.key for c in LIFECYCLE_CHECKS if c.key.startswith("skill")]), NAMES, NAMES | st.none()),
-    st.builds(lambda t, s, b, step: {"event": t, "skill_id": s, "block_id": b, "step_id": step}, st.sampled_from([c.key for c in LIFECYCLE_CHECKS if c.key.startswith("ordered")]), NAMES, NAMES, NAMES | st.none()),
+    st.builds(
+        lambda t, s, b, step: {"event": t, "skill_id": s, "block_id": b, "step_id": step},
+        st.sampled_from([c.key for c in LIFECYCLE_CHECKS if c.key.startswith("ordered")]), NAMES, NAMES, NAMES | st.none(),
+    ),
     st.builds(lambda k, v: {"event": "memory_set", "key": k, "value": v}, NAMES, JSON),
     st.builds(lambda k: {"event": "memory_cleared", "key": k}, NAMES),
     st.builds(
@@ -89,7 +91,10 @@ TOOL = st.builds(
 )
 LIFECYCLE = st.one_of(
     *[
-        st.builds(lambda cls=cls, s=None, b=None, step=None: cls(s, b, step) if "block" in cls.key else cls(s, step), st.just(cls), NAMES, NAMES, (NAMES | st.none()) if cls.takes_step_id else st.none())
+        st.builds(
+            lambda cls=cls, s=None, b=None, step=None: cls(s, b, step) if "block" in cls.key else cls(s, step),
+            st.just(cls), NAMES, NAMES, (NAMES | st.none()) if cls.takes_step_id else st.none(),
+        )
         for cls in LIFECYCLE_CHECKS
     ]
 )
@@ -144,7 +149,9 @@ def test_turns_never_decrease_and_indexes_are_positions(events):
 
 ANY_JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["event", "text", "tool_name", "source", "events", "key", "value", "skill_id", "arguments"]) | st.text(max_size=3), inner, max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["event", "text", "tool_name", "source", "events", "key", "value", "skill_id", "arguments"]) | st.text(max_size=3), inner, max_size=4,
+    ),
     max_leaves=10,
 )
 

@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
-from dialogcheck.results.files import ResultsFolder, new_folder
 from dialogcheck.errors import LoadError
+from dialogcheck.results.files import ResultsFolder, new_folder
 from dialogcheck.results.lock import LOCK_FILE, BatchLock
 from tests.cli.test_run import AGENT, make_project
 from tests.reliability.peers import clean_env
@@ -136,7 +136,8 @@ def test_the_lock_goes_with_its_holder_and_is_taken_again(tmp_path):
     with folder.lock():  # released: a resume takes it
         pass
     killed = subprocess.Popen(
-        [sys.executable, "-c", f"from dialogcheck.results.lock import BatchLock; from pathlib import Path; import time; BatchLock.take(Path({str(tmp_path / 'r')!r})); print('locked', flush=True); time.sleep(60)"],
+        [sys.executable, "-c", "from dialogcheck.results.lock import BatchLock; from pathlib import Path; import time; "
+         f"BatchLock.take(Path({str(tmp_path / 'r')!r})); print('locked', flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True,
     )
     assert killed.stdout.readline() == "locked\n"

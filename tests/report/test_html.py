@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import base64
-import json
 import hashlib
 import html
+import json
 import re
 from pathlib import Path
 

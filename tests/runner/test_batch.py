@@ -2,11 +2,10 @@
 
 import asyncio
 
-
 from dialogcheck.checks.base import Outcome
+from dialogcheck.config import LLMSettings
 from dialogcheck.connectors.base import AgentError, AgentMessage, AgentTurn
 from dialogcheck.llm.base import ChatResponse, LLMError, Usage
-from dialogcheck.config import LLMSettings
 from dialogcheck.runner.batch import BatchSettings, RunSpec, run_batch
 from dialogcheck.scenario.load import load_scenario
 from dialogcheck.simulate.loop import ENDED_DONE, ENDED_EMPTY, ENDED_MAX_TURNS, ENDED_SILENT

@@ -85,7 +85,7 @@ def serve_agent():
         loop.run_until_complete(runner.setup())
         site = web.TCPSite(runner, "127.0.0.1", 0)
         loop.run_until_complete(site.start())
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # a started site has its server
         thread = threading.Thread(target=loop.run_forever, daemon=True)
         thread.start()
         started.append((loop, runner, thread))

@@ -12,7 +12,15 @@ from dialogcheck import load_scenario
 from dialogcheck.events.model import opens_turn
 from dialogcheck.events.parse import conversation_from_dicts
 from dialogcheck.simulate.review import (
-    RULES, Brief, Line, Prompts, Reason, UserReview, review_conversation, review_user, transcript_of,
+    RULES,
+    Brief,
+    Line,
+    Prompts,
+    Reason,
+    UserReview,
+    review_conversation,
+    review_user,
+    transcript_of,
 )
 from dialogcheck.simulate.review.rules import AgentEcho, BriefCopy, GoalUnstated, Loop, PromptWording
 from tests.conftest import REPO

@@ -3,8 +3,8 @@
 from dialogcheck.checks.base import Outcome
 from dialogcheck.events import load_conversation
 from dialogcheck.judge.base import JudgeVerdict
-from dialogcheck.sop import load_sop
 from dialogcheck.judging import evaluate_sop
+from dialogcheck.sop import load_sop
 from tests.conftest import EXAMPLE, FakeJudge
 
 SOP = EXAMPLE / "sops" / "replace_card.yml"

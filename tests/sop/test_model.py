@@ -5,8 +5,8 @@ from dataclasses import dataclass
 import pytest
 
 from dialogcheck.checks.base import Check, CheckResult, Outcome
+from dialogcheck.checks.judged import Judgement, JudgeRequest
 from dialogcheck.checks.sop_judge import LlmJudge
-from dialogcheck.checks.judged import JudgeRequest, Judgement
 from dialogcheck.sop import Step, StepSet
 from tests.conftest import conv, tool, user
 from tests.sop.conftest import steps_from_yaml

@@ -129,7 +129,7 @@ def _check_options(engine, output_dir, output_format_shards, input_format, junit
             raise click.UsageError("--junit and --html are written by --engine local")
     if output_format_shards == "parquet" or engine == "ray":
         try:
-            import pyarrow  # noqa: F401
+            import pyarrow  # noqa: F401 - imported only to learn that it is installed
         except ImportError:
             hint = "pip install 'dialogcheck[ray]'" if engine == "ray" else "pip install 'dialogcheck[parquet]'"
             raise click.UsageError(f"--engine ray and Parquet shards need pyarrow: {hint}") from None
@@ -259,7 +259,7 @@ def check(**given) -> None:
         _check(o, config, subject)
     finally:
         if lock is not None:
-            _let_go(lock, o.output_dir)  # type: ignore[arg-type]
+            _let_go(lock, o.output_dir)  # type: ignore[arg-type]  # a lock is taken only with --output
 
 
 def _check(o: CheckOptions, config, subject) -> None:
@@ -431,7 +431,7 @@ def _check_locally(batch: CheckBatch, out: CheckOptions, html: HtmlReportFile | 
 
 def _to_shards(batch: CheckBatch, out: CheckOptions) -> None:
     try:
-        batch.to_shards(out.output_dir, out.shard_format)  # type: ignore[arg-type]
+        batch.to_shards(out.output_dir, out.shard_format)  # type: ignore[arg-type]  # shards are written only with --output
     except OSError as err:  # a shard could not be written (the folder's place is a file, a full disk, ...)
         _cannot_write_output(err, out.output_dir, out.output_format)
 
@@ -498,7 +498,7 @@ def _check_on_ray(o: CheckOptions, subject) -> None:
     try:
         note_unfinished(noted, o.conversations)
         outcome = run_ray(
-            job, o.conversations, output_dir, o.shard_format, address=o.ray_address, cpus=o.jobs or usable_cores(),
+            job, o.conversations, output_dir, o.shard_format, address=o.ray_address, cpus=o.jobs or usable_cores(),  # type: ignore[arg-type]  # --output, required above
             chunk_bytes=o.chunk_bytes or CHUNK_BYTES,
         )
     except LoadError as err:
@@ -514,7 +514,7 @@ def _check_on_ray(o: CheckOptions, subject) -> None:
     tally.warnings.add(outcome.warnings)
     if tally.counts.total == 0:
         fail_with_load_error(LoadError.one("no conversations found", " ".join(o.conversations)), output_format)
-    _summary(tally, output_dir, output_format)
+    _summary(tally, output_dir, output_format)  # type: ignore[arg-type]  # --engine ray writes to --output, required above
     raise SystemExit(check_exit_code(tally.counts, tally.undecided))
 
 

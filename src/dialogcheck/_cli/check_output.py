@@ -15,10 +15,10 @@ import orjson
 
 from .._redact import mask_bytes
 from ..checking import CheckTally
+from ..checks.base import Outcome
 from ..engines.work import ChunkResult, Judged
 from ..errors import LoadError
 from ..report.json import dumps, load_error_document
-from ..checks.base import Outcome
 from ..report.styled import Styled
 from ..report.text import render_check_scenarios, render_check_table, render_conversation, render_more_failures, render_tally, render_warnings
 from ..results.codec import check_summary_document
@@ -77,7 +77,7 @@ class TextWriter:
         if item.encoded is not None:  # piped: plain text, written straight through (empty for a conversation not shown)
             self._block(item.encoded)
         elif self.show_all or failing:  # a terminal: styled here
-            self._block(render_conversation(item.result, failing_only=not self.show_all))  # type: ignore[arg-type]
+            self._block(render_conversation(item.result, failing_only=not self.show_all))  # type: ignore[arg-type]  # an item to show holds its result
 
     def _block(self, block: bytes | Styled) -> None:
         if not block or (isinstance(block, Styled) and not block.pieces):
@@ -94,7 +94,7 @@ class TextWriter:
     def finish(self) -> None:
         if self.first is not None:  # the batch held one conversation: all of it, as ever
             item = self.first
-            self._block(item.alone if item.alone is not None else render_conversation(item.result))  # type: ignore[arg-type]
+            self._block(item.alone if item.alone is not None else render_conversation(item.result))  # type: ignore[arg-type]  # an item to show holds its result
         sys.stdout.flush()
         if self.tally.counts.total > 1:
             if self.hidden:
@@ -121,7 +121,7 @@ class JsonWriter:
         elif self.written == 0:
             _write_bytes(b'{"conversations": [\n' + block)
         elif self.written == 1:
-            _write_bytes(b'{"conversations": [\n' + self.first + b",\n" + block)  # type: ignore[operator]
+            _write_bytes(b'{"conversations": [\n' + self.first + b",\n" + block)  # type: ignore[operator]  # the first block is kept once one is written
         else:
             _write_bytes(b",\n" + block)
         self.written += count
@@ -136,7 +136,7 @@ class JsonWriter:
         [...judged so far], "error": {...}}`, so stdout still holds exactly one JSON document."""
         document = error if isinstance(error, dict) else load_error_document(error)
         tail = b'\n], "error": ' + orjson.dumps(document) + self._warnings() + b"}\n"
-        _write_bytes(b'{"conversations": [\n' + self.first + tail if self.written == 1 else tail)  # type: ignore[operator]
+        _write_bytes(b'{"conversations": [\n' + self.first + tail if self.written == 1 else tail)  # type: ignore[operator]  # the first block is kept once one is written
         sys.stdout.flush()
 
     def _warnings(self) -> bytes:
@@ -145,7 +145,7 @@ class JsonWriter:
 
     def finish(self) -> None:
         if self.written == 1:
-            document = orjson.loads(self.first)  # type: ignore[arg-type]
+            document = orjson.loads(self.first)  # type: ignore[arg-type]  # the first block is kept once one is written
             if self.tally.warnings:
                 document["warnings"] = self.tally.warnings.as_json()
             print_json(dumps(document))  # the one-conversation document, indented

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import click
 
+from .._shown import listed
 from ..compare import ALPHA, MissingStats, compare_results, comparison_json
 from ..compare.model import Comparison, Verdict
 from ..errors import LoadError
-from .._shown import listed
 from ..pairing import compile_pair
 from ..report.compare_text import MAX_ROWS, render_comparison
 from ..results.atomic import write_atomic

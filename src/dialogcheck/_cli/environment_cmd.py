@@ -53,7 +53,7 @@ def serve(file: str, host: str, port: int, seed: int, faults: str) -> None:
     except LoadError as err:
         fail_with_load_error(err, "text")
     stopping = threading.Event()
-    run = loaded.start(seed, faults=faults == "on", sleep=lambda seconds: stopping.wait(seconds))  # a stop ends a fault's delay
+    run = loaded.start(seed, faults=faults == "on", sleep=lambda seconds: stopping.wait(seconds))  # type: ignore[arg-type]  # a stop ends a fault's delay (its bool unread)
     server = EnvironmentServer(host, port)
     try:
         server.start()

@@ -22,15 +22,14 @@ from typing import IO
 
 import click
 import orjson
-from rich.text import Text
 
-from .._shown import counted
 from .._paths import require_folder
+from .._shown import counted
 from ..errors import LoadError, Problem, os_reason
 from ..events.bounds import MAX_WRITTEN_DEPTH
-from ..importers import IMPORTERS, import_file
-from ..importers import tau2_scenarios, tau_bench_scenarios
+from ..importers import IMPORTERS, import_file, tau2_scenarios, tau_bench_scenarios
 from ..report.json import dumps
+from ..report.styled import Styled
 from ..results.atomic import AtomicFile
 from .output import FORMAT_OPTION, fail_with_load_error, print_json, print_text
 
@@ -123,7 +122,7 @@ def _convert(file: str, fmt: str, handle: IO[bytes]) -> tuple[int, int]:
         try:
             line = orjson.dumps(imported.tracker())
         except orjson.JSONEncodeError:  # a value nested past the 254 levels native JSON lines may hold
-            where, number = imported.conversation.place or (file, None)
+            where, number = imported.conversation.place or (file, 1)
             raise LoadError.one(f"a value here is nested more than {MAX_WRITTEN_DEPTH} levels deep: native events cannot hold it", where, number) from None
         handle.write(line + b"\n")
         conversations += 1
@@ -188,7 +187,7 @@ def import_cmd(fmt: str, output: str | None, scenarios_dir: str | None, output_f
         with _Placement() as placement, _staged(output, placement) as (handle, staged):
             conversations, events = _convert(file, fmt, handle)
             scenarios = list(_DERIVED[fmt](file)) if scenarios_dir is not None else []
-            written = [str(Path(scenarios_dir, f"{slug}.yml")) for slug, _ in scenarios]
+            written = [str(Path(scenarios_dir, f"{slug}.yml")) for slug, _ in scenarios]  # type: ignore[arg-type]  # scenarios only with a folder
             if scenarios_dir is not None:
                 placement.scenarios(Path(scenarios_dir), [(path, text) for path, (_, text) in zip(written, scenarios)])
             _commit(handle, staged, output, output_format == "json")
@@ -203,4 +202,4 @@ def import_cmd(fmt: str, output: str | None, scenarios_dir: str | None, output_f
     line = f"imported {counted(conversations, 'conversation')} ({counted(events, 'event')}) from {file} to {where}"
     if written:
         line += f"; {counted(len(written), 'scenario')} in {scenarios_dir}"
-    print_text(Text(line + "\n"), stderr=output is None)
+    print_text(Styled(line + "\n"), stderr=output is None)

@@ -69,7 +69,7 @@ class CheckedPath(click.Path):
     """`click.Path`, refusing first a path no system call takes (a NUL, a name over 255 bytes): a usage error naming
     it, where the OS would answer with a `ValueError` or an `OSError` from deep inside a command."""
 
-    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+    def convert(self, value, param, ctx):
         if isinstance(value, str):
             from .._paths import path_problem
             from .._shown import clip, visible

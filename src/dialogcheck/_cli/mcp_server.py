@@ -17,7 +17,7 @@ import hmac
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import anyio.from_thread
@@ -33,12 +33,15 @@ from .._shown import clip, counted, listed
 from .._yaml import allowed_env, env_policy
 from ..config import search_within
 from ..connectors.base import AgentError, AgentSetupError, describe
-from ..errors import LoadError
+from ..errors import LoadError, Problem
 from ..llm.base import LLMError
 from ..report.json import dumps, load_error_document
 from ..report.styled import Styled
 from ..report.text import render_load_error
 from ..results.plan import MAX_RUNS
+
+if TYPE_CHECKING:
+    from ..results.model import ConversationResult
 
 Paths = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, description="Files or folders, relative to the project folder.")]
 OnePath = Annotated[str, Field(min_length=1, description="A file or folder, relative to the project folder.")]
@@ -124,7 +127,7 @@ class Project:
         return name if Path.cwd().resolve() == self.root else str(target)
 
     def paths(self, names: list[str]) -> list[str]:
-        problems = []
+        problems: list[Problem] = []
         found = []
         for name in names:
             try:
@@ -147,8 +150,8 @@ def _check(project: Project, subject: str, conversations: list[str], no_judge: b
     from ..checking import CheckBatch
     from ..config import find_config, load_config
     from ..definitions import load_definition
-    from ..results.codec import check_summary_document, conversation_document
     from ..report.text import check_counts_text, render_conversation
+    from ..results.codec import check_summary_document, conversation_document
     from .check import wants_judge
 
     subject_path = project.path(subject)
@@ -160,7 +163,7 @@ def _check(project: Project, subject: str, conversations: list[str], no_judge: b
     config = load_config(config_file) if config_file is not None else None
     judge = _judge(config, subject_path) if wants_judge(definition.value, no_judge, False) else None
     batch = CheckBatch(definition.value, files, judge=judge, no_judge=no_judge, metrics=config.evaluation.metrics if config else ())
-    results = [item.result for item in batch.judged(with_results=True) if getattr(item, "result", None) is not None]
+    results: list[ConversationResult] = [item.result for item in batch.judged(with_results=True) if getattr(item, "result", None) is not None]  # type: ignore[union-attr, misc]  # the judged items that hold a result
     if not results:
         raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(conversations))
     if len(results) == 1:
@@ -254,7 +257,7 @@ def _explain(project: Project, results: str, run: str) -> CallToolResult:
 
     batch = load_results(project.path(results))
     match = _RUN_NAME.fullmatch(run)
-    slug, number = match.group("slug"), int(match.group("file") or match.group("item") or 1)  # type: ignore[union-attr]
+    slug, number = match.group("slug"), int(match.group("file") or match.group("item") or 1)  # type: ignore[union-attr]  # the run name was checked against the pattern above
     chosen = next((one for one in batch.runs if one.key == (slug, number)), None)
     if chosen is None and (slug, number) in batch.unfinished:
         raise ToolFailure.of(f"run {clip(run, 120)!r} of {results} was planned but never finished: finish the batch with dialogcheck run --resume {results}")

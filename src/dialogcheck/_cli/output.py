@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 import click
 
@@ -84,7 +84,7 @@ def print_json(document: str) -> None:
     sys.stdout.flush()
 
 
-def fail_with_load_error(error: LoadError, output_format: str) -> None:
+def fail_with_load_error(error: LoadError, output_format: str) -> NoReturn:
     """Report bad input and exit 2: JSON on stdout, or `path:line:col: message` lines on stderr."""
     if output_format == "json":
         from ..report import json as json_report

@@ -17,12 +17,16 @@ import os
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from .._redact import mask
 from .._shown import visible
 from ..checks.base import Outcome
 from ..results.model import Counts
 from .output import console
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as Bar
 
 #: Seconds between two plain progress lines when stderr is not a terminal.
 INTERVAL_SECONDS = 10.0
@@ -54,7 +58,7 @@ class Progress:
         self.counts = Counts()
         self.current = ""
         self.started = time.monotonic()
-        self._bar = None
+        self._bar: Bar | None = None
         #: When the bar last left its line for something written to stdout (None while it is shown).
         self._away: float | None = None
         self._stdout = None
@@ -65,7 +69,7 @@ class Progress:
         if sys.stderr.isatty():
             self._start_bar()
             if sys.stdout.isatty():
-                self._stdout, sys.stdout = sys.stdout, _Clearing(sys.stdout, self.clear)  # type: ignore[assignment]
+                self._stdout, sys.stdout = sys.stdout, _Clearing(sys.stdout, self.clear)  # type: ignore[assignment]  # a file-like wrapper of stdout
         else:
             self._thread = threading.Thread(target=self._tick, name="dialogcheck-progress", daemon=True)
             self._thread.start()
@@ -95,7 +99,7 @@ class Progress:
         self.current = current
         if self._away is not None and time.monotonic() - self._away >= AWAY_SECONDS:
             self._away = None
-            self._bar.start()  # type: ignore[union-attr]
+            self._bar.start()  # type: ignore[union-attr]  # `_away` is set only while a bar shows
         if self._bar is not None:
             self._bar.update(self._task, completed=self.counts.total, description=self._label(), tally=self.tally())
 

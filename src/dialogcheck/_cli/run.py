@@ -239,7 +239,7 @@ def _finish(batch: BatchResult, junit_path, html_path, output_format: str, *, sh
     """Say how the batch ended, write the extra report copies, print the summary; exit with the batch's code."""
     if batch.interrupted:
         message = (
-            f"interrupted: {len(batch.runs):,} of {counted(batch.planned, 'run')} finished; "
+            f"interrupted: {len(batch.runs):,} of {counted(batch.planned, 'run')} finished; "  # type: ignore[arg-type]  # a batch run now has its plan
             f"finish with: dialogcheck run --resume {batch.folder}\n"
         )
         print_text(Styled(message, "bold yellow"), stderr=True)

@@ -45,8 +45,8 @@ def require_sdk(endpoint: str | None) -> None:
     if endpoint is None:
         return
     try:
-        import opentelemetry.exporter.otlp.proto.http._log_exporter  # noqa: F401
-        import opentelemetry.sdk._logs  # noqa: F401
+        import opentelemetry.exporter.otlp.proto.http._log_exporter
+        import opentelemetry.sdk._logs  # noqa: F401 - imported only to learn that the SDK is installed
     except ImportError:
         raise click.UsageError("--otlp-endpoint needs the OpenTelemetry SDK and its OTLP/HTTP exporter: pip install 'dialogcheck[otlp]'") from None
 
@@ -56,12 +56,11 @@ class _Sdk:
 
     def __init__(self, endpoint: str):
         require_sdk(endpoint)
+        import requests
         from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
         from opentelemetry.sdk._logs import LoggerProvider
         from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
         from opentelemetry.sdk.resources import Resource
-
-        import requests
 
         hold_url(endpoint)
         url = endpoint.rstrip("/") + "/v1/logs" if endpoint.count("/") <= 2 else endpoint
@@ -70,7 +69,7 @@ class _Sdk:
         self.exporter = _Counting(OTLPLogExporter(endpoint=url, session=session))
         session.hooks["response"].append(self.exporter.seen)
         self.provider = LoggerProvider(resource=Resource.create({"service.name": "dialogcheck"}))
-        self.provider.add_log_record_processor(BatchLogRecordProcessor(self.exporter))
+        self.provider.add_log_record_processor(BatchLogRecordProcessor(self.exporter))  # type: ignore[arg-type]  # _Counting wraps the SDK's exporter
         self.logger = self.provider.get_logger("dialogcheck")
 
     def finish(self) -> None:

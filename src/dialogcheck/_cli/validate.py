@@ -6,9 +6,10 @@ used, and text is printed without rich unless it goes to a terminal.
 
 from __future__ import annotations
 
-import click
-
 from pathlib import Path
+from typing import Any
+
+import click
 
 from .._shown import counted, listed, shown
 from .._yaml import YMap, read_yaml
@@ -126,7 +127,9 @@ def validation(paths: tuple[str, ...] | list[str]) -> tuple[dict, Styled, Styled
     if not files:
         what = "no YAML files found" if not found.skipped else _no_definitions(found.skipped)
         raise LoadError.one(what, " ".join(paths))
-    entries, problems, warnings = [], [], []
+    entries: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
     text = Styled()
     settings = ProjectSettings(files)
     for path in files:

@@ -164,7 +164,7 @@ class EventCheck(Check):
         the fields in which it differed."""
         if not events:
             return f"no {self.event_noun} event was recorded", (), []
-        event, miss = self.closest_miss(events)  # type: ignore[misc]
+        event, miss = self.closest_miss(events)  # type: ignore[misc]  # `closest_miss` finds one when there are events
         count = f"{counted(len(events), f'{self.event_noun} event')} recorded, none matched"
         detail = f"{count}; closest: {self.describe_event(event)} at {at(event)} but {', '.join(miss)}"
         return detail, (event.index,), self.differences(event)

@@ -44,13 +44,13 @@ class SkillCheck(EventCheck):
     def candidates(self, conversation: Conversation) -> Sequence[Event]:
         return conversation.of_type(self.key)
 
-    def same_subject(self, event: SkillEvent) -> bool:  # type: ignore[override]
+    def same_subject(self, event: SkillEvent) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         return event.skill_id == self.skill_id
 
-    def matches(self, event: SkillEvent) -> bool:  # type: ignore[override]
+    def matches(self, event: SkillEvent) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         return event.skill_id == self.skill_id and (self.step_id is None or event.step_id == self.step_id)
 
-    def mismatches(self, event: SkillEvent) -> list[str]:  # type: ignore[override]
+    def mismatches(self, event: SkillEvent) -> list[str]:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         miss = []
         if event.skill_id != self.skill_id:
             miss.append(was("skill_id", event.skill_id, self.skill_id))
@@ -58,11 +58,11 @@ class SkillCheck(EventCheck):
             miss.append(was("step_id", event.step_id, self.step_id))
         return miss
 
-    def miss_count(self, event: SkillEvent) -> int:  # type: ignore[override]
+    def miss_count(self, event: SkillEvent) -> int:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         """`len(self.mismatches(event))` without the text: every candidate is ranked on a failure."""
         return (event.skill_id != self.skill_id) + (self.step_id is not None and event.step_id != self.step_id)
 
-    def describe_event(self, event: SkillEvent) -> str:  # type: ignore[override]
+    def describe_event(self, event: SkillEvent) -> str:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         step = f" step {event.step_id}" if event.step_id is not None else ""
         return f"{event.type} {event.skill_id}{step}"
 
@@ -105,13 +105,13 @@ class BlockCheck(EventCheck):
     def candidates(self, conversation: Conversation) -> Sequence[Event]:
         return conversation.of_type(self.key)
 
-    def same_subject(self, event: BlockEvent) -> bool:  # type: ignore[override]
+    def same_subject(self, event: BlockEvent) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         return event.skill_id == self.skill_id and event.block_id == self.block_id
 
-    def matches(self, event: BlockEvent) -> bool:  # type: ignore[override]
+    def matches(self, event: BlockEvent) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         return self.same_subject(event) and (self.step_id is None or event.step_id == self.step_id)
 
-    def mismatches(self, event: BlockEvent) -> list[str]:  # type: ignore[override]
+    def mismatches(self, event: BlockEvent) -> list[str]:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         miss = []
         if event.skill_id != self.skill_id:
             miss.append(was("skill_id", event.skill_id, self.skill_id))
@@ -121,7 +121,7 @@ class BlockCheck(EventCheck):
             miss.append(was("step_id", event.step_id, self.step_id))
         return miss
 
-    def miss_count(self, event: BlockEvent) -> int:  # type: ignore[override]
+    def miss_count(self, event: BlockEvent) -> int:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         """`len(self.mismatches(event))` without the text: every candidate is ranked on a failure."""
         return (
             (event.skill_id != self.skill_id)
@@ -129,7 +129,7 @@ class BlockCheck(EventCheck):
             + (self.step_id is not None and event.step_id != self.step_id)
         )
 
-    def describe_event(self, event: BlockEvent) -> str:  # type: ignore[override]
+    def describe_event(self, event: BlockEvent) -> str:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         step = f" step {event.step_id}" if event.step_id is not None else ""
         return f"{event.type} {event.skill_id}/{event.block_id}{step}"
 

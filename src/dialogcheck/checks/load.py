@@ -160,7 +160,7 @@ def _read_field(cls: type, field: SchemaField, fields: Fields, context: Context)
     if kind is bool:
         return fields.boolean(key)
     if kind is int:
-        return fields.integer(key, minimum=spec.minimum, maximum=spec.maximum)  # type: ignore[arg-type]
+        return fields.integer(key, minimum=spec.minimum, maximum=spec.maximum)  # type: ignore[arg-type]  # an int field's bounds are ints
     if kind is float:
         return fields.number(key, minimum=spec.minimum, maximum=spec.maximum)
     if typing.get_origin(kind) is Mapping:
@@ -223,7 +223,7 @@ def _strings(field: SchemaField, seq: YSeq, fields: Fields, context: Context) ->
             problems.add(problem, item.pos)
     if len(problems.items) > count:
         return None
-    return tuple(item.value for item in seq.items)  # type: ignore[union-attr]
+    return tuple(item.value for item in seq.items)  # type: ignore[union-attr]  # a non-scalar item is a problem above, and problems return None
 
 
 def _regex(key: str, fields: Fields) -> str | None:
@@ -350,7 +350,7 @@ def _read_by_tag(
     named = fields.string(tag, required=True)
     if named is not None and cls is None:
         hint = f" ({spec.refused_tags[named]})" if named in spec.refused_tags else did_you_mean(named, spec.tags)
-        problems.add(f"`{tag}` in {what} must be one of {', '.join(spec.tags)}, got {named!r}{hint}", tag_node.pos)  # type: ignore[union-attr]
+        problems.add(f"`{tag}` in {what} must be one of {', '.join(spec.tags)}, got {named!r}{hint}", tag_node.pos)  # type: ignore[union-attr]  # `named` was read, so its node exists
     if cls is None:
         return None
     return build(cls, fields, context, preset)
@@ -358,8 +358,9 @@ def _read_by_tag(
 
 def _subclasses(base: type) -> list[type]:
     """Every concrete class under `base`: what an item may be when its tag names none of them."""
-    found = []
-    for sub in base.__subclasses__():
+    found: list[type] = []
+    subclasses: list[type] = base.__subclasses__()
+    for sub in subclasses:
         if not getattr(sub, "__abstractmethods__", None):
             found.append(sub)
         found.extend(_subclasses(sub))

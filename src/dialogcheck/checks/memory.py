@@ -43,7 +43,7 @@ class MemoryEntry:
 
 
 def _writes(conversation: Conversation, name: str) -> list[MemorySet]:
-    return [e for e in conversation.of_type("memory_set") if e.key == name]  # type: ignore[misc]
+    return [e for e in conversation.of_type("memory_set") if e.key == name]  # type: ignore[attr-defined, misc]  # of_type("memory_set") holds MemorySet events only
 
 
 #: How similar (difflib's ratio) a recorded key must be to the name looked for to be offered as a hint.
@@ -91,7 +91,7 @@ def _characters(name: str) -> Counter[str]:
 
 def _other_keys(conversation: Conversation, event_type: str, name: str) -> str:
     """The hint a failure about `name` ends with: a key of the same kind of event that is probably the one meant."""
-    close = similar_key(name, (e.key for e in conversation.of_type(event_type)))  # type: ignore[attr-defined]
+    close = similar_key(name, (e.key for e in conversation.of_type(event_type)))  # type: ignore[attr-defined]  # memory events, which all have a key
     return f" (a similar key was: `{close}`)" if close is not None else ""
 
 
@@ -173,7 +173,7 @@ class MemoryWasCleared(_MemoryCheck):
 
     def check_entry(self, conversation, entry):
         for event in conversation.of_type("memory_cleared"):
-            if event.key == entry.name:  # type: ignore[attr-defined]
+            if event.key == entry.name:
                 return True, f"{entry.name} cleared at {at(event)}", [event.index]
         hint = _other_keys(conversation, "memory_cleared", entry.name)
         written = " (it was written but never cleared)" if _writes(conversation, entry.name) else ""
@@ -191,14 +191,14 @@ class _MemoryStep(EventCheck):
         return f"{self.key} {self.name}"
 
     def mismatches(self, event: Event) -> list[str]:
-        key = event.key  # type: ignore[attr-defined]
+        key = event.key  # type: ignore[attr-defined]  # a memory event
         return [] if key == self.name else [f"key was {show(key)}"]
 
     def matches(self, event: Event) -> bool:
-        return event.key == self.name  # type: ignore[attr-defined]
+        return event.key == self.name  # type: ignore[attr-defined]  # a memory event
 
     def describe_event(self, event: Event) -> str:
-        return f"{event.type} {event.key}"  # type: ignore[attr-defined]
+        return f"{event.type} {event.key}"  # type: ignore[attr-defined]  # a memory event
 
 
 class MemoryWasSetStep(_MemoryStep):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._shown import counted
 from ..events.model import BotMessage, Button, Conversation, Event
@@ -21,6 +21,7 @@ from .schema import file_keys, spec
 if TYPE_CHECKING:
     from .._fields import Fields
     from .load import Context
+    from .patterns import Pattern
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ class MessageMatch:
     text_matches: str | None = spec(None, regex=True)
     buttons: tuple[ButtonSpec, ...] | None = spec(None, item="button")
 
+    if TYPE_CHECKING:
+        _pattern: ClassVar[Pattern | None]  # set by __post_init__ on the instance, never on the class
+
     @classmethod
     def validate(cls, values: Mapping[str, Any], fields: Fields, context: Context) -> None:
         keys = file_keys(cls)
@@ -71,13 +75,13 @@ class MessageMatch:
             return False
         if self.buttons is not None and buttons_in_order(self.buttons, message.buttons) < len(self.buttons):
             return False
-        return self._pattern is None or self._pattern.found(message.text)
+        return self._pattern is None or self._pattern.found(message.text)  # type: ignore[arg-type]  # settled: a null text reads as "" (`parse.settle`)
 
     def mismatches(self, message: BotMessage) -> list[str]:
         miss = []
         if self.utter_name is not None and message.utter_name != self.utter_name:
             miss.append(f"utter_name was {show(message.utter_name)}, expected {show(self.utter_name)}")
-        if self._pattern is not None and not self._pattern.found(message.text):
+        if self._pattern is not None and not self._pattern.found(message.text):  # type: ignore[arg-type]  # settled: a null text reads as "" (`parse.settle`)
             miss.append(f"text {show(message.text, 60)} does not match /{self.text_matches}/")
         if self.buttons is not None:
             found = buttons_in_order(self.buttons, message.buttons)
@@ -89,9 +93,9 @@ class MessageMatch:
     def miss_count(self, message: BotMessage, text_found: bool | None = None) -> int:
         """`len(self.mismatches(message))` without the text: every bot message is ranked on a failure. `text_found`:
         whether the pattern is in its text, when that is known already (`miss_counts`)."""
-        count = self.utter_name is not None and message.utter_name != self.utter_name
+        count: int = self.utter_name is not None and message.utter_name != self.utter_name
         if self._pattern is not None:
-            count += not (self._pattern.found(message.text) if text_found is None else text_found)
+            count += not (self._pattern.found(message.text) if text_found is None else text_found)  # type: ignore[arg-type]  # settled: a null text reads as "" (`parse.settle`)
         count += self.buttons is not None and buttons_in_order(self.buttons, message.buttons) < len(self.buttons)
         return count
 
@@ -100,7 +104,7 @@ class MessageMatch:
         reads every text, and one search over them all costs less than one of each."""
         if self._pattern is None:
             return map(self.miss_count, messages)
-        return map(self.miss_count, messages, self._pattern.found_in([message.text for message in messages]))
+        return map(self.miss_count, messages, self._pattern.found_in([message.text for message in messages]))  # type: ignore[misc]  # settled: a null text reads as "" (`parse.settle`)
 
     def describe(self) -> str:
         parts = []
@@ -127,13 +131,13 @@ class BotUttered(EventCheck):
     def candidates(self, conversation: Conversation) -> Sequence[Event]:
         return conversation.bot_messages
 
-    def mismatches(self, event: BotMessage) -> list[str]:  # type: ignore[override]
+    def mismatches(self, event: BotMessage) -> list[str]:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         return self.match.mismatches(event)
 
-    def matches(self, event: BotMessage) -> bool:  # type: ignore[override]
+    def matches(self, event: BotMessage) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         return self.match.matches(event)
 
-    def miss_count(self, event: BotMessage) -> int:  # type: ignore[override]
+    def miss_count(self, event: BotMessage) -> int:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         return self.match.miss_count(event)
 
     def closest_miss(self, events: Sequence[Event]) -> tuple[Event, list[str]] | None:
@@ -141,14 +145,14 @@ class BotUttered(EventCheck):
         `MessageMatch.miss_counts`, all the texts searched at once. Its own loop: pairing each event with its count
         costs the other checks, which rank one or two candidates, more than it saves them."""
         best: tuple[int, Event] | None = None
-        for event, count in zip(events, self.match.miss_counts(events)):  # type: ignore[arg-type]
+        for event, count in zip(events, self.match.miss_counts(events)):  # type: ignore[arg-type]  # the candidates are bot messages
             if best is None or count < best[0]:
                 best = (count, event)
                 if count == 1:  # every candidate missed, so none differs in fewer ways: the earliest with one wins
                     break
-        return None if best is None else (best[1], self.mismatches(best[1]))  # type: ignore[arg-type]
+        return None if best is None else (best[1], self.mismatches(best[1]))  # type: ignore[arg-type]  # the candidates are bot messages
 
-    def describe_event(self, event: BotMessage) -> str:  # type: ignore[override]
+    def describe_event(self, event: BotMessage) -> str:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         name = f" {event.utter_name}" if event.utter_name else ""
         return f"bot message{name} {show(event.text, 50)}"
 
@@ -178,4 +182,4 @@ class BotDidNotUtter(Check):
         if found is None:
             count = len(messages)
             return self.result(True, f"none of the {counted(count, 'bot message')} matched")
-        return self.result(False, f"{uttered.describe_event(found)} at {at(found)} matched", [found.index])
+        return self.result(False, f"{uttered.describe_event(found)} at {at(found)} matched", [found.index])  # type: ignore[arg-type]  # a bot message

@@ -184,7 +184,7 @@ def one_budget(evaluate: F) -> F:
         finally:
             _BUDGET.reset(token)
 
-    return evaluate_within_budget  # type: ignore[return-value]
+    return evaluate_within_budget  # type: ignore[return-value]  # the wrapper keeps the wrapped function's signature
 
 
 def _characters(pattern: str) -> list[Any] | None:
@@ -243,7 +243,7 @@ class Pattern:
         self.plain = characters is not None  # as `is_plain` says
         #: Several texts may be searched as one, joined by `_SEPARATOR`: a plain pattern of at least one character,
         #: none of which is the separator or a negated one (`[^a]`), has no match that reaches into two texts.
-        self.joinable = bool(characters) and all(node.positive and chr(node.value) != _SEPARATOR for node in characters)
+        self.joinable = bool(characters and all(node.positive and chr(node.value) != _SEPARATOR for node in characters))
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return Pattern, (self.source,)

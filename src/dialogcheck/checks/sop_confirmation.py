@@ -65,7 +65,7 @@ class ConfirmationRequested(Check):
         bots = conversation.bot_messages
         for call in calls:
             window = self.window(bots, call)
-            asked = next((m for m in reversed(window) if search(self.pattern, m.text)), None)
+            asked = next((m for m in reversed(window) if search(self.pattern, m.text)), None)  # type: ignore[arg-type]  # settled: a null text reads as "" (`parse.settle`)
             if asked is not None:
                 confirmed.append((call, asked))
                 continue

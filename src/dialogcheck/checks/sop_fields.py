@@ -90,7 +90,7 @@ class FieldAssertion(ABC):
 
     def argument(self) -> str:
         """What the op takes, as `described` writes it after the op's name."""
-        return f" {show(self.value)}"  # type: ignore[attr-defined]
+        return f" {show(self.value)}"  # type: ignore[attr-defined]  # the ops keeping this default declare a `value` field
 
     def wrong_kind(self, actual: Any) -> str:
         """Why `actual` could never hold, when its type alone rules it out: ` (not a number)`."""

@@ -100,7 +100,7 @@ class ToolSequence(Check):
     key = "tool_sequence"
 
     sequence: tuple[str, ...] = spec(tool_slug=True, alternatives=True)
-    contiguous: bool
+    contiguous: bool  # type: ignore[misc]  # `sequence` before it is required too: `spec()` without a default is no default
     catalog_slug: str | None = spec(None, name="catalogSlug")
     framework_tools: frozenset[str] = framework_tools_field()
 

@@ -141,7 +141,7 @@ def _compared(initial: Any, final: Any, path: str, *, absent: bool = False) -> t
     if before is None and after is None:
         return None if absent else (f"{path}: no such path in either state ({_no_such_path(initial, path)})", [])
     if after is None:
-        removed = before[1]  # type: ignore[index]
+        removed = before[1]  # type: ignore[index]  # `before` is set when `after` is not
         return f"{path} was removed: starting state had {show(removed)}", _difference(path, path, ABSENT, removed)
     if before is None:
         return f"{path} was added: final state has {show(after[1])}", []

@@ -82,10 +82,10 @@ class ToolExecuted(EventCheck):
     def candidates(self, conversation: Conversation) -> Sequence[Event]:
         return conversation.tool_runs
 
-    def same_subject(self, event: ToolRun) -> bool:  # type: ignore[override]
+    def same_subject(self, event: ToolRun) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         return event.tool_name == self.tool_name
 
-    def matches(self, event: ToolRun) -> bool:  # type: ignore[override]
+    def matches(self, event: ToolRun) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         if event.tool_name != self.tool_name or event.source != self.source:
             return False
         if self.mcp_server is not None and event.mcp_server != self.mcp_server:
@@ -117,10 +117,10 @@ class ToolExecuted(EventCheck):
             diff.append(("is_error", event.is_error, self.is_error))
         return diff
 
-    def miss_count(self, event: ToolRun) -> int:  # type: ignore[override]
+    def miss_count(self, event: ToolRun) -> int:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         return len(self._differences(event))
 
-    def mismatches(self, event: ToolRun) -> list[str]:  # type: ignore[override]
+    def mismatches(self, event: ToolRun) -> list[str]:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         miss = []
         for name, actual, expected in self._differences(event):
             if actual is _MISSING:
@@ -132,20 +132,20 @@ class ToolExecuted(EventCheck):
                 miss.append(was(name, actual, expected))
         return miss
 
-    def differences(self, event: ToolRun) -> list[Difference]:  # type: ignore[override]
+    def differences(self, event: ToolRun) -> list[Difference]:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         return [
             Difference(name, _first_path(name, actual, expected), ABSENT if actual is _MISSING else actual, expected)
             for name, actual, expected in self._differences(event)
         ]
 
-    def describe_event(self, event: ToolRun) -> str:  # type: ignore[override]
+    def describe_event(self, event: ToolRun) -> str:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
         return f"tool_executed {event.label}"
 
     def evaluate(self, conversation: Conversation) -> CheckResult:
         if self.times is None:
             return super().evaluate(conversation)
         candidates = self.candidates(conversation)
-        runs = [e for e in candidates if self.matches(e)]
+        runs = [e for e in candidates if self.matches(e)]  # type: ignore[arg-type]  # the candidates are tool runs
         where = ", ".join(at(e) for e in runs[:5]) + (" …" if len(runs) > 5 else "")
         if len(runs) == self.times:
             detail = f"ran {counted(len(runs), 'time')} as expected" + (f": {where}" if runs else "")
@@ -179,9 +179,9 @@ def _max_matching(edges: Sequence[Sequence[int]], run_count: int) -> list[int | 
     for call in range(len(edges)):
         augment(call, [False] * run_count)
     assigned: list[int | None] = [None] * len(edges)
-    for run, call in enumerate(run_owner):
-        if call is not None:
-            assigned[call] = run
+    for run, owner in enumerate(run_owner):
+        if owner is not None:
+            assigned[owner] = run
     return assigned
 
 
@@ -198,7 +198,7 @@ def _ordered_matching(edges: Sequence[Sequence[int]]) -> list[int | None]:
     return assigned + [None] * (len(edges) - len(assigned))
 
 
-class TurnAttempt(Record):
+class TurnAttempt(Record, frozen=True):
     """How well one turn's counted runs cover the listed calls (a record: one per turn per conversation)."""
 
     turn: int

@@ -173,16 +173,16 @@ def _folder(path: Path, pattern: re.Pattern[str] | None, interner: Interner) -> 
         return collector.side()
     collector = _Collector(str(path), RUN_FOLDER, pattern)
     batch = load_results(path)
-    for run in batch.runs:
-        subject = run.conversation.subject if run.conversation is not None else run.scenario.name
-        environment = run.environment
+    for recorded in batch.runs:
+        subject = recorded.conversation.subject if recorded.conversation is not None else recorded.scenario.name
+        environment = recorded.environment
         reduced = interner.run(
-            run.verdict,
-            _typed_checks(run.checks(), subject),
+            recorded.verdict,
+            _typed_checks(recorded.checks(), subject),
             environment.faults_on if environment is not None else None,
             environment.fault_kinds if environment is not None else (),
         )
-        collector.add(run.slug, reduced, str(path / slug_folder(run.slug) / f"run_{run.number}.json"))
+        collector.add(recorded.slug, reduced, str(path / slug_folder(recorded.slug) / f"run_{recorded.number}.json"))
     return replace(collector.side(), unfinished=batch.unfinished, planned=batch.planned)
 
 
@@ -191,7 +191,7 @@ def _typed_checks(lines: Iterable[CheckLine], subject: str) -> Iterator[Raw]:
     for line in lines:
         if line.kind is CheckKind.SOP:
             step = line.step
-            yield CheckKind.SOP, subject, step.label or line.key, None, step.id, line.key == "llm_judge", line.outcome  # type: ignore[union-attr]
+            yield CheckKind.SOP, subject, step.label or line.key, None, step.id, line.key == "llm_judge", line.outcome  # type: ignore[union-attr]  # an SOP line has its step
         elif line.kind is CheckKind.CRITERION:
             yield CheckKind.CRITERION, subject, str(line.criterion), line.index, None, True, line.outcome
         else:

@@ -13,8 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..events.model import Conversation, Event
-from ..events.model import native_object
+from ..events.model import Conversation, Event, native_object
 from ..events.parse import EventFieldError, EventReader
 
 
@@ -71,7 +70,7 @@ def read_events(items: Iterable[Event | Mapping[str, Any]]) -> tuple[tuple[Event
         try:
             events.append(reader.add(item))
         except EventFieldError as err:
-            err.index = i  # type: ignore[attr-defined]
+            err.index = i  # type: ignore[attr-defined]  # the failing event's index, read by the caller
             raise
         recorded.append(dict(item))
     return tuple(events), tuple(recorded)

@@ -46,9 +46,9 @@ def connector_from_settings(settings: AgentSettings, project_root: str | Path) -
         if settings.url is None:
             raise AgentSetupError(f"a {settings.type} agent needs `url`")
         connector = RasaConnector if settings.type == "rasa" else HttpConnector
-        return connector(settings.url, settings.timeout)
+        return connector(settings.url, settings.timeout)  # type: ignore[return-value]  # the connectors take `environment=`, narrower than the protocol's `**given`
     if settings.type == "python":
         if settings.callable is None:
             raise AgentSetupError("a python agent needs `callable: MODULE:FUNCTION`")
-        return PythonConnector(settings.callable, Path(project_root), settings.timeout)
+        return PythonConnector(settings.callable, Path(project_root), settings.timeout)  # type: ignore[return-value]  # the connectors take `environment=`, narrower than the protocol's `**given`
     raise AgentSetupError(f"unknown agent type {settings.type!r}: expected one of {', '.join(AGENT_TYPES)}")

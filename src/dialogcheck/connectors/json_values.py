@@ -18,6 +18,7 @@ import orjson
 from .._shown import clip
 from ..events.bounds import MAX_WRITTEN_DEPTH as MAX_DEPTH
 from .base import AgentError
+
 #: How many steps of a path an error message shows before eliding the rest.
 _PATH_STEPS = 8
 #: How much of an offending value an error message quotes.

@@ -50,7 +50,7 @@ def agent_events(raw: Any, where: str, label: str = "events") -> tuple[tuple[Eve
     try:
         return read_events(raw)
     except EventFieldError as err:
-        raise AgentError(f"{where}: `{label}[{err.index}]`: {err}") from None  # type: ignore[attr-defined]
+        raise AgentError(f"{where}: `{label}[{err.index}]`: {err}") from None  # type: ignore[attr-defined]  # set by the reader that raised
 
 
 def _message(obj: Any, where: str, label: str) -> AgentMessage:

@@ -144,7 +144,7 @@ class PythonConnector:
         try:
             async with limit:
                 answer = await self._invoke((conversation_id, text), kwargs)
-        except BaseException as err:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: the agent's, so the run's error
+        except BaseException as err:  # SystemExit, KeyboardInterrupt: the agent's, so the run's error
             if _really_cancelled(err):
                 raise
             if limit.expired():

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from ..environment.run import AgentEnvironment
 from ..events.model import Conversation
 from ..events.parse import json_type
-from ..environment.run import AgentEnvironment
 from ._client import JsonClient, check_url
 from .base import AgentError, AgentMessage, AgentTurn
 from .json_values import json_copy

@@ -29,10 +29,11 @@ from typing import BinaryIO
 import orjson
 
 from .._paths import files_in, read_regular, refuse_link_out
+from ..environment.bounds import MAX_STATE_BYTES
 from ..errors import LoadError, Problem
 from ..events import bounds
-from ..events.load import CONVERSATION_SUFFIXES, conversation_files, is_tracker, iter_conversation_file, lines_look_like_jsonl, read_conversations, read_jsonl
 from ..environment.bounds import MAX_STATE_BYTES
+from ..events.load import CONVERSATION_SUFFIXES, conversation_files, is_tracker, iter_conversation_file, lines_look_like_jsonl, read_conversations, read_jsonl
 from ..events.model import Conversation, World
 from ..results.files import slug_folder
 from ..results.plan import read_plan
@@ -297,7 +298,7 @@ def run_events(folder: Path) -> list[Path] | None:
     if not (folder / RUN_PLAN).is_file():
         return None
     found = [p for p in files_in(folder, (".jsonl",)) if p.parent.parent == folder and RUN_EVENTS.fullmatch(p.name)]
-    return sorted(found, key=lambda p: (p.parent.name, int(RUN_EVENTS.fullmatch(p.name)[1])))
+    return sorted(found, key=lambda p: (p.parent.name, int(RUN_EVENTS.fullmatch(p.name)[1])))  # type: ignore[index]  # `found` holds only names it matched
 
 
 def unfinished_runs(folder: Path) -> tuple[list[tuple[str, int]], int] | None:

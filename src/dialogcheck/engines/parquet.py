@@ -27,9 +27,8 @@ from ..errors import LoadError, Problem
 from ..events.load import NO_EVENTS
 from ..events.model import Conversation
 from ..events.parse import EventFieldError, conversation_from_dicts, json_type
-from .storage import open_binary
-
 from ..results.parquet import pyarrow_module
+from .storage import open_binary
 
 
 def _is_string(arrow_type) -> bool:

@@ -20,15 +20,16 @@ import os
 import pickle
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
 
 from ..checks.base import Outcome
 from ..errors import LoadError, Problem, os_reason
+from ..events.load import CONVERSATION_SUFFIXES
 from ..results.model import Counts
 from ..results.stats import CheckStats
-from ..events.load import CONVERSATION_SUFFIXES
 from .chunks import (
     PARQUET_SUFFIXES,
     LineRange,
@@ -205,7 +206,7 @@ def _connect(address: str | None, cpus: int):
         logging.getLogger(name).setLevel(logging.ERROR)
     if ray.is_initialized():
         return ray, False
-    options = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
     try:
         if wanted is None:
             ray.init(num_cpus=cpus, **options)

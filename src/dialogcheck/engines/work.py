@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .._shown import cut
 from ..checks.base import Outcome
 from ..errors import LoadError, Problem
-from .._shown import cut
 from ..events.model import BotMessage, Conversation, UserMessage
 from ..judging import iter_results
 from ..results.model import ConversationResult, Counts, TranscriptLine

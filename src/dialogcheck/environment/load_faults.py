@@ -77,7 +77,7 @@ def _when(fields: Fields, tool: Tool | None) -> When | None:
         properties = tool.parameters.get("properties", {}) if tool is not None else None
         for name, value in match_node.values.items():
             if isinstance(properties, dict) and name not in properties:
-                fields.problems.add(f"`match` in {fields.what} names `{name}`, which is not a parameter of `{tool.name}`{did_you_mean(name, properties)}", match_node.keys[name])
+                fields.problems.add(f"`match` in {fields.what} names `{name}`, which is not a parameter of `{tool.name}`{did_you_mean(name, properties)}", match_node.keys[name])  # type: ignore[union-attr]  # properties only with a tool
             match[name] = plain(value)
     if len(fields.problems.items) > count:
         return None

@@ -51,7 +51,7 @@ class Environment:
         run = RunEnvironment(self.tools, self.faults, initial_json, 0, faults_on=False)
         for number, call in enumerate(calls, 1):
             tool = call.get("tool")
-            answer = run.call(tool, call.get("arguments", {}))  # type: ignore[arg-type]
+            answer = run.call(tool, call.get("arguments", {}))  # type: ignore[arg-type]  # a recorded call's arguments: a JSON object
             if answer["is_error"]:
                 result = answer["result"]
                 raise ReplayRefused(number, str(tool), result if isinstance(result, str) else show(result))

@@ -142,7 +142,7 @@ class RunEnvironment:
                 if refused is not None:
                     self._tool(shown_name)  # an unknown tool is said before its arguments
                     raise ToolError(refused)
-                result, is_error, fault_meta = self._answer(shown_name, given)
+                result, is_error, fault_meta = self._answer(shown_name, given)  # type: ignore[arg-type]  # None only with `refused`
             except ToolError as err:
                 result, is_error, fault_meta = str(err), True, None
             self._record(shown_name, recorded_arguments, result, is_error, fault_meta, over_mcp)
@@ -173,14 +173,14 @@ class RunEnvironment:
         if effect.delay:
             self._sleep(effect.delay)
         if not effect.runs_tool:
-            result, is_error = effect.instead(tool.name)
+            result, is_error = effect.instead(tool.name)  # type: ignore[union-attr]  # an effect that runs no tool answers instead
             return result, is_error, meta
         try:
             result = self._run(tool, arguments, stale=effect) if isinstance(effect, Stale) else self._run(tool, arguments)
         except ToolError as err:
             return str(err), True, ({**meta, "applied": False, "why": "the tool answered an error"} if effect.alters else meta)
         try:
-            return effect.alter(result), False, meta
+            return effect.alter(result), False, meta  # type: ignore[union-attr]  # an effect that runs the tool alters its answer
         except NotApplied as err:
             return result, False, {**meta, "applied": False, "why": str(err)}
 

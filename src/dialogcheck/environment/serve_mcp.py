@@ -64,7 +64,7 @@ class McpEndpoint:
         return self._manager.run()
 
     async def serve(self, request: web.Request, run: RunEnvironment) -> web.StreamResponse:
-        return await asgi_response(self._manager.handle_request, request, {RUN_SCOPE_KEY: run})
+        return await asgi_response(self._manager.handle_request, request, {RUN_SCOPE_KEY: run})  # type: ignore[arg-type]  # the SDK's ASGI types, ours spelt apart
 
     async def _list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["parameters"]) for t in _run_of(ctx).tools]

@@ -160,11 +160,11 @@ class PythonCall:
     def answer(self, state: dict[str, Any], arguments: Mapping[str, Any]) -> Any:
         try:
             function = self._callable
-        except (Exception, SystemExit) as err:
+        except (Exception, SystemExit) as err:  # noqa: BLE001 - whatever the import raises, the tool cannot be loaded: an API's error
             raise ToolError(f"the tool's function `{self.module}:{self.function}` could not be loaded: {_error_text(err)}") from None
         try:
             result = function(state, dict(arguments))
-        except (Exception, SystemExit) as err:  # the tool's own failure, answered as an API's error
+        except (Exception, SystemExit) as err:  # noqa: BLE001 - the tool's own failure, answered as an API's error
             raise ToolError(_error_text(err)) from None
         try:
             return json_copy(result)

@@ -27,7 +27,7 @@ it is reported.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, cast
 
 import msgspec
 
@@ -89,7 +89,7 @@ class TrackerDecoder:
         tracker = msgspec.defstruct(
             "Tracker",
             [
-                ("events", list[Union[classes]]),  # type: ignore[valid-type]
+                ("events", list[Union[classes]]),  # type: ignore[valid-type]  # a union of classes built at run time
                 ("sender_id", Any, None),
                 ("conversation_id", Any, None),
                 ("scenario", Any, None),
@@ -106,10 +106,10 @@ class TrackerDecoder:
         room = MAX_LEARNED_TYPES - len(self._learned)
         changed = False
         for name in sorted(new)[: max(room, 0)]:
-            cls = msgspec.defstruct(f"Recorded{len(self._learned)}", [("type", Literal[name], name)], bases=(Event,), tag=name, kw_only=True)
+            cls = cast("type[Event]", msgspec.defstruct(f"Recorded{len(self._learned)}", [("type", Literal[name], name)], bases=(Event,), tag=name, kw_only=True))
             self._learned[name] = cls
-            if type_hint(name):
-                self._suspects[cls] = type_hint(name)
+            if hint := type_hint(name):
+                self._suspects[cls] = hint
             changed = True
         changed = self._learn_fields(recorded) or changed
         if changed:
@@ -121,7 +121,7 @@ class TrackerDecoder:
         for obj in recorded:
             kind = obj.get("event") if isinstance(obj, dict) else None
             fields = KNOWN_FIELDS.get(kind) if isinstance(kind, str) else None
-            if fields is None or obj.keys() <= fields:
+            if fields is None or not isinstance(kind, str) or obj.keys() <= fields:  # `fields` is None unless `kind` is a str
                 continue
             known = self._extras.setdefault(kind, [])
             for name in obj:
@@ -136,7 +136,7 @@ class TrackerDecoder:
         if _may_hold_a_number_read_apart(data):
             return None
         try:
-            tracker = self._decoder.decode(data)
+            tracker: Any = self._decoder.decode(data)  # an instance of the tracker class `_build` made
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
             return None  # nesting past msgspec's depth: orjson's limit and message apply, as on any other line
         if tracker.event is not msgspec.UNSET:
@@ -210,4 +210,5 @@ def _copier(cls: type[Event]) -> Any:
 def _taking(cls: type[Event], extras: list[str]) -> type[Event]:
     """`cls` widened to accept `extras` (kept as raw JSON, under names that cannot clash with its own)."""
     fields = [(f"extra_{i}", msgspec.Raw, msgspec.field(default=msgspec.UNSET, name=name)) for i, name in enumerate(extras)]
-    return msgspec.defstruct(f"{cls.__name__}Taking", fields, bases=(cls,), tag=cls.__struct_config__.tag, kw_only=True, forbid_unknown_fields=True, gc=False)
+    taking = msgspec.defstruct(f"{cls.__name__}Taking", fields, bases=(cls,), tag=cls.__struct_config__.tag, kw_only=True, forbid_unknown_fields=True, gc=False)
+    return cast("type[Event]", taking)

@@ -245,8 +245,8 @@ def read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conver
                 if pending is not None:
                     yield pending
                 cid = decoded.conversation_id
-                warnings = _warnings_at(decoded.warnings, file, _Located(raw, lineno)) if decoded.warnings else ()
-                pending = Conversation(decoded.events, f"{file}#{cid or lineno}", cid, raw, decoded.scenario, warnings, (file, lineno))
+                placed = _warnings_at(decoded.warnings, file, _Located(raw, lineno)) if decoded.warnings else ()
+                pending = Conversation(decoded.events, f"{file}#{cid or lineno}", cid, raw, decoded.scenario, placed, (file, lineno))
                 batch += 1
                 continue
         located = _Located(raw, lineno)
@@ -271,7 +271,7 @@ def read_jsonl(lines: Iterable[tuple[int, bytes]], file: str) -> Iterator[Conver
                 yield pending
             cid = _tracker_id(obj)
             pending = _tracker(obj, file, located, f"{file}#{cid or lineno}")
-            _TRACKERS.learn(pending.events, pending.recorded)
+            _TRACKERS.learn(pending.events, pending.recorded)  # type: ignore[arg-type]  # a tracker's: its list of event objects
             batch += 1
             continue
         seen += 1

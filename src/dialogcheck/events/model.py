@@ -62,7 +62,7 @@ class Record(msgspec.Struct, frozen=True, gc=False):
 NOT_RECORDED = {name: f"(dialogcheck {name})" for name in ("type", "index", "turn")}
 
 
-class Event(Record, tag_field="event", kw_only=True, rename=NOT_RECORDED):
+class Event(Record, frozen=True, tag_field="event", kw_only=True, rename=NOT_RECORDED):
     """Fields every event has.
 
     Each event type has its own class, tagged with the `event` value it is
@@ -82,7 +82,7 @@ class Event(Record, tag_field="event", kw_only=True, rename=NOT_RECORDED):
     kind: ClassVar[str] = "event"
 
 
-class UserMessage(Event, tag="user", kw_only=True, forbid_unknown_fields=True):
+class UserMessage(Event, frozen=True, tag="user", kw_only=True, forbid_unknown_fields=True):
     type: Literal["user"] = "user"
     text: str | None = ""  # null reads as "" (`parse.settle` sees to it)
 
@@ -93,12 +93,12 @@ class UserMessage(Event, tag="user", kw_only=True, forbid_unknown_fields=True):
         return opens_turn(self.text)
 
 
-class Button(Record):
+class Button(Record, frozen=True):
     title: str | None = None
     payload: str | None = None
 
 
-class BotMessage(Event, tag="bot", kw_only=True, forbid_unknown_fields=True):
+class BotMessage(Event, frozen=True, tag="bot", kw_only=True, forbid_unknown_fields=True):
     type: Literal["bot"] = "bot"
     text: str | None = ""  # null reads as "" (`parse.settle` sees to it)
     utter_name: str | None = None
@@ -108,7 +108,7 @@ class BotMessage(Event, tag="bot", kw_only=True, forbid_unknown_fields=True):
     kind: ClassVar[str] = "bot"
 
 
-class SkillEvent(Event, kw_only=True):
+class SkillEvent(Event, frozen=True, kw_only=True):
     """`skill_activated`, `_completed`, `_cancelled`, `_interrupted`, `_resumed`."""
 
     skill_id: str
@@ -117,7 +117,7 @@ class SkillEvent(Event, kw_only=True):
     kind: ClassVar[str] = "skill"
 
 
-class BlockEvent(Event, kw_only=True):
+class BlockEvent(Event, frozen=True, kw_only=True):
     """`ordered_block_entered`, `_completed`, `_cancelled`, `_interrupted`, `_resumed`."""
 
     skill_id: str
@@ -127,7 +127,7 @@ class BlockEvent(Event, kw_only=True):
     kind: ClassVar[str] = "block"
 
 
-class MemorySet(Event, tag="memory_set", kw_only=True, forbid_unknown_fields=True):
+class MemorySet(Event, frozen=True, tag="memory_set", kw_only=True, forbid_unknown_fields=True):
     type: Literal["memory_set"] = "memory_set"
     key: str
     value: Any
@@ -135,14 +135,14 @@ class MemorySet(Event, tag="memory_set", kw_only=True, forbid_unknown_fields=Tru
     kind: ClassVar[str] = "memory_set"
 
 
-class MemoryCleared(Event, tag="memory_cleared", kw_only=True, forbid_unknown_fields=True):
+class MemoryCleared(Event, frozen=True, tag="memory_cleared", kw_only=True, forbid_unknown_fields=True):
     type: Literal["memory_cleared"] = "memory_cleared"
     key: str
 
     kind: ClassVar[str] = "memory_cleared"
 
 
-class ToolRun(Event, tag="tool_executed", kw_only=True, forbid_unknown_fields=True):
+class ToolRun(Event, frozen=True, tag="tool_executed", kw_only=True, forbid_unknown_fields=True):
     """A `tool_executed` event. `counted` is false for framework tools."""
 
     type: Literal["tool_executed"] = "tool_executed"
@@ -177,7 +177,7 @@ class ToolRun(Event, tag="tool_executed", kw_only=True, forbid_unknown_fields=Tr
 
 def _tagged(base: type[Event], name: str) -> type[Event]:
     """The class of events recorded as `name`: `base` with that tag and `type`."""
-    return msgspec.defstruct(
+    return msgspec.defstruct(  # type: ignore[return-value]  # a subclass of `base`, which msgspec's stubs cannot say
         "".join(part.title() for part in name.split("_")),
         [("type", Literal[name], name)],
         bases=(base,),
@@ -299,7 +299,7 @@ class Conversation:
 
     @property
     def tool_runs(self) -> Sequence[ToolRun]:
-        return self.by_type.get("tool_executed", ())  # type: ignore[return-value]
+        return self.by_type.get("tool_executed", ())  # type: ignore[return-value]  # the index holds only tool runs under this type
 
     @cached_property
     def counted_tool_runs(self) -> Sequence[ToolRun]:
@@ -324,7 +324,7 @@ class Conversation:
 
     @property
     def bot_messages(self) -> Sequence[BotMessage]:
-        return self.by_type.get("bot", ())  # type: ignore[return-value]
+        return self.by_type.get("bot", ())  # type: ignore[return-value]  # the index holds only bot messages under this type
 
     @property
     def turn_count(self) -> int:

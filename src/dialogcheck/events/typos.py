@@ -62,7 +62,7 @@ def field_hint(kind: str, field: str) -> str | None:
     return _remember(key, _nearest(field, KNOWN_FIELDS[kind]))
 
 
-class NameWarning(Record):
+class NameWarning(Record, frozen=True):
     """A name in event `index` that is probably a typo of `hint`: an event type, or a field of event type `kind`."""
 
     index: int

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from importlib import import_module
 from pathlib import Path
-from typing import Any
 
 from ..errors import LoadError
 from ..events.formats import FORMAT_NAMES, guess_format
@@ -53,7 +52,9 @@ def _other_format(path: str | Path, fmt: str) -> LoadError | None:
     """
     try:
         first = next(iter(file_items(path)), None)
-        guess = guess_format(first.value) if first is not None else None
+        if first is None:
+            return None
+        guess = guess_format(first.value)
         if guess is None or guess == fmt:
             return None
         next(iter(reader(guess)(path)))

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from ..errors import LoadError, ProblemLog
+from ..errors import LoadError, Problem, ProblemLog
 from ..events.model import Conversation
 from ..events.parse import EventFieldError, EventReader, json_type
 from ._records import Item, ItemProblem, JsonPath
@@ -70,8 +70,17 @@ def finish(draft: Draft, source: str) -> ImportedConversation:
     return ImportedConversation(Conversation(tuple(reader.events), source, draft.conversation_id, tuple(draft.events)))
 
 
+class _Unit(Protocol):
+    """What an importer converts one at a time: an item, or a group of them, that can place a problem in the file."""
+
+    def problem(self, message: str, path: JsonPath = ()) -> Problem: ...
+
+
+_U = TypeVar("_U", bound=_Unit)
+
+
 def convert_items(
-    items: Iterable[Item], convert: Callable[[Item], Iterable[Draft]], file: str
+    items: Iterable[_U], convert: Callable[[_U], Iterable[Draft]], file: str
 ) -> Iterator[ImportedConversation]:
     """Convert items lazily, one conversation at a time; raise every problem of the file together at the end.
 

@@ -119,7 +119,7 @@ def jsonl_items(path: Path, list_key: str | None = None) -> Iterator[Item]:
             if list_key is not None and isinstance(value, dict) and isinstance(value.get(list_key), list):
                 # A whole document on one line (`json.dump` without indent): its list, as `document_items` reads it.
                 try:
-                    yield from _array_items(text, _step_into(text, _skip_ws(text, 0), list_key), file, False, lineno)  # type: ignore[arg-type]
+                    yield from _array_items(text, _step_into(text, _skip_ws(text, 0), list_key), file, False, lineno)  # type: ignore[arg-type]  # the one-line document's list key, checked above
                 except json.JSONDecodeError as err:
                     raise json_load_error(err, file, text, lineno) from None
                 continue

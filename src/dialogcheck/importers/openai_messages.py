@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import LoadError
+from ..errors import LoadError, Problem
 from ._build import Draft, ImportedConversation, convert_items, expect
 from ._chat import ToolPairing, message_text, tool_event
 from ._records import Item, ItemProblem, JsonPath, file_items, parse_json_string
@@ -132,7 +132,7 @@ class _Lines:
 
     items: list[Item]
 
-    def problem(self, message: str, path: JsonPath = ()):
+    def problem(self, message: str, path: JsonPath = ()) -> Problem:
         return self.items[0].problem(message, path)
 
 

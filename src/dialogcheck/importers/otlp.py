@@ -47,7 +47,7 @@ from typing import Any
 from ..errors import LoadError
 from ._build import Draft, ImportedConversation, convert_items
 from ._records import Item, ItemProblem, file_items
-from .otlp_conventions import CONVERSATION_KEYS, GENAI, OPENINFERENCE, SpanSays, conversation_key, convention, read_span
+from .otlp_conventions import CONVERSATION_KEYS, GENAI, OPENINFERENCE, SpanSays, convention, conversation_key, read_span
 from .otlp_spans import Span, document_spans, raw_attribute, raw_spans
 from .otlp_threads import Thread, add_trace, innermost_messages, merge_tool_spans
 from .otlp_tree import SpanTree
@@ -91,8 +91,8 @@ def _last_traces(path: str | Path) -> dict[str, str | None]:
                     last[key] = trace_id
     except LoadError:
         pass
-    for names in open_traces.values():
-        key = conversation_key(names)
+    for trace_names in open_traces.values():
+        key = conversation_key(trace_names)
         if key is not None:
             last[key] = None
     return last
@@ -146,7 +146,8 @@ class _Reader:
         add_trace(thread, tree, says)
         if key is not None and (self.last or {}).get(key) != spans[0].trace_id:
             return  # the conversation goes on in a later trace
-        self.threads.pop(key, None)
+        if key is not None:  # a thread without a key was never stored
+            self.threads.pop(key, None)
         if thread.has_events:
             self.handed_out += 1
             yield thread.draft()

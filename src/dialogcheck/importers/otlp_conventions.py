@@ -317,11 +317,11 @@ def _oi_message(fields: dict[str, Any], what: str) -> Message:
     else:
         texts = [_text(c.get("text"), f"{what}.contents.{k}.message_content.text") for k, c in sorted(contents.items())]
     message = Message(role, "\n".join(t for t in texts if t))
-    for k, call in sorted(calls.items()):
-        name = call.get("function.name")
+    for k, parts in sorted(calls.items()):
+        name = parts.get("function.name")
         if not isinstance(name, str):
             raise _Shape(f"`{what}.tool_calls.{k}.tool_call.function.name` must be a string, got {json_type(name)}")
-        message.calls.append(ToolCall(_id(call.get("id")), name, _arguments(call.get("function.arguments"))))
+        message.calls.append(ToolCall(_id(parts.get("id")), name, _arguments(parts.get("function.arguments"))))
     if role == "tool":
         message.results.append((_id(fields.get("tool_call_id")), content))
         message.text = ""

@@ -136,7 +136,7 @@ def _span(raw: Any, item: Item, path: JsonPath) -> Span:
         attributes=attributes(raw.get("attributes"), (*path, "attributes")),
         events=_events(raw.get("events"), (*path, "events")),
         error=status.get("code") in _STATUS_ERROR,
-        status_message=status.get("message") if isinstance(status.get("message"), str) else "",
+        status_message=message if isinstance(message := status.get("message"), str) else "",
         item=item,
         path=path,
     )

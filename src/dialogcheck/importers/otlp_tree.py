@@ -66,7 +66,7 @@ def _refuse_cycle(unreached: Span, by_id: dict[str, Span]) -> None:
     while span_id not in seen:  # every step is a new id, so this ends within the trace's size
         seen[span_id] = len(path)
         path.append(span_id)
-        span_id = by_id[span_id].parent_id  # unreached: its parent is in the trace and unreached too
+        span_id = by_id[span_id].parent_id  # type: ignore[assignment]  # unreached: its parent is in the trace and unreached too
     cycle = path[seen[span_id]:]
     first = min((by_id[s] for s in cycle), key=lambda s: (s.item.index, s.path))
     at = cycle.index(first.span_id)

@@ -45,7 +45,6 @@ from typing import Any
 
 from ._build import Draft, ImportedConversation, convert_items, expect
 from ._chat import ToolPairing, message_text, tool_event
-from .tau_bench import keep_reward, task_id_of, trajectory_id
 from ._records import (
     Item,
     ItemProblem,
@@ -54,7 +53,7 @@ from ._records import (
     file_items,
     parse_json_string,
 )
-
+from .tau_bench import keep_reward, task_id_of, trajectory_id
 
 #: The tokens tau2-bench's user simulator ends a conversation with (`tau2.user.base`).
 END_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")

@@ -30,7 +30,7 @@ def metrics_schema(metrics: tuple[str, ...]) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for name in metrics:
         if name == "task_completion":
-            value = {"passed": {"type": "boolean"}, "reasoning": {"type": "string"}}
+            value: dict[str, Any] = {"passed": {"type": "boolean"}, "reasoning": {"type": "string"}}
             required = ["passed", "reasoning"]
         else:
             value = {"score": {"type": "integer", "minimum": 1, "maximum": 5}, "reasoning": {"type": "string"}}

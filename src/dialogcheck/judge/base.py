@@ -21,7 +21,6 @@ from ..checks.judged import (
 from ..events.model import Conversation
 from ..events.values import show
 
-
 #: How an inconclusive verdict's detail begins, before the judge's reason.
 INCONCLUSIVE = "inconclusive"
 

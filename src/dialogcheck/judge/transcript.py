@@ -33,9 +33,9 @@ def transcript_lines(conversation: Conversation, numbered: bool = False) -> Iter
     """`USER:` and `AGENT:` lines; `numbered` starts each with `[turn T, event N]`, what the judge cites."""
     for event in conversation.events:
         if isinstance(event, UserMessage) and event.opens_turn:
-            line = f"USER: {event.text.strip()}"
+            line = f"USER: {event.text.strip()}"  # type: ignore[union-attr]  # settled: a null text reads as "" (`parse.settle`)
         elif isinstance(event, BotMessage):
-            text = event.text.strip()
+            text = event.text.strip()  # type: ignore[union-attr]  # settled: a null text reads as "" (`parse.settle`)
             buttons = " | ".join(str(b.title) for b in event.buttons)
             if buttons:
                 text = f"{text} [buttons: {buttons}]".strip()

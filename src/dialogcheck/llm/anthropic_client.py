@@ -32,7 +32,10 @@ def resolve_api_key(settings: LLMSettings) -> str | None:
         key = env_key(settings, "ANTHROPIC_API_KEY")
         if key or settings.base_url:
             return key or PLACEHOLDER_KEY
-        raise LLMError("no API key for the anthropic provider: set $ANTHROPIC_API_KEY, or name a variable with `api_key_env` and --allow-env (with --safe-env the SDK's own credential sources are not read)")
+        raise LLMError(
+            "no API key for the anthropic provider: set $ANTHROPIC_API_KEY, or name a variable with `api_key_env` and --allow-env"
+            " (with --safe-env the SDK's own credential sources are not read)"
+        )
     if settings.base_url and not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
         return PLACEHOLDER_KEY
     return None

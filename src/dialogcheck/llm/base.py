@@ -56,7 +56,7 @@ class ChatRequest:
         Stored beside the cached answer, so it holds no credential: the endpoint without its
         `user:password@` part, and the headers only as a hash.
         """
-        identity = {
+        identity: dict[str, Any] = {
             "provider": self.provider,
             "endpoint": redact_url(self.endpoint),
             "model": self.model,

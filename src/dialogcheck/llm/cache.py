@@ -27,8 +27,8 @@ from typing import Any
 import orjson
 
 from .._paths import read_regular
-from .._shown import counted
 from .._redact import mask, mask_bytes
+from .._shown import counted
 from .base import ChatClient, ChatRequest, ChatResponse, LLMError, Usage
 
 

@@ -29,8 +29,8 @@ from tenacity import (
     wait_random,
 )
 
-from .._shown import counted
 from .._redact import redact
+from .._shown import counted
 from .base import ChatClient, ChatRequest, ChatResponse, LLMError
 
 #: First backoff in seconds, doubled per retry (with jitter); tests pass a tiny one.
@@ -66,7 +66,7 @@ def _sdk_errors() -> _SDKErrors:
 
 
 def _status(error: BaseException) -> int | None:
-    return error.status_code if isinstance(error, _sdk_errors().status) else None  # type: ignore[attr-defined]
+    return error.status_code if isinstance(error, _sdk_errors().status) else None  # type: ignore[attr-defined]  # the SDK's status errors carry a status code
 
 
 def refuses_format(error: BaseException) -> bool:

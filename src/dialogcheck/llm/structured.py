@@ -125,6 +125,7 @@ async def ask_json(
     """
     messages = list(messages)
     options = bounded(settings.options, max_tokens)
+    problem: str | None
     usage, cached, raw, problem, invalid = Usage(), True, None, "no answer", 0
     for _ in range(attempts):
         request = ChatRequest(

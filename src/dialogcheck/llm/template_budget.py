@@ -158,12 +158,12 @@ def _bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., An
 class _Counting(NodeTransformer):
     """Rewrites a parsed template so each loop charges its iterations, and each `~` is bounded."""
 
-    def visit_For(self, node: nodes.For) -> nodes.Node:
+    def visit_For(self, node: nodes.For) -> nodes.Node:  # noqa: N802 - jinja2's NodeTransformer dispatches on the node's class name
         self.generic_visit(node)
         node.iter = nodes.Filter(node.iter, _COUNTED, [], [], None, None, lineno=node.iter.lineno)
         return node
 
-    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:  # noqa: N802 - jinja2's NodeTransformer dispatches on the node's class name
         self.generic_visit(node)
         return nodes.Filter(node, _SIZED, [], [], None, None, lineno=node.lineno)
 
@@ -214,14 +214,14 @@ def render_within(template: Any, variables: dict[str, Any], budget: Budget) -> s
 
 def _loop_range(node: nodes.Node) -> int | None:
     """How many items a loop's `range(...)` of constants holds; None for anything else."""
-    if isinstance(node, nodes.Filter) and node.name == _COUNTED:
-        node = node.node
-    if not (isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name) and node.node.name == "range"):
+    call = node.node if isinstance(node, nodes.Filter) and node.name == _COUNTED else node
+    if not (isinstance(call, nodes.Call) and isinstance(call.node, nodes.Name) and call.node.name == "range"):
         return None
-    if node.kwargs or node.dyn_args or node.dyn_kwargs or not all(isinstance(a, nodes.Const) and isinstance(a.value, int) for a in node.args):
+    bounds = [a.value for a in call.args if isinstance(a, nodes.Const) and isinstance(a.value, int)]
+    if call.kwargs or call.dyn_args or call.dyn_kwargs or len(bounds) != len(call.args):
         return None
     try:
-        return len(range(*(a.value for a in node.args)))
+        return len(range(*bounds))
     except (TypeError, ValueError):
         return None
 

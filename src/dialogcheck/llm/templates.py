@@ -128,8 +128,8 @@ def _names_read(node: Any) -> Iterator[str]:
         position = _ATTRIBUTE_ARGUMENT.get(node.name)
         if node.name == "map" and constants[:1] == ["attr"]:  # map('attr', NAME)
             position = 1
-        if position is not None and len(constants) > position and isinstance(constants[position], str):
-            yield constants[position]
+        if position is not None and len(constants) > position and isinstance(named := constants[position], str):
+            yield named
         for keyword in node.kwargs:
             if keyword.key == "attribute" and isinstance(keyword.value, nodes.Const) and isinstance(keyword.value.value, str):
                 yield keyword.value.value
@@ -210,7 +210,7 @@ class Templates:
             rendered = render_within(template, variables, Budget(self.clock))
         except OverBudget as err:
             raise LLMError(f"{self.where(key)}: the template was stopped, over its rendering budget: {err}") from None
-        except Exception as err:  # jinja2.UndefinedError, the sandbox's SecurityError and friends: a broken custom template
+        except Exception as err:  # noqa: BLE001 - jinja2.UndefinedError, the sandbox's SecurityError and friends: a broken custom template
             import jinja2
 
             refused = " (refused by the template sandbox)" if isinstance(err, jinja2.exceptions.SecurityError) else ""

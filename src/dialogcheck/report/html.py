@@ -55,11 +55,11 @@ SHARED_TITLE_CHARS = 8
 def _label(line: CheckLine) -> str:
     """How the page names a check; the same for a result just judged and one read back from a file."""
     if line.kind is CheckKind.SOP:
-        optional = "" if line.step.required else " (optional)"  # type: ignore[union-attr]
-        return f"{line.step.id} {line.step.label or line.key}{optional}"  # type: ignore[union-attr]
+        optional = "" if line.step.required else " (optional)"  # type: ignore[union-attr]  # an SOP line has its step
+        return f"{line.step.id} {line.step.label or line.key}{optional}"  # type: ignore[union-attr]  # an SOP line has its step
     if line.kind is CheckKind.CRITERION:
         return str(line.criterion)
-    return line.check.label  # type: ignore[union-attr]
+    return line.check.label
 
 
 def _evidence(line: CheckLine) -> str:
@@ -195,7 +195,7 @@ class HtmlReport:
             more["score"] = f"{sop.score:.2f}"
             self.sop_scores.add(sop.score, sop.threshold)
         shape_id = self._shapes.setdefault(tuple(shape), len(self._shapes))
-        record = [self._title(title), _OUTCOME_CODE[verdict], group.index, shape_id, tokens]
+        record: list[Any] = [self._title(title), _OUTCOME_CODE[verdict], group.index, shape_id, tokens]
         if more:
             record.append(more)
         self._pending.append(record)

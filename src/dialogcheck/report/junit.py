@@ -114,7 +114,7 @@ def _suite(parent: ET.Element, name: str, verdicts: Sequence[Outcome], propertie
         failures=str(counts.failed),
         errors=str(counts.errored),
         skipped=str(counts.suspect),
-        **{k: _clean(v) for k, v in attrs.items()},
+        **{k: _clean(v) for k, v in attrs.items()},  # type: ignore[arg-type]  # attributes, which the stubs also match to `attrib`
     )
     if properties:
         props = ET.SubElement(suite, "properties")

@@ -64,8 +64,8 @@ def _metrics_line(metrics: QualityScores) -> str:
 
 def _sop_heading(result: ConversationResult) -> str:
     sop = result.sop
-    score = f", score {sop.score:.2f}" if sop.score is not None else ""  # type: ignore[union-attr]
-    threshold = f" (threshold {sop.threshold:g})" if sop.threshold is not None else ""  # type: ignore[union-attr]
+    score = f", score {sop.score:.2f}" if sop.score is not None else ""  # type: ignore[union-attr]  # called only for a result with an SOP
+    threshold = f" (threshold {sop.threshold:g})" if sop.threshold is not None else ""  # type: ignore[union-attr]  # called only for a result with an SOP
     return f"  SOP steps{score}{threshold}:\n"
 
 
@@ -220,6 +220,6 @@ def render_warnings(warnings: Iterable[Mapping[str, object]]) -> Styled:
     """Probable typos, a `file:line:col: warning: ...` line each, with how often each recurs in its file."""
     text = Styled()
     for w in warnings:
-        again = f" ({int(w['count']) - 1:,} more like it in this file)" if int(w["count"]) > 1 else ""  # type: ignore[call-overload]
+        again = f" ({int(w['count']) - 1:,} more like it in this file)" if int(w["count"]) > 1 else ""  # type: ignore[call-overload]  # a warning document's count is an int
         text.append(f"{visible(str(w['file']))}:{w['line']}:{w['column']}: warning: {visible(str(w['message']))}{again}\n")
     return text

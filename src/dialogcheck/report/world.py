@@ -6,7 +6,6 @@ from .._shown import counted, listed, shown
 from ..results.model import EnvironmentInfo
 from .styled import Styled
 
-
 #: Faults and events a line names before it says "and N more".
 SHOWN = 5
 

@@ -21,19 +21,20 @@ import orjson
 from .._redact import redact
 from .._shown import cut
 from ..checks.base import CheckResult, Difference, Outcome
-from ..events.values import ABSENT
-from ..checks.judged import Criterion, Judgement, JudgedResult
+from ..checks.judged import Criterion, JudgedResult, Judgement
 from ..errors import LoadError, Problem
+from ..events.values import ABSENT
 from ..llm.base import Usage
 from ..sop.model import Step, StepResult, StepSetResult
 from .model import (
     BatchResult,
     CheckKind,
-    CheckLine,
     CheckRef,
+    ConversationResult,
     Counts,
     Crash,
-    ConversationResult,
+    EnvironmentInfo,
+    FaultMet,
     MetricScore,
     QualityScores,
     Reason,
@@ -41,8 +42,6 @@ from .model import (
     ScenarioInfo,
     ScenarioStats,
     SimulatorInfo,
-    EnvironmentInfo,
-    FaultMet,
     TranscriptLine,
     UserReview,
     scenario_stats,
@@ -272,7 +271,7 @@ class _Reader:
     def _step(self, s: Mapping[str, Any]) -> StepResult:
         kind = str(s.get("type", ""))
         ref = CheckRef(kind, kind)
-        step = Step(str(s.get("id", "")), s.get("label"), bool(s.get("required", True)), float(s.get("weight", 1.0)), ref)  # type: ignore[arg-type]
+        step = Step(str(s.get("id", "")), s.get("label"), bool(s.get("required", True)), float(s.get("weight", 1.0)), ref)  # type: ignore[arg-type]  # the document's label: a string or null
         outcome, detail, evidence = self.outcome(s.get("outcome"), "an SOP step"), str(s.get("detail") or ""), tuple(s.get("evidence") or ())
         inconclusive, uncalibrated, cached = s.get("inconclusive") is True, s.get("uncalibrated") is True, s.get("cached") is True
         if inconclusive or uncalibrated or cached or "unstable" in s:  # an llm_judge step the judge marked

@@ -18,8 +18,8 @@ from pathlib import Path
 from .._paths import safe_file_name
 from .._shown import listed
 from ..errors import COMMAND_LINE, LoadError, Spelling
-from .atomic import write_atomic
 from ..events.native import event_lines
+from .atomic import write_atomic
 from .codec import encode_run, encode_summary
 from .lock import LOCK_FILE, BatchLock
 from .model import BatchResult, RunResult

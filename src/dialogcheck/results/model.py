@@ -144,26 +144,26 @@ class CheckLine:
     def label(self) -> str:
         """How `check`'s text output names the check: an assertion's label, a step's id and label, a quoted criterion."""
         if self.kind is CheckKind.SOP:
-            optional = "" if self.step.required else " (optional)"  # type: ignore[union-attr]
-            return f"{self.step.id} {self.step.label or self.check.label}{optional}"  # type: ignore[union-attr]
+            optional = "" if self.step.required else " (optional)"  # type: ignore[union-attr]  # an SOP line has its step
+            return f"{self.step.id} {self.step.label or self.check.label}{optional}"  # type: ignore[union-attr]  # an SOP line has its step
         if self.kind is CheckKind.CRITERION:
             return f"criterion {self.criterion!r}"
-        return self.check.label  # type: ignore[union-attr]
+        return self.check.label
 
     @property
     def title(self) -> str:
         """How a run's report names the check: its label, `SOP <id> <label or type>`, or `criterion '<text>'`."""
         if self.kind is CheckKind.SOP:
-            return f"SOP {self.step.id} {self.step.label or self.key}"  # type: ignore[union-attr]
+            return f"SOP {self.step.id} {self.step.label or self.key}"  # type: ignore[union-attr]  # an SOP line has its step
         if self.kind is CheckKind.CRITERION:
             return f"criterion {self.criterion!r}"
-        return self.check.label  # type: ignore[attr-defined]
+        return self.check.label
 
     @property
     def short_title(self) -> str:
         """How a summary names the check: its label, `SOP <id>`, or `criterion '<text>'`."""
         if self.kind is CheckKind.SOP:
-            return f"SOP {self.step.id}"  # type: ignore[union-attr]
+            return f"SOP {self.step.id}"  # type: ignore[union-attr]  # an SOP line has its step
         return self.title
 
 

@@ -28,7 +28,7 @@ def pyarrow_module(file: str = "") -> Any:
 def results_parquet(rows: list[tuple[str, str | None, str, str]]) -> bytes:
     """A result shard: one row a conversation, its whole result as a JSON string in `result`."""
     pa = pyarrow_module()
-    columns = list(zip(*rows)) if rows else [[] for _ in RESULT_COLUMNS]
+    columns: list[tuple[Any, ...]] = list(zip(*rows)) if rows else [() for _ in RESULT_COLUMNS]
     table = pa.table({name: pa.array(list(values), pa.string()) for name, values in zip(RESULT_COLUMNS, columns)})
     out = pa.BufferOutputStream()
     pa.parquet.write_table(table, out)

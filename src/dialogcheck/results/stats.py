@@ -89,8 +89,8 @@ class SopScores:
             return
         self.conversations += other.conversations
         self.total += other.total
-        self.lowest = other.lowest if self.lowest is None else min(self.lowest, other.lowest)  # type: ignore[type-var]
-        self.highest = other.highest if self.highest is None else max(self.highest, other.highest)  # type: ignore[type-var]
+        self.lowest = other.lowest if self.lowest is None else min(self.lowest, other.lowest)  # type: ignore[type-var]  # set together with `conversations`, so set in `other` too
+        self.highest = other.highest if self.highest is None else max(self.highest, other.highest)  # type: ignore[type-var]  # set together with `conversations`, so set in `other` too
         self.with_threshold += other.with_threshold
         self.below_threshold += other.below_threshold
         self.buckets = [a + b for a, b in zip(self.buckets, other.buckets)]

@@ -79,8 +79,8 @@ class BatchWriter:
     def close(self) -> None:
         self._thread.shutdown(wait=True)
         for write in self._writes:
-            if write.exception() is not None:
-                raise write.exception()
+            if (error := write.exception()) is not None:
+                raise error
 
 
 def unwritable(run: RunResult, err: Exception) -> RunResult:

@@ -80,7 +80,7 @@ def _harness_error(err: BaseException, time_limit: float) -> str:
 def _crash(err: BaseException) -> Crash | None:
     """The exception of code that broke the run (an agent's own, or the harness's), kept whole; None for a peer's failure."""
     if isinstance(err, AgentError):
-        err = err.__cause__  # an agent that raised: its own exception
+        err = err.__cause__  # type: ignore[assignment]  # an agent that raised: its own exception, always the cause
     elif isinstance(err, (TimeoutError, LLMError, EventFieldError)):
         return None
     if err is None:
@@ -137,7 +137,7 @@ async def run_one(
     return RunResult(
         scenario=ScenarioInfo(scenario.slug, scenario.name, scenario.path, scenario.type, tuple(scenario.tags)),
         number=spec.number,
-        verdict=Outcome.ERROR if error else Outcome.SUSPECT if review is not None and review.suspect else result.verdict,
+        verdict=Outcome.ERROR if error else Outcome.SUSPECT if review is not None and review.suspect else result.verdict,  # type: ignore[union-attr]  # a result unless an error
         conversation=result,
         error=error,
         crashes=((crash,) if crash else ()) + (result.crashes if result is not None else ()),

@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .._fields import Problems
 from .._paths import open_regular, path_problem, read_regular
 from .._shown import clip, visible
 from .._yaml import MAX_FILE_BYTES
-from .._fields import Problems
 from ..config import ProjectConfig, find_config, load_config, searched
 from ..environment.catalog import Catalog
 from ..environment.model import Environment
@@ -117,7 +117,7 @@ def load_planned(plan: Plan, plan_file: str) -> Project:
         declared = list(plan.personas or scenario.personas)
         allowed = ([], declared) if scenario.script is not None else (declared,)  # a script runs as it is, unless --simulate llm
         if item.personas not in allowed:
-            where = ["scenarios", i, "personas"]
+            where: list[str | int] = ["scenarios", i, "personas"]
             runs_under = declared or "no persona traits"
             message = (
                 f"invalid plan: {named(where)} is {item.personas}, but scenario `{scenario.slug}` ({scenario.path}) runs under"

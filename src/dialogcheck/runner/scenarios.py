@@ -74,7 +74,7 @@ def make_users(
 
         role = project.config.simulation
         limit = in_flight_for(role, parallel)
-        client = make_client(settings, cache=project.config.cache, max_in_flight=limit, use_cache=use_cache, cache_dir=cache_dir, replay=replay)  # type: ignore[arg-type]
+        client = make_client(settings, cache=project.config.cache, max_in_flight=limit, use_cache=use_cache, cache_dir=cache_dir, replay=replay)  # type: ignore[arg-type]  # unscripted runs without `simulation.llm` are refused above
         templates = Templates(role.prompts)
 
     if templates is not None:
@@ -83,7 +83,7 @@ def make_users(
     def make_user(scenario):
         if scenario.script is not None and mode != "llm":
             return ScriptedUser(scenario.script)
-        return LLMUser(client, settings, scenario, templates)
+        return LLMUser(client, settings, scenario, templates)  # type: ignore[arg-type]  # made above whenever a scenario is unscripted
 
     return make_user
 
@@ -209,7 +209,7 @@ class ScenarioBatch:
         matrix = {slug: item.personas for slug, item in self._planned.items()}
         self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel, matrix=matrix, replay=replay, spelling=spelling)
         self.reviewer = run_reviewer(self.project.config, use_cache=use_cache, cache_dir=cache, parallel=parallel, replay=replay)
-        self.agent = agent if _is_connector(agent) else _connector(self.project, agent, spelling)  # type: ignore[arg-type]
+        self.agent: AgentConnector = agent if _is_connector(agent) else _connector(self.project, agent, spelling)  # type: ignore[assignment, arg-type]  # _is_connector
         evaluation = self.project.config.evaluation
         self.settings = BatchSettings(
             parallel=parallel, time_limit=o.time_limit, no_judge=o.no_judge, metrics=evaluation.metrics, retry_suspect=o.retry_suspect, faults=self.plan.faults
@@ -306,7 +306,7 @@ class ScenarioBatch:
 
         async def go():
             if on_start is not None:
-                on_start(asyncio.current_task())  # type: ignore[arg-type]
+                on_start(asyncio.current_task())
             try:
                 return await run_batch(specs, self.agent, self.make_user, self.judge, self.settings, finished, self.reviewer, server)
             finally:

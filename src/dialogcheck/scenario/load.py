@@ -125,7 +125,7 @@ def _environment(node: YNode | None, problems: Problems, pos: Pos, catalog: Cata
 def _refuse_state_checks_without(environment: Environment | None, goals: Goals, node: YNode | None, problems: Problems) -> None:
     """A problem at each state check of a scenario that names no environment (it could only ever error), and at each
     expected call of `state_matches_replay` naming a tool the environment does not have."""
-    items = node.values["assertions"].items if isinstance(node, YMap) and isinstance(node.values.get("assertions"), YSeq) else []
+    items = node.values["assertions"].items if isinstance(node, YMap) and isinstance(node.values.get("assertions"), YSeq) else []  # type: ignore[union-attr]  # a YSeq
     for number, (check, item) in enumerate(zip(goals.assertions, items), 1):
         if not isinstance(check, StateCheck):
             continue

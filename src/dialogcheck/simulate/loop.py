@@ -20,8 +20,7 @@ from msgspec.structs import replace
 
 from ..connectors.base import AgentConnector, AgentMessage, AgentTurn
 from ..environment.run import AgentEnvironment, RunEnvironment
-from ..events.model import BotMessage, Button, Conversation, Event, UserMessage, opens_turn
-from ..events.model import native_object
+from ..events.model import BotMessage, Button, Conversation, Event, UserMessage, native_object, opens_turn
 from ..events.parse import conversation_from_dicts
 from ..scenario.model import Scenario
 from .user import SimulatedUser
@@ -95,14 +94,14 @@ def record_turn(record: SimulatedConversation, user_text: str | None, turn: Agen
     if user_text is not None:
         record.transcript.append(("USER", user_text))
         if not any(e.type == "user" for e in turn.events):
-            event = _user_event(user_text)
-            record.add(event, native_object(event))
+            user = _user_event(user_text)
+            record.add(user, native_object(user))
     for event, recorded in zip(turn.events, turn.recorded):
         record.add(event, recorded)
     if not any(e.type == "bot" for e in turn.events):
         for message in turn.messages:
-            event = _bot_event(message)
-            record.add(event, native_object(event))
+            bot = _bot_event(message)
+            record.add(bot, native_object(bot))
     record.transcript.extend(("AGENT", m.text) for m in turn.messages if m.text.strip())
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from importlib import resources
 from dataclasses import dataclass
+from importlib import resources
 from typing import Protocol
 
 import orjson

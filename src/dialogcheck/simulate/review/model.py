@@ -40,7 +40,7 @@ def transcript_of(conversation: Conversation) -> tuple[Line, ...]:
     """
     lines = []
     for event in conversation.of_type("user", "bot"):
-        text = event.text or ""
+        text = event.text or ""  # type: ignore[attr-defined]  # a user or bot message
         if isinstance(event, UserMessage) and not text.strip().startswith("/"):
             lines.append(Line("user", text, event.turn))
         elif isinstance(event, BotMessage) and text.strip():

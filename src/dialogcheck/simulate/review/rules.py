@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 from ..._shown import counted
+from ...results.model import Reason
 from ..user import USER_SCHEMA
 from . import _text
-from ...results.model import Reason
 from .model import TEMPLATE_TAG, Said, Subject
 
 
@@ -66,7 +66,7 @@ class PromptWording:
             variable = next((w for w in said.words if w in subject.prompts.variables), None)
             if found or variable:
                 what = found.group(0) if found else variable
-                yield Reason(said.line.turn, self.name, f"repeats the prompt's template `{_text.excerpt(what, 40)}`: {_quote(said)}")
+                yield Reason(said.line.turn, self.name, f"repeats the prompt's template `{_text.excerpt(what, 40)}`: {_quote(said)}")  # type: ignore[arg-type]  # `found or variable`
             elif _ANSWER_KEY.search(text):
                 yield Reason(said.line.turn, self.name, f"repeats the JSON shape of the simulator's answer: {_quote(said)}")
             elif any(gram in spans for gram in _text.ngrams(said.words, self.min_span)) or (
