@@ -47,7 +47,7 @@ import orjson
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, ROOT, log, save, spread, table  # noqa: E402
+from common import OUT, ROOT, log, save, spread, table
 
 EXAMPLE = ROOT / "examples" / "card_replace"
 WORK = OUT / "environment_run"

@@ -41,6 +41,7 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 if TYPE_CHECKING:
+    from .batches import run_scenarios
     from .checking import UnfinishedBatch, check_conversations
     from .checks.base import CheckResult, Outcome
     from .checks.judged import JudgedResult
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from .events.model import Conversation
     from .judging import evaluate, evaluate_sop, iter_results
     from .results.model import BatchResult, ConversationResult, RunResult
-    from .batches import run_scenarios
     from .scenario.load import load_scenario
     from .scenario.model import Scenario
     from .sop.load import load_sop

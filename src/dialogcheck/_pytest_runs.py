@@ -23,6 +23,7 @@ from ._redact import mask
 from .connectors.base import AgentError, AgentSetupError
 from .errors import LoadError, os_reason
 from .llm.base import LLMError
+from .report.batch_files import BATCH_FILES
 from .report.text import render_load_error
 from .results.codec import decode_run
 from .results.files import ResultsFolder
@@ -33,7 +34,6 @@ from .results.plan import new_plan
 from .results.writer import BatchWriter
 from .runner.batch import run_batch
 from .runner.project import load_project
-from .report.batch_files import BATCH_FILES
 from .runner.scenarios import RunOptions, ScenarioBatch
 
 

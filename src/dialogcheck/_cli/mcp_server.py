@@ -192,9 +192,9 @@ def _judge(config: Any, where: str) -> Any:
 
 
 def _run(project: Project, paths: list[str], runs: int, no_judge: bool, progress: Callable[[int, int, str], None]) -> CallToolResult:
+    from ..report.batch_files import BATCH_FILES
     from ..report.batch_text import render_summary
     from ..results.codec import summary_document
-    from ..report.batch_files import BATCH_FILES
     from ..runner.scenarios import RunOptions, ScenarioBatch
 
     try:

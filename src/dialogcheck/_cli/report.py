@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from ..errors import LoadError
+from ..report.batch_files import write_reports
 from ..report.batch_text import render_summary
 from ..report.html import render_check_html
 from ..report.json import dumps
@@ -19,7 +20,6 @@ from ..report.junit import render_junit_check
 from ..report.text import render_output_summary, render_warnings
 from ..results.atomic import write_atomic
 from ..results.load import CheckOutput, load_check_output, load_results
-from ..report.batch_files import write_reports
 from .output import FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, check_exit_code, exit_code_of, fail_with_load_error, print_json, print_text
 
 

@@ -19,13 +19,13 @@ from ..config import SEED_RANGE
 from ..connectors.base import AgentError, AgentSetupError
 from ..errors import LoadError
 from ..llm.base import LLMError
+from ..report.batch_files import BATCH_FILES, write_reports
 from ..report.batch_text import render_summary
 from ..report.json import dumps
 from ..report.styled import Styled
 from ..results.codec import summary_document
 from ..results.model import BatchResult
 from ..results.plan import MAX_RUNS
-from ..report.batch_files import BATCH_FILES, write_reports
 from ..runner.scenarios import RunOptions, ScenarioBatch
 from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
 from .env_options import env_options

@@ -32,7 +32,6 @@ from .._paths import files_in, read_regular, refuse_link_out
 from ..environment.bounds import MAX_STATE_BYTES
 from ..errors import LoadError, Problem
 from ..events import bounds
-from ..environment.bounds import MAX_STATE_BYTES
 from ..events.load import CONVERSATION_SUFFIXES, conversation_files, is_tracker, iter_conversation_file, lines_look_like_jsonl, read_conversations, read_jsonl
 from ..events.model import Conversation, World
 from ..results.files import slug_folder
@@ -335,8 +334,8 @@ def run_world(events_path: str) -> World | None:
         return None
     if not isinstance(recorded.get("initial_state"), dict) or not isinstance(recorded.get("final_state"), dict):
         return None
-    digest = recorded.get("digest") if isinstance(recorded.get("digest"), str) else ""
-    return World(recorded["name"], orjson.dumps(recorded["initial_state"]), orjson.dumps(recorded["final_state"]), digest=digest)
+    digest = recorded.get("digest")
+    return World(recorded["name"], orjson.dumps(recorded["initial_state"]), orjson.dumps(recorded["final_state"]), digest=digest if isinstance(digest, str) else "")
 
 
 def run_scenario(path: Path) -> str | None:

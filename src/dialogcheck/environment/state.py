@@ -7,10 +7,9 @@ The state is kept as JSON bytes: each run parses its own fresh copy, and nothing
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
-
-import json
 
 import orjson
 

@@ -29,7 +29,6 @@ from ..scenario.load import load_scenario
 from ..scenario.model import Scenario
 
 
-
 @dataclass(frozen=True)
 class Project:
     root: Path

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from .._paths import project_folder
 from ..config import AgentSettings, ProjectConfig, in_flight_for
 from ..connectors.base import AgentConnector, AgentError
-from ..errors import COMMAND_LINE, LoadError, PYTHON_API, Problem, Spelling, os_reason
+from ..errors import COMMAND_LINE, LoadError, Problem, Spelling, os_reason
 from ..results.files import ResultsFolder, new_folder
 from ..results.load import finished_runs
 from ..results.lock import BatchLock
@@ -31,7 +31,6 @@ from ..scenario.model import Scenario
 from .batch import BatchSettings, RunSpec, run_batch
 from .project import Project, load_planned, load_project
 from .review import run_reviewer
-
 
 
 class FolderText(Protocol):
