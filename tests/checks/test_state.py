@@ -420,41 +420,40 @@ def test_a_place_the_replay_lacks_keeps_both_values_whole_one_level_up(tmp_path)
     assert len(difference.actual) == 2 and difference.expected == [{"order_id": "O1", "note": "refund: late"}]
 
 
-def test_a_state_check_in_a_scenario_without_an_environment_is_bad_input_at_its_line(tmp_path):
+def scenario_problems(tmp_path: Path, assertions: str, *, environment: bool = True) -> list[str]:
+    """The problems of a scenario file of `assertions` (YAML lines), naming the shop environment or none."""
     path = tmp_path / "cancel.yml"
-    path.write_text(SCENARIO % "      - bot_uttered: {text_matches: cancelled}\n      - state_equals: {path: orders.O1.status, value: cancelled}")
-
+    text = SCENARIO % assertions
+    if environment:
+        write_environment(tmp_path, SHOP)
+        text = text.replace("  goals:", "  environment: shop\n  goals:")
+    path.write_text(text)
     with pytest.raises(LoadError) as raised:
         load_scenario(path, environ={})
-    assert str(raised.value.problems[0]) == (
-        f"{path}:7:9: assertion 2 (`state_equals`) judges the state of the agent's environment, but this scenario names no"
+    return [str(problem).removeprefix(f"{path}:") for problem in raised.value.problems]
+
+
+def test_a_state_check_in_a_scenario_without_an_environment_is_bad_input_at_its_line(tmp_path):
+    problems = scenario_problems(
+        tmp_path, "      - bot_uttered: {text_matches: cancelled}\n      - state_equals: {path: orders.O1.status, value: cancelled}", environment=False
+    )
+    assert problems[0] == (
+        "7:9: assertion 2 (`state_equals`) judges the state of the agent's environment, but this scenario names no"
         " `environment` (nor does eval/conftest.yml): add `environment: NAME` (eval/environments/NAME.yml)"
     )
 
 
 def test_an_expected_call_of_a_tool_the_environment_lacks_is_bad_input_at_its_assertion(tmp_path):
-    path = tmp_path / "cancel.yml"
-    write_environment(tmp_path, SHOP)
-    text = SCENARIO % "      - state_matches_replay: {calls: [{tool: cancel_ordr, arguments: {order_id: O1}}]}"
-    path.write_text(text.replace("  goals:", "  environment: shop\n  goals:"))
-
-    with pytest.raises(LoadError) as raised:
-        load_scenario(path, environ={})
-    assert str(raised.value.problems[0]) == (
-        f"{path}:7:9: call 1 of assertion 1 (`state_matches_replay`) names the tool `cancel_ordr` (did you mean `cancel_order`?),"
+    problems = scenario_problems(tmp_path, "      - state_matches_replay: {calls: [{tool: cancel_ordr, arguments: {order_id: O1}}]}")
+    assert problems[0] == (
+        "7:9: call 1 of assertion 1 (`state_matches_replay`) names the tool `cancel_ordr` (did you mean `cancel_order`?),"
         " which environment `shop` does not have (its tools: cancel_order, get_order)"
     )
 
 
 def test_a_state_check_path_whose_table_the_environment_lacks_is_bad_input_at_its_assertion(tmp_path):
-    path = tmp_path / "cancel.yml"
-    write_environment(tmp_path, SHOP)
-    text = SCENARIO % "      - state_unchanged: {paths: [order.O1]}\n      - state_equals: {path: $, value: {}}"
-    path.write_text(text.replace("  goals:", "  environment: shop\n  goals:"))
-
-    with pytest.raises(LoadError) as raised:
-        load_scenario(path, environ={})
-    assert [str(p) for p in raised.value.problems] == [
-        f"{path}:7:9: assertion 1 (`state_unchanged`) names the path `order.O1`, whose table `order` (did you mean `orders`?)"
+    problems = scenario_problems(tmp_path, "      - state_unchanged: {paths: [order.O1]}\n      - state_equals: {path: $, value: {}}")
+    assert problems == [
+        "7:9: assertion 1 (`state_unchanged`) names the path `order.O1`, whose table `order` (did you mean `orders`?)"
         " is not in the starting state of environment `shop` (its tables: orders, refunds)"
     ]
