@@ -48,6 +48,7 @@ def test_public_names_are_pinned():
             "Comparison",
             "Conversation",
             "ConversationResult",
+            "DialogcheckError",
             "JudgedResult",
             "LoadError",
             "Outcome",
@@ -176,3 +177,18 @@ def test_an_oserror_becomes_a_message_in_one_place():
     assert str(LoadError.of_os("cannot read", err, "z.json", 4).problems[0]) == "z.json:4:1: cannot read: Permission denied"
     worded = [str(p) for p in SRC.rglob("*.py") if re.search(r"strerror or ", p.read_text(encoding="utf-8")) and p.name != "errors.py"]
     assert worded == []
+
+
+def test_every_error_dialogcheck_raises_to_a_caller_is_a_dialogcheck_error():
+    from dialogcheck.checking import UnfinishedBatch
+    from dialogcheck.connectors.base import AgentError, AgentSetupError
+    from dialogcheck.engines.ray_engine import EngineError, RayUnavailable
+    from dialogcheck.errors import DialogcheckError, LoadError
+    from dialogcheck.judge.base import JudgeError
+    from dialogcheck.llm.base import LLMError
+    from dialogcheck.pairing import PairError
+
+    for error in (LoadError, UnfinishedBatch, AgentError, AgentSetupError, EngineError, RayUnavailable, JudgeError, LLMError, PairError):
+        assert issubclass(error, DialogcheckError), error
+    assert issubclass(AgentSetupError, ValueError) and issubclass(PairError, ValueError)  # as callers caught them before
+    assert dialogcheck.DialogcheckError is DialogcheckError

@@ -19,6 +19,7 @@ _EXPORTS = {
     "Comparison": ".compare.model",
     "Conversation": ".events.model",
     "ConversationResult": ".results.model",
+    "DialogcheckError": ".errors",
     "JudgedResult": ".checks.judged",
     "LoadError": ".errors",
     "Outcome": ".checks.base",
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from .checks.judged import JudgedResult
     from .compare.changes import compare_results
     from .compare.model import Comparison
-    from .errors import LoadError, Problem
+    from .errors import DialogcheckError, LoadError, Problem
     from .events.load import iter_conversations, load_conversation
     from .events.model import Conversation
     from .judging import evaluate, evaluate_sop, iter_results

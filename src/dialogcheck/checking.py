@@ -22,7 +22,7 @@ from .engines.chunks import CHUNK_BYTES, RUN_PLAN, STDIN, ReadChunk, held_bytes,
 from .engines.local import WorkerLost, judged_in_order, shards_in_order, usable_cores
 from .engines.storage import is_uri
 from .engines.work import CheckJob, ChunkResult, Encoder, Judged
-from .errors import COMMAND_LINE, PYTHON_API, LoadError, Problem, Spelling
+from .errors import COMMAND_LINE, PYTHON_API, DialogcheckError, LoadError, Problem, Spelling
 from .events.model import FRAMEWORK_TOOLS, Conversation
 from .events.parse import conversation_from_dicts
 from .judge.base import Judge
@@ -186,7 +186,7 @@ def note_unfinished(tally: CheckTally, sources: Iterable[Any]) -> None:
         tally.unfinished_batches.append((str(source), tuple(missing), planned))
 
 
-class UnfinishedBatch(Exception):
+class UnfinishedBatch(DialogcheckError):
     """`check_conversations` was given a `run` results folder whose batch did not finish: judging the runs it holds
     would pass what never ran, so it is refused unless the caller asks for a judgement in part (`partial=True`)."""
 

@@ -30,12 +30,20 @@ class Problem:
         return {"message": self.message, "file": self.file, "line": self.line, "column": self.column}
 
 
+class DialogcheckError(Exception):
+    """What dialogcheck raises for anything it cannot do: the one class a caller catches them all by.
+
+    `LoadError` is bad input (exit 2); the others say an agent, a model, a judge or an engine could not be used,
+    or that a batch is unfinished.
+    """
+
+
 def os_reason(err: OSError) -> str:
     """What an OSError says to a user: the system's words for it (`No such file or directory`), else the error."""
     return err.strerror or str(err)
 
 
-class LoadError(Exception):
+class LoadError(DialogcheckError):
     """Bad input: one or more problems found while loading files.
 
     The only exception type for user mistakes; the CLI maps it to exit code 2.

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from ._shown import clip, counted
 from .checks import patterns
-from .errors import COMMAND_LINE, LoadError, Problem, Spelling, did_you_mean
+from .errors import COMMAND_LINE, DialogcheckError, LoadError, Problem, Spelling, did_you_mean
 from .events.model import Conversation
 from .scenario.model import Scenario
 
@@ -34,7 +34,7 @@ _QUOTED = 80
 _INLINE_FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"), (re.ASCII, "a"))
 
 
-class PairError(ValueError):
+class PairError(DialogcheckError, ValueError):
     """A pairing pattern that cannot pair: it does not compile, has not one group, or ran out of its time on a name."""
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..errors import DialogcheckError
 from ..events.model import Conversation, Event, native_object
 from ..events.parse import EventFieldError, EventReader
 
@@ -76,7 +77,7 @@ def read_events(items: Iterable[Event | Mapping[str, Any]]) -> tuple[tuple[Event
     return tuple(events), tuple(recorded)
 
 
-class AgentError(Exception):
+class AgentError(DialogcheckError):
     """The agent could not be reached or answered something unreadable (a harness failure)."""
 
 
@@ -94,7 +95,7 @@ def describe(err: BaseException) -> str:
     return safe_text(f"{type(err).__name__}: {message}" if message else type(err).__name__)
 
 
-class AgentSetupError(ValueError):
+class AgentSetupError(DialogcheckError, ValueError):
     """The agent is named wrongly (bad URL, unimportable module, missing function).
 
     Raised when a connector is built, before any run, so the CLI can report it

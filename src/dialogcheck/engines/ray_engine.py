@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from ..checks.base import Outcome
-from ..errors import LoadError, Problem, os_reason
+from ..errors import DialogcheckError, LoadError, Problem, os_reason
 from ..events.load import CONVERSATION_SUFFIXES
 from ..results.model import Counts
 from ..results.stats import CheckStats
@@ -51,11 +51,11 @@ CHUNK_BYTES = 16 << 20
 SUFFIXES = CONVERSATION_SUFFIXES + PARQUET_SUFFIXES
 
 
-class RayUnavailable(Exception):
+class RayUnavailable(DialogcheckError):
     """Ray is not installed, or no cluster could be reached: a usage problem, reported with exit code 2."""
 
 
-class EngineError(Exception):
+class EngineError(DialogcheckError):
     """Ray failed for a reason that is not the input (a task or a node died)."""
 
 

@@ -18,6 +18,7 @@ from ..checks.judged import (
     JudgeRequest,
     unjudged,
 )
+from ..errors import DialogcheckError
 from ..events.model import Conversation
 from ..events.values import show
 
@@ -38,7 +39,7 @@ class JudgeVerdict:
     inconclusive: bool = False
 
 
-class JudgeError(Exception):
+class JudgeError(DialogcheckError):
     """The judge could not give a verdict (unreachable, malformed answer, ...); keeps the raw answer."""
 
     def __init__(self, message: str, raw: str | None = None, usage: Any = None):

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import orjson
 
 from .._redact import redact_url
+from ..errors import DialogcheckError
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ class ChatResponse:
     truncated: bool = False
 
 
-class LLMError(Exception):
+class LLMError(DialogcheckError):
     """A call that failed for good: retries used up, a timeout, a refused request.
 
     A harness error: whatever depended on the answer is `error`, never pass.
