@@ -17,6 +17,7 @@ from dialogcheck._yaml import parse_yaml
 from dialogcheck.errors import LoadError
 from dialogcheck.events.parse import conversation_from_dicts
 from dialogcheck.scenario.load import parse_assertion
+from tests.slow import is_slow
 
 #: No plain progress lines on the stderr of the commands tests run, however slow the machine (the tests of
 #: progress lines set their own interval).
@@ -145,3 +146,10 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `slow` the tests `tests/slow.py` lists, so `-m "not slow"` is the quick tier of the edit loop."""
+    for item in items:
+        if is_slow(item):
+            item.add_marker(pytest.mark.slow)
