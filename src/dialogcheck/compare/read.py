@@ -35,7 +35,7 @@ from ..errors import LoadError
 from ..pairing import PairError, pair_key
 from ..results.files import slug_folder
 from ..results.load import load_check_output, load_results
-from ..results.model import CheckKind, CheckLine
+from ..results.model import CheckKind, CheckLine, step_name
 from ..results.plan import value_offset
 from .model import CHECK_FOLDER, JSON_DOCUMENT, RUN_FOLDER, CheckId, Run, Side
 
@@ -189,13 +189,8 @@ def _folder(path: Path, pattern: re.Pattern[str] | None, interner: Interner) -> 
 def _typed_checks(lines: Iterable[CheckLine], subject: str) -> Iterator[Raw]:
     """Each check of a typed result with its identity: what `_document_checks` gives from its document."""
     for line in lines:
-        if line.kind is CheckKind.SOP:
-            step = line.step
-            yield CheckKind.SOP, subject, step.label or line.key, None, step.id, line.key == "llm_judge", line.outcome  # type: ignore[union-attr]  # an SOP line has its step
-        elif line.kind is CheckKind.CRITERION:
-            yield CheckKind.CRITERION, subject, str(line.criterion), line.index, None, True, line.outcome
-        else:
-            yield CheckKind.ASSERTION, subject, line.check.label, line.index, None, False, line.outcome
+        kind, index, step_id = line.id
+        yield kind, subject, line.name, index, step_id, line.judged, line.outcome
 
 
 # -- documents of `check --format json` ------------------------------------------------------------
@@ -207,7 +202,7 @@ def _document_checks(document: _Conversation) -> Iterator[Raw]:
         outcome = a.outcome if a.outcome is not None else Outcome.PASS if a.passed else Outcome.FAIL
         yield CheckKind.ASSERTION, subject, a.label or a.key, a.index, None, False, outcome
     for s in document.sop:
-        yield CheckKind.SOP, subject, s.label or s.type, None, s.id, s.type == "llm_judge", s.outcome
+        yield CheckKind.SOP, subject, step_name(s.label, s.type), None, s.id, s.type == "llm_judge", s.outcome
     for number, c in enumerate(document.criteria, 1):
         yield CheckKind.CRITERION, subject, c.criterion, number, None, True, c.outcome
 

@@ -33,7 +33,7 @@ from .._redact import mask_bytes
 from .._shown import counted, cut
 from ..checks.base import Outcome
 from ..results.model import BatchResult, CheckKind, CheckLine, ConversationResult, Counts, RunResult, unfinished_text
-from ..results.stats import CheckStat, SopScores
+from ..results.stats import CheckStats
 from .html_overview import CheckRow, Group, banner, checks_table, list_section, personas, scenarios, sop_spread
 from .html_run import anchor_part, esc, run_anchor, run_body, transcript_html, user_review_html
 
@@ -50,16 +50,6 @@ REMEMBERED_CHARACTERS = 16 * 2**20
 TRANSCRIPTS_SHOWN = 1000
 #: A title shares at least this much with the one before to be written as the rest of it.
 SHARED_TITLE_CHARS = 8
-
-
-def _label(line: CheckLine) -> str:
-    """How the page names a check; the same for a result just judged and one read back from a file."""
-    if line.kind is CheckKind.SOP:
-        optional = "" if line.step.required else " (optional)"  # type: ignore[union-attr]  # an SOP line has its step
-        return f"{line.step.id} {line.step.label or line.key}{optional}"  # type: ignore[union-attr]  # an SOP line has its step
-    if line.kind is CheckKind.CRITERION:
-        return str(line.criterion)
-    return line.check.label
 
 
 def _evidence(line: CheckLine) -> str:
@@ -83,8 +73,8 @@ class HtmlReport:
         #: What a batch read back from its folder lacks (`1 of 2 planned runs never finished (...)`): said under the banner.
         self.unfinished = unfinished
         self.counts = Counts()
-        self.check_counts = Counts()
-        self.sop_scores = SopScores()
+        #: Every check's counts and the SOP scores: what `check` and `run` count, counted by the same `CheckStats`.
+        self.stats = CheckStats()
         self._groups: dict[tuple, Group] = {}
         #: The verdicts of the runs of each persona trait, when the batch was a persona matrix.
         self._personas: dict[str, Counts] = {}
@@ -123,6 +113,7 @@ class HtmlReport:
         if body:
             more["t"] = 1
         index = self._add(result.source, result.verdict, group, result.scenario, list(result.checks()), more, result.sop)
+        self.stats.add(result, result.source, result.scenario)
         template = f'<template id="dc-t-{index}">{body}</template>\n' if body else ""
         return template + self._block(full_only=True)
 
@@ -140,6 +131,8 @@ class HtmlReport:
             self._personas.setdefault(run.persona, Counts()).add(run.verdict)
             persona = f" ({run.persona})"
         index = self._add(f"{run.slug} run {run.number}{persona}", run.verdict, group, run.slug, lines, more, run.conversation.sop if run.conversation else None)
+        if run.conversation is not None and run.verdict is not Outcome.SUSPECT:  # as `run_stats` counts a batch's runs
+            self.stats.add(run.conversation, f"{run.slug} run {run.number}", run.slug)
         template = f'<template id="dc-t-{index}">{run_body(run, run_anchor(run.slug, run.number))}</template>\n'
         return template + self._block(full_only=True)
 
@@ -149,7 +142,7 @@ class HtmlReport:
             "noun": self.noun,
             "repeated": self.repeated,
             "groups": [[g.anchor, g.slug, g.name, list(g.tags)] for g in self._groups.values()],
-            "checks": [[_KIND_CODE[row.stat.kind], row.label, row.group] for row in self._rows.values()],
+            "checks": [[_KIND_CODE[row.kind], row.label, row.group] for row in self._rows.values()],
             "shapes": [list(shape) for shape in self._shapes],
         }
         return (
@@ -161,8 +154,8 @@ class HtmlReport:
             + banner(self.counts, self.noun)
             + (f'<p class="meta unfinished" role="status"><strong>Unfinished:</strong> {esc(self.unfinished)}</p>' if self.unfinished else "")
             + self._when()
-            + checks_table(self._rows.values(), list(self._groups.values()), noun=self.noun)
-            + sop_spread(self.sop_scores, self.noun)
+            + checks_table(self._rows.values(), self.stats.rows, list(self._groups.values()), noun=self.noun)
+            + sop_spread(self.stats.sop_scores, self.noun)
             + scenarios(list(self._groups.values()), self.repeated, self.noun)
             + personas(self._personas)
             + list_section(self.noun)
@@ -180,20 +173,14 @@ class HtmlReport:
         return group
 
     def _add(self, title: str, verdict: Outcome, group: Group, scenario: str | None, lines: list[CheckLine], more: dict[str, Any], sop) -> int:
-        """Count the entry and hold its record; its index among the page's entries."""
+        """Hold the entry's record and count its verdict (its checks are counted by `stats`); its index among the page's entries."""
         shape, tokens = [], []
-        counted = verdict is not Outcome.SUSPECT  # as in `CheckStats`: a suspect entry's checks say nothing of the agent
         for line in lines:
             row = self._row(line, scenario, group.index)
             shape.append(row.position)
             tokens.append(self._token(row, _OUTCOME_CODE[line.outcome] + cut(line.detail)))
-            if counted:
-                row.stat.counts.add(line.outcome)
-                row.stat.uncalibrated += line.uncalibrated
-                self.check_counts.add(line.outcome)
         if sop is not None and sop.score is not None:
             more["score"] = f"{sop.score:.2f}"
-            self.sop_scores.add(sop.score, sop.threshold)
         shape_id = self._shapes.setdefault(tuple(shape), len(self._shapes))
         record: list[Any] = [self._title(title), _OUTCOME_CODE[verdict], group.index, shape_id, tokens]
         if more:
@@ -212,12 +199,10 @@ class HtmlReport:
         return [shared, title[shared:]] if shared >= SHARED_TITLE_CHARS else title
 
     def _row(self, line: CheckLine, scenario: str | None, group: int) -> CheckRow:
-        step = line.step.id if line.step is not None else None
-        key = (scenario, line.kind, line.index, step)  # as CheckStats tells checks apart
+        key = (scenario, *line.id)  # as `CheckStats` keys its rows
         row = self._rows.get(key)
         if row is None:
-            label = _label(line)
-            row = self._rows[key] = CheckRow(len(self._rows), label, group, CheckStat(line.kind, label, line.index, step, scenario))
+            row = self._rows[key] = CheckRow(len(self._rows), line.page_label, group, key, line.kind)
         return row
 
     def _token(self, row: CheckRow, value: str) -> int | str:
@@ -240,7 +225,9 @@ class HtmlReport:
     # -- what spans the batch -------------------------------------------------------------------
 
     def _totals(self) -> str:
-        checks, counts = self.check_counts, self.counts
+        counts, checks = self.counts, Counts()
+        for row in self.stats:
+            checks.update(row.counts)
         return (
             f"{counted(counts.total, self.noun)}: {counts.verdicts_text()} · checks: {checks.passed:,} passed, {checks.failed:,} failed, {checks.errored:,} errored"
             + (f", {checks.skipped:,} skipped" if checks.skipped else "")

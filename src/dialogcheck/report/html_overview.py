@@ -7,7 +7,7 @@ result goes through `esc`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,12 +39,15 @@ class Group:
 
 @dataclass
 class CheckRow:
-    """One check across the batch: where it stands in the page's table, its statistics, and the values its records name."""
+    """One check across the batch: where it stands in the page's table, the key of its row in `CheckStats`, and the
+    values its records name."""
 
     position: int
     label: str
     group: int
-    stat: CheckStat
+    #: `(scenario, *CheckLine.id)`, as `CheckStats` keys its rows.
+    key: tuple
+    kind: CheckKind
     values: dict[str, int] = field(default_factory=dict)
     written: int = 0
 
@@ -67,14 +70,14 @@ _TABLE_HEADS = (("#", True), ("Check", False), ("Kind", False), ("Scenario", Fal
 _SORTED, _NUMERIC = ' aria-sort="descending"', ' data-num="1"'
 
 
-def checks_table(rows: Iterable[CheckRow], groups: list[Group], *, noun: str) -> str:
+def checks_table(rows: Iterable[CheckRow], stats: Mapping[tuple, CheckStat], groups: list[Group], *, noun: str) -> str:
     """Each assertion, SOP step and criterion, most failures first (then most errors, then the order they were met,
-    as the text's table): its counts and failure rate, sortable; a check that failed links to the list filtered to
-    the entries that failed it."""
+    as the text's table): its counts (`stats`, the rows of `CheckStats`; a check met only in suspect entries has
+    none) and failure rate, sortable; a check that failed links to the list filtered to the entries that failed it."""
     body, several = [], len(groups) > 1
-    rows = sorted(rows, key=lambda row: (-row.stat.counts.failed, -row.stat.counts.errored, row.position))
-    for row in rows:
-        stat, group, position = row.stat, groups[row.group], row.position
+    held = [(row, stats.get(row.key) or CheckStat(row.kind, row.label)) for row in rows]
+    for row, stat in sorted(held, key=lambda pair: (-pair[1].counts.failed, -pair[1].counts.errored, pair[0].position)):
+        group, position = groups[row.group], row.position
         counts = stat.counts
         label = esc(row.label)
         if counts.failed:

@@ -17,8 +17,6 @@ from ..results.model import CheckKind, CheckLine, ConversationResult, Counts, Qu
 from ..results.stats import CheckStats
 from .styled import Styled
 
-#: The keys of checks the judge decides: their evidence is what the judge cited.
-JUDGED_KEYS = ("criterion", "llm_judge")
 STYLES = {Outcome.PASS: "bold green", Outcome.FAIL: "bold red", Outcome.ERROR: "bold yellow", Outcome.SKIP: "dim", Outcome.SUSPECT: "bold magenta"}
 WORDS = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.ERROR: "ERROR", Outcome.SKIP: "SKIP", Outcome.SUSPECT: "SUSPECT"}
 
@@ -73,7 +71,7 @@ def with_citations(line: CheckLine, detail: str | None = None) -> str:
     """A judged check's detail (`detail`, when it is shown cut), then the events the judge cited; a
     deterministic check's detail names its own events already."""
     detail = line.detail if detail is None else detail
-    if not line.evidence or line.kind is CheckKind.ASSERTION or line.key not in JUDGED_KEYS:
+    if not line.evidence or line.kind is CheckKind.ASSERTION or not line.judged:  # a judged check's evidence is what the judge cited
         return detail
     return f"{detail} [cited: event {', '.join(map(str, line.evidence))}]"
 

@@ -108,32 +108,85 @@ class CheckKind(str, Enum):
         return self.value
 
 
+#: The keys of checks the LLM judge decides: a criterion and an `llm_judge` step.
+JUDGED_KEYS = ("criterion", "llm_judge")
+#: How every view marks a verdict the answer cache gave (a committed cache is input: it must not decide unmarked).
+CACHED_MARK = " [answered from the cache]"
+
+
 @dataclass(frozen=True)
 class CheckLine:
-    """One check of a conversation with what every view needs of it: where it came from and how it ended."""
+    """One check of a conversation with what every view needs of it: where it came from and how it ended.
+
+    Everything but its place is read from its `result`, so the judge's marks (inconclusive, the samples'
+    split, uncalibrated, cached) are the result's own and are listed nowhere else. Its names are all made
+    here: `id` tells it apart, `name` is its own name, and `label`, `page_label`, `title` and `short_title`
+    are how each view shows it.
+    """
 
     kind: CheckKind
     #: Assertions and criteria count from 1 in file order; SOP steps have their `step`.
     index: int | None
-    outcome: Outcome
-    detail: str
-    evidence: tuple[int, ...] = ()
-    #: The check: an assertion, a step's evaluator, a `Criterion` (or, read back from a file, its `CheckRef`).
-    check: Any = None
+    #: The check's result: its check is an assertion, a step's evaluator, a `Criterion` (or, read back from a
+    #: file, its `CheckRef`).
+    result: CheckResult
     step: Step | None = None
-    usage: Usage | None = None
-    #: A judged check the judge found inconclusive (its outcome is then `error`).
-    inconclusive: bool = False
-    #: How a judged check's samples split when they disagreed (`unstable`).
-    split: tuple[tuple[str, int], ...] = ()
-    #: A judged check whose judge has no calibration good enough: `error`, shown as uncalibrated.
-    uncalibrated: bool = False
-    #: A judged check decided by answers from the answer cache (its detail ends with `CACHED_MARK`).
-    cached: bool = False
+
+    @property
+    def check(self) -> Any:
+        return self.result.check
+
+    @property
+    def outcome(self) -> Outcome:
+        return self.result.outcome
+
+    @property
+    def detail(self) -> str:
+        """The result's detail; a cached verdict's ends with `CACHED_MARK`, so the text, HTML and JUnit views all show it."""
+        return self.result.detail + CACHED_MARK if self.cached else self.result.detail
+
+    @property
+    def evidence(self) -> tuple[int, ...]:
+        return self.result.evidence
+
+    @property
+    def inconclusive(self) -> bool:
+        """A judged check the judge found inconclusive (its outcome is then `error`)."""
+        return getattr(self.result, "inconclusive", False)
+
+    @property
+    def split(self) -> tuple[tuple[str, int], ...]:
+        """How a judged check's samples split when they disagreed (`unstable`)."""
+        return getattr(self.result, "split", ())
+
+    @property
+    def uncalibrated(self) -> bool:
+        """A judged check whose judge has no calibration good enough: `error`, shown as uncalibrated."""
+        return getattr(self.result, "uncalibrated", False)
+
+    @property
+    def cached(self) -> bool:
+        """A judged check decided by answers from the answer cache (its detail ends with `CACHED_MARK`)."""
+        return getattr(self.result, "cached", False)
 
     @property
     def key(self) -> str:
         return self.check.key
+
+    @property
+    def judged(self) -> bool:
+        """Whether the LLM judge decides it (a criterion, an `llm_judge` step)."""
+        return self.key in JUDGED_KEYS
+
+    @property
+    def step_id(self) -> str | None:
+        return self.step.id if self.step is not None else None
+
+    @property
+    def id(self) -> tuple[CheckKind, int | None, str | None]:
+        """What tells the check from the others of its subject, in every view, statistic and comparison: its kind,
+        its number (assertions, criteria) and its step's id (SOP steps)."""
+        return (self.kind, self.index, self.step_id)
 
     @property
     def criterion(self) -> str | None:
@@ -141,20 +194,42 @@ class CheckLine:
         return self.check.text if self.kind is CheckKind.CRITERION else None
 
     @property
-    def label(self) -> str:
-        """How `check`'s text output names the check: an assertion's label, a step's id and label, a quoted criterion."""
+    def name(self) -> str:
+        """The check's own name, as a results file holds it: an assertion's label, a step's label (else its
+        evaluator's key, `step_name`), a criterion's text."""
         if self.kind is CheckKind.SOP:
-            optional = "" if self.step.required else " (optional)"  # type: ignore[union-attr]  # an SOP line has its step
-            return f"{self.step.id} {self.step.label or self.check.label}{optional}"  # type: ignore[union-attr]  # an SOP line has its step
+            return step_name(self.step.label, self.key)  # type: ignore[union-attr]  # an SOP line has its step
+        if self.kind is CheckKind.CRITERION:
+            return self.check.text
+        return self.check.label
+
+    @property
+    def _optional(self) -> str:
+        return "" if self.step is None or self.step.required else " (optional)"
+
+    @property
+    def label(self) -> str:
+        """How `check`'s text output names the check: an assertion's label, a step's id and label (else its
+        evaluator's label), a quoted criterion."""
+        if self.kind is CheckKind.SOP:
+            return f"{self.step.id} {self.step.label or self.check.label}{self._optional}"  # type: ignore[union-attr]  # an SOP line has its step
         if self.kind is CheckKind.CRITERION:
             return f"criterion {self.criterion!r}"
         return self.check.label
 
     @property
-    def title(self) -> str:
-        """How a run's report names the check: its label, `SOP <id> <label or type>`, or `criterion '<text>'`."""
+    def page_label(self) -> str:
+        """How the HTML report names the check, the same for a result just judged and one read back from a file:
+        its `name`, a step's after its id."""
         if self.kind is CheckKind.SOP:
-            return f"SOP {self.step.id} {self.step.label or self.key}"  # type: ignore[union-attr]  # an SOP line has its step
+            return f"{self.step.id} {self.name}{self._optional}"  # type: ignore[union-attr]  # an SOP line has its step
+        return self.name
+
+    @property
+    def title(self) -> str:
+        """How a run's report names the check: its label, `SOP <id> <name>`, or `criterion '<text>'`."""
+        if self.kind is CheckKind.SOP:
+            return f"SOP {self.step.id} {self.name}"  # type: ignore[union-attr]  # an SOP line has its step
         if self.kind is CheckKind.CRITERION:
             return f"criterion {self.criterion!r}"
         return self.check.label
@@ -167,19 +242,9 @@ class CheckLine:
         return self.title
 
 
-#: How every view marks a verdict the answer cache gave (a committed cache is input: it must not decide unmarked).
-CACHED_MARK = " [answered from the cache]"
-
-
-def _judge_marks(result: CheckResult) -> dict[str, Any]:
-    """What the judge marked a judged result with (inconclusive, the samples' split, uncalibrated, cached); nothing for others.
-
-    A cached verdict's detail carries `CACHED_MARK`, so the text, HTML and JUnit views all show it.
-    """
-    if not isinstance(result, JudgedResult):
-        return {}
-    marks = {"inconclusive": result.inconclusive, "split": result.split, "uncalibrated": result.uncalibrated, "cached": result.cached}
-    return marks | {"detail": result.detail + CACHED_MARK} if result.cached else marks
+def step_name(label: str | None, key: str) -> str:
+    """An SOP step's name: the label written in its file, else its evaluator's key (what a results file holds of both)."""
+    return label or key
 
 
 #: Every outcome, in declaration order (iterating the enum itself is slow, and counters are made per result).
@@ -292,19 +357,10 @@ class ConversationResult:
     @cached_property
     def _lines(self) -> tuple[CheckLine, ...]:
         """The checks as lines, made once: the encoder, the statistics and the reports all read them."""
-        lines = [CheckLine(CheckKind.ASSERTION, i, r.outcome, r.detail, r.evidence, check=r.check) for i, r in enumerate(self.assertions, 1)]
+        lines = [CheckLine(CheckKind.ASSERTION, i, r) for i, r in enumerate(self.assertions, 1)]
         if self.sop is not None:
-            lines += [
-                CheckLine(
-                    CheckKind.SOP, None, s.result.outcome, evidence=s.result.evidence, check=s.result.check, step=s.step,
-                    **{"detail": s.result.detail, **_judge_marks(s.result)},
-                )
-                for s in self.sop.results
-            ]
-        lines += [
-            CheckLine(CheckKind.CRITERION, i, c.outcome, evidence=c.evidence, check=c.check, usage=c.usage, **{"detail": c.detail, **_judge_marks(c)})
-            for i, c in enumerate(self.criteria, 1)
-        ]
+            lines += [CheckLine(CheckKind.SOP, None, s.result, s.step) for s in self.sop.results]
+        lines += [CheckLine(CheckKind.CRITERION, i, c) for i, c in enumerate(self.criteria, 1)]
         return tuple(lines)
 
     def uncalibrated_at(self, position: int) -> bool:

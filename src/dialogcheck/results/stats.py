@@ -176,11 +176,10 @@ class CheckStats:
         self._patterns.clear()
 
     def _row(self, line: CheckLine, scenario: str | None) -> CheckStat:
-        step_id = line.step.id if line.step is not None else None
-        key = (scenario, line.kind, line.index, step_id)
+        key = (scenario, *line.id)
         row = self._rows.get(key)
         if row is None:
-            row = self._rows[key] = CheckStat(line.kind, line.label, line.index, step_id, scenario)
+            row = self._rows[key] = CheckStat(line.kind, line.label, line.index, line.step_id, scenario)
         return row
 
     def scenarios(self) -> list[ScenarioStats]:
