@@ -14,6 +14,7 @@ events file keeps every message whole.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -443,9 +444,8 @@ def decode_run(document: Any, where: str) -> RunResult:
     judged = any(key in document for key in ("assertions", "sop", "criteria"))
     conversation = reader.conversation(document, f"{info.slug}/run_{document['run']}", info.name) if judged else None
     if conversation is not None:
-        conversation = _with_id(conversation, document.get("conversation_id"))
-        if conversation.user_review is not None:  # the review is the run's (below), not its checks'
-            conversation = _without_review(conversation)
+        # the document's `scenario` and `user_review` are the run's (below), not its checks'
+        conversation = replace(conversation, scenario=None, user_review=None)
     crashes = [c for c in document.get("crashes") or () if isinstance(c, Mapping)]
     return RunResult(
         scenario=info,
@@ -465,18 +465,6 @@ def decode_run(document: Any, where: str) -> RunResult:
         simulator=_simulator(document.get("simulator")),
         environment=_environment(document.get("environment")),
     )
-
-
-def _with_id(result: ConversationResult, conversation_id: Any) -> ConversationResult:
-    from dataclasses import replace
-
-    return replace(result, conversation_id=conversation_id) if isinstance(conversation_id, str) else result
-
-
-def _without_review(result: ConversationResult) -> ConversationResult:
-    from dataclasses import replace
-
-    return replace(result, user_review=None)
 
 
 # -- batches ---------------------------------------------------------------------------------------
