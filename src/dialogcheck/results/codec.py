@@ -35,7 +35,6 @@ from .model import (
     Counts,
     Crash,
     EnvironmentInfo,
-    FaultMet,
     MetricScore,
     QualityScores,
     Reason,
@@ -47,6 +46,7 @@ from .model import (
     UserReview,
     scenario_stats,
 )
+from .records import read_record, read_usage as _usage, record_document
 from .stats import CheckStat, CheckStats, SopScores, persona_stats, run_stats, runs_by_persona
 
 INDENT = orjson.OPT_INDENT_2
@@ -178,12 +178,6 @@ def quality_scores(document: Mapping[str, Any]) -> QualityScores:
         if name != "usage" and isinstance(value, Mapping)
     )
     return QualityScores(scores, _usage(usage))
-
-
-def _usage(value: Any) -> Usage | None:
-    if not isinstance(value, Mapping):
-        return None
-    return Usage(int(value.get("input_tokens") or 0), int(value.get("output_tokens") or 0), value.get("cost"))
 
 
 class _Reader:
@@ -325,7 +319,7 @@ def run_document(run: RunResult) -> dict[str, Any]:
         judged.pop(key, None)
     scenario = run.scenario
     document = {
-        "scenario": {"slug": scenario.slug, "name": scenario.name, "path": scenario.path, "type": scenario.type, "tags": list(scenario.tags)},
+        "scenario": record_document(scenario),
         "run": run.number,
         **_persona_of(run),
         "verdict": run.verdict.value,
@@ -349,7 +343,7 @@ def run_document(run: RunResult) -> dict[str, Any]:
             for crash in run.crashes
         ]
     if run.simulator is not None:
-        document["simulator"] = _simulator_document(run.simulator)
+        document["simulator"] = record_document(run.simulator)
     if run.environment is not None:
         document["environment"] = environment_document(run.environment)
     return document
@@ -357,68 +351,7 @@ def run_document(run: RunResult) -> dict[str, Any]:
 
 def environment_document(info: EnvironmentInfo) -> dict[str, Any]:
     """`environment` of `run_N.json`: which environment, its fault seed and schedule, what it answered and changed."""
-    return {
-        "name": info.name,
-        "seed": info.seed,
-        "faults_on": info.faults_on,
-        "calls": info.calls,
-        "faults": [{"kind": f.kind, "tool": f.tool, "index": f.index, "event": f.event} for f in info.faults],
-        "unanswered": list(info.unanswered),
-        "unreported": list(info.unreported),
-        "initial_state": info.initial_state,
-        "final_state": info.final_state,
-        "digest": info.digest,
-    }
-
-
-def _indexes(value: Any) -> tuple[int, ...]:
-    return tuple(i for i in value if isinstance(i, int) and not isinstance(i, bool)) if isinstance(value, list) else ()
-
-
-def _environment(value: Any) -> EnvironmentInfo | None:
-    """A run's `environment` as `environment_document` wrote it; None for anything else."""
-    if not isinstance(value, Mapping) or not isinstance(value.get("name"), str):
-        return None
-    seed, calls = value.get("seed"), value.get("calls")
-    faults = [f for f in value.get("faults") or () if isinstance(f, Mapping) and isinstance(f.get("kind"), str)]
-    return EnvironmentInfo(
-        value["name"],
-        seed if isinstance(seed, int) and not isinstance(seed, bool) else 0,
-        value.get("faults_on") is not False,
-        calls if isinstance(calls, int) and not isinstance(calls, bool) else 0,
-        tuple(
-            FaultMet(f["kind"], str(f.get("tool")), f["index"] if isinstance(f.get("index"), int) else 0, f["event"] if isinstance(f.get("event"), int) else None)
-            for f in faults
-        ),
-        _indexes(value.get("unanswered")),
-        _indexes(value.get("unreported")),
-        value.get("initial_state"),
-        value.get("final_state"),
-        value["digest"] if isinstance(value.get("digest"), str) else "",
-    )
-
-
-def _simulator_document(simulator: SimulatorInfo) -> dict[str, Any]:
-    return {
-        "model": simulator.model,
-        "temperature": simulator.temperature,
-        "seed": simulator.seed,
-        "prompt_sha256": simulator.prompt_sha256,
-        "usage": simulator.usage.to_dict(),
-    }
-
-
-def _simulator(value: Any) -> SimulatorInfo | None:
-    if not isinstance(value, Mapping) or not isinstance(value.get("model"), str):
-        return None
-    seed, temperature = value.get("seed"), value.get("temperature")
-    return SimulatorInfo(
-        value["model"],
-        temperature if isinstance(temperature, (int, float)) and not isinstance(temperature, bool) else None,
-        seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
-        value.get("prompt_sha256") if isinstance(value.get("prompt_sha256"), str) else None,
-        _usage(value.get("usage")) or Usage(),
-    )
+    return record_document(info)
 
 
 def encode_run(run: RunResult) -> bytes:
@@ -462,8 +395,8 @@ def decode_run(document: Any, where: str) -> RunResult:
         user_review=reader.user_review(document),
         suspect_attempts=int(document.get("suspect_attempts") or 0),
         persona=document["persona"] if isinstance(document.get("persona"), str) else None,
-        simulator=_simulator(document.get("simulator")),
-        environment=_environment(document.get("environment")),
+        simulator=read_record(SimulatorInfo, document.get("simulator")),
+        environment=read_record(EnvironmentInfo, document.get("environment")),
     )
 
 

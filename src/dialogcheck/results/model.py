@@ -22,6 +22,7 @@ from ..errors import Problem
 from ..events.model import Conversation
 from ..llm.base import Usage
 from ..sop.model import Step, StepSetResult
+from .records import READ_AS
 
 
 @dataclass(frozen=True)
@@ -438,8 +439,8 @@ class FaultMet:
     `faults` (`index`, from 1) and the event that carried it to the agent (`event`, its index)."""
 
     kind: str
-    tool: str
-    index: int
+    tool: str = field(metadata={READ_AS: ""})
+    index: int = field(metadata={READ_AS: 0})
     event: int | None = None
 
 
@@ -454,9 +455,9 @@ class EnvironmentInfo:
     """
 
     name: str
-    seed: int
-    faults_on: bool
-    calls: int
+    seed: int = field(metadata={READ_AS: 0})
+    faults_on: bool = field(metadata={READ_AS: True})
+    calls: int = field(metadata={READ_AS: 0})
     faults: tuple[FaultMet, ...] = ()
     unanswered: tuple[int, ...] = ()
     unreported: tuple[int, ...] = ()
