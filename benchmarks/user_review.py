@@ -96,7 +96,7 @@ class Planted:
 
 def _spoken(transcript: Sequence[Line]) -> list[int]:
     """Positions of the user messages that say something."""
-    return [i for i, line in enumerate(transcript) if line.speaker == "user" and _text.words(line.text)]
+    return [i for i, line in enumerate(transcript) if line.role == "user" and _text.words(line.text)]
 
 
 def _swap(transcript: Sequence[Line], i: int, text: str) -> Planted:
@@ -132,7 +132,7 @@ def plant_prompt_wording(case: Case, k: int, prompts: Prompts) -> Planted | None
 
 def plant_agent_echo(case: Case, k: int, prompts: Prompts) -> Planted | None:
     t = case.transcript
-    answered = [i for i in _spoken(t) if i > 0 and t[i - 1].speaker == "agent" and len(_text.words(t[i - 1].text)) >= AgentEcho.min_words]
+    answered = [i for i in _spoken(t) if i > 0 and t[i - 1].role == "agent" and len(_text.words(t[i - 1].text)) >= AgentEcho.min_words]
     if not answered:
         return None
     i = answered[len(answered) // 2]
@@ -198,7 +198,7 @@ def plant_goal_unstated(case: Case, k: int, prompts: Prompts) -> Planted | None:
     if not spoken:
         return None
     first = spoken[0]
-    end = next((i for i in range(first + 1, len(t)) if t[i].speaker == "user"), len(t))
+    end = next((i for i in range(first + 1, len(t)) if t[i].role == "user"), len(t))
     greeting = ["Hi!", "Hello, I need some help.", "Good morning!", "Hi, can you help me with something?"][k % 4]
     lines = [*t[:first], replace(t[first], text=greeting), *t[first + 1 : end]]
     return Planted(tuple(lines), frozenset({None}))
@@ -259,7 +259,7 @@ def margins(cases: Iterable[Case], prompts: Prompts) -> list[tuple[str, float, s
         shared, run_alike = 0, 1
         goal = _text.content_stems(case.brief.simulation_context)
         for line in case.transcript:
-            if line.speaker == "agent":
+            if line.role == "agent":
                 agent.extend(_text.words(line.text))
                 continue
             said = _text.words(line.text)

@@ -33,7 +33,7 @@ def cases(bench):
 
 def test_the_samples_are_read_with_their_briefs(cases):
     assert [c.dataset for c in cases] == ["tau-bench"] * 4 + ["tau2 airline"] * 3
-    assert all(c.brief.simulation_context and any(line.speaker == "user" for line in c.transcript) for c in cases)
+    assert all(c.brief.simulation_context and any(line.role == "user" for line in c.transcript) for c in cases)
     tau2 = cases[-1].brief
     assert len(tau2.extra) >= 1  # known_info and the task instructions beside the reason for the call
 

@@ -48,6 +48,7 @@ NOT_WRITTEN = {
         "record_note": "made when the events are read back",
     },
     StepSetResult: {"threshold": "not in a conversation's document (its SOP file holds it)"},
+    TranscriptLine: {"turn": "a run's transcript holds who said what; its turns are counted from its events where shown"},
     CheckResult: {"exception": "kept for a traceback while the process runs; a crash is written as the run's `crashes`"},
     JudgedResult: {"exception": "as CheckResult's", "raw": "the judge's raw answer is kept in the answer cache"},
 }

@@ -10,6 +10,7 @@ import pytest
 
 from dialogcheck.config import LLMSettings
 from dialogcheck.errors import LoadError
+from dialogcheck.events.transcript import TranscriptLine
 from dialogcheck.llm.base import ChatResponse, LLMError, Usage
 from dialogcheck.llm.structured import NoValidAnswer
 from dialogcheck.llm.templates import Templates
@@ -52,7 +53,7 @@ def roles(messages):
 
 
 def test_the_agent_is_the_other_side_of_the_chat():
-    transcript = [("AGENT", "Hi!"), ("AGENT", "How can I help?"), ("USER", "a new card"), ("AGENT", "Sure.")]
+    transcript = [TranscriptLine("agent", "Hi!"), TranscriptLine("agent", "How can I help?"), TranscriptLine("user", "a new card"), TranscriptLine("agent", "Sure.")]
     assert roles(chat_messages("brief", transcript)) == [
         ("system", "brief"),
         ("user", "Hi!\n\nHow can I help?"),  # one side's messages in a row are one message: roles alternate
@@ -63,7 +64,7 @@ def test_the_agent_is_the_other_side_of_the_chat():
 
 def test_a_chat_the_agent_did_not_open_starts_with_the_opening():
     assert roles(chat_messages("brief", [])) == [("system", "brief"), ("user", OPENING)]
-    assert roles(chat_messages("brief", [("USER", "hello"), ("AGENT", "Hi")]))[1:3] == [
+    assert roles(chat_messages("brief", [TranscriptLine("user", "hello"), TranscriptLine("agent", "Hi")]))[1:3] == [
         ("user", OPENING),
         ("assistant", '{"message":"hello","done":false}'),
     ]
@@ -92,8 +93,8 @@ def test_without_fields_or_trait_the_prompt_is_the_brief_alone():
 def test_usage_adds_up_over_turns_and_info_records_model_temperature_seed_and_prompt_hash(tmp_path):
     llm = FakeLLM('{"message": "hello", "done": false}', '{"message": "bye", "done": true}')
     user = LLMUser(llm, OPENAI, scenario(tmp_path), seed=11)
-    asyncio.run(user.next_turn([("AGENT", "Hi")]))
-    asyncio.run(user.next_turn([("AGENT", "Hi"), ("USER", "hello"), ("AGENT", "ok")]))
+    asyncio.run(user.next_turn([TranscriptLine("agent", "Hi")]))
+    asyncio.run(user.next_turn([TranscriptLine("agent", "Hi"), TranscriptLine("user", "hello"), TranscriptLine("agent", "ok")]))
     assert [r.seed for r in llm.requests] == [11, 11]
     system = llm.requests[0].messages[0].content
     assert user.info() == SimulatorInfo("sim", 0.3, 11, hashlib.sha256(system.encode()).hexdigest(), Usage(100, 10, 0.02))
@@ -127,7 +128,7 @@ def test_a_project_template_that_reads_the_transcript_keeps_its_one_message_form
     template.write_text("Brief: {{ simulation_context }}\nSo far:\n{{ transcript }}\nYour move.")
     llm = FakeLLM('{"message": "hello", "done": false}')
     user = LLMUser(llm, OPENAI, "You want a new card.", Templates({"simulated_user_prompt": template}))
-    asyncio.run(user.next_turn([("AGENT", "Hi"), ("USER", "yo"), ("AGENT", "Yes?")]))
+    asyncio.run(user.next_turn([TranscriptLine("agent", "Hi"), TranscriptLine("user", "yo"), TranscriptLine("agent", "Yes?")]))
     assert roles(llm.requests[0].messages) == [("user", "Brief: You want a new card.\nSo far:\nAGENT: Hi\nUSER: yo\nAGENT: Yes?\nYour move.\n")]
     expected = hashlib.sha256(b"Brief: You want a new card.\nSo far:\n\nYour move.\n").hexdigest()
     assert user.info().prompt_sha256 == expected  # the prompt before any conversation

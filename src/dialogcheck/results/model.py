@@ -20,6 +20,7 @@ from ..checks.base import CheckResult, Outcome
 from ..checks.judged import JudgedResult
 from ..errors import Problem
 from ..events.model import Conversation
+from ..events.transcript import TranscriptLine as TranscriptLine  # the one transcript type, named where results are
 from ..llm.base import Usage
 from ..sop.model import Step, StepSetResult
 from .records import READ_AS
@@ -412,12 +413,6 @@ class ScenarioInfo:
     path: str
     type: str | None = None
     tags: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class TranscriptLine:
-    role: str  # "user" or "agent"
-    text: str
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from ..events.parse import EventFieldError
 from ..judge.base import Judge
 from ..judging import evaluate_async
 from ..llm.base import LLMError
-from ..results.model import Crash, RunResult, ScenarioInfo, TranscriptLine
+from ..results.model import Crash, RunResult, ScenarioInfo
 from ..scenario.model import Scenario
 from ..simulate.loop import SimulatedConversation, simulate
 from ..simulate.user import LLMUser, ScriptedUser, SimulatedUser
@@ -145,7 +145,7 @@ async def run_one(
         ended_because=simulated.ended_because,
         duration=time.perf_counter() - started,
         latencies=tuple(simulated.latencies),
-        transcript=tuple(TranscriptLine(who.lower(), text) for who, text in simulated.transcript),
+        transcript=tuple(simulated.transcript),
         events=record.raw_events,
         record=record,
         user_review=review,

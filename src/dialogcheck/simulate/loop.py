@@ -22,6 +22,7 @@ from ..connectors.base import AgentConnector, AgentMessage, AgentTurn
 from ..environment.run import AgentEnvironment, RunEnvironment
 from ..events.model import BotMessage, Button, Conversation, Event, UserMessage, native_object, opens_turn
 from ..events.parse import conversation_from_dicts
+from ..events.transcript import TranscriptLine
 from ..scenario.model import Scenario
 from .user import SimulatedUser
 
@@ -36,7 +37,7 @@ class SimulatedConversation:
     """What a simulation produced; filled in as it goes, so a run cut short keeps what happened."""
 
     conversation_id: str
-    transcript: list[tuple[str, str]] = field(default_factory=list)
+    transcript: list[TranscriptLine] = field(default_factory=list)
     #: Seconds the agent took to answer each user message, in order.
     latencies: list[float] = field(default_factory=list)
     ended_because: str | None = None
@@ -92,7 +93,7 @@ def _bot_event(message: AgentMessage) -> BotMessage:
 def record_turn(record: SimulatedConversation, user_text: str | None, turn: AgentTurn) -> None:
     """Append one exchange: the user event, the agent's events, then its messages (unless it sent bot events)."""
     if user_text is not None:
-        record.transcript.append(("USER", user_text))
+        record.transcript.append(TranscriptLine("user", user_text))
         if not any(e.type == "user" for e in turn.events):
             user = _user_event(user_text)
             record.add(user, native_object(user))
@@ -102,7 +103,7 @@ def record_turn(record: SimulatedConversation, user_text: str | None, turn: Agen
         for message in turn.messages:
             bot = _bot_event(message)
             record.add(bot, native_object(bot))
-    record.transcript.extend(("AGENT", m.text) for m in turn.messages if m.text.strip())
+    record.transcript.extend(TranscriptLine("agent", m.text) for m in turn.messages if m.text.strip())
 
 
 async def simulate(

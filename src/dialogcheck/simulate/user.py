@@ -22,6 +22,7 @@ from typing import Protocol
 import orjson
 
 from ..config import OPENAI_COMPATIBLE, LLMSettings
+from ..events.transcript import TranscriptLine
 from ..llm.base import ChatClient, ChatMessage, Usage
 from ..llm.structured import NoValidAnswer, ask_json, sample_seed
 from ..llm.templates import Templates
@@ -37,8 +38,8 @@ TRANSCRIPT = "transcript"
 #: What the simulator reads when the agent has not spoken yet: a chat opens with the other side's message. Kept
 #: beside the templates, so the review of the simulated user knows these words as the prompt's, not a customer's.
 OPENING = resources.files("dialogcheck.simulate").joinpath("prompts/chat_opening.j2").read_text(encoding="utf-8").strip()
-#: One line of the conversation so far: who spoke (`USER` or `AGENT`) and what they said.
-Said = tuple[str, str]
+#: One line of the conversation so far: who spoke (`user` or `agent`) and what they said.
+Said = TranscriptLine
 
 USER_SCHEMA = {
     "type": "object",
@@ -55,7 +56,7 @@ class UserTurn:
 
 class SimulatedUser(Protocol):
     async def next_turn(self, transcript: Sequence[Said]) -> UserTurn:
-        """The user's next message, given the conversation so far (`("USER", text)` and `("AGENT", text)` lines)."""
+        """The user's next message, given the conversation so far (its `user` and `agent` lines)."""
         ...
 
 
@@ -76,7 +77,7 @@ class ScriptedUser:
 
 def transcript_text(transcript: Sequence[Said]) -> str:
     """The conversation as `USER: ...` and `AGENT: ...` lines: what a one-message template shows as `transcript`."""
-    return "\n".join(f"{who}: {text}" for who, text in transcript)
+    return "\n".join(f"{line.role.upper()}: {line.text}" for line in transcript)
 
 
 def chat_messages(system: str, transcript: Sequence[Said]) -> list[ChatMessage]:
@@ -87,9 +88,9 @@ def chat_messages(system: str, transcript: Sequence[Said]) -> list[ChatMessage]:
     agent did not open starts with `OPENING`.
     """
     messages = [ChatMessage("system", system)]
-    for who, text in transcript:
-        role = "user" if who == "AGENT" else "assistant"
-        content = text if role == "user" else orjson.dumps({"message": text, "done": False}).decode()
+    for line in transcript:
+        role = "user" if line.role == "agent" else "assistant"
+        content = line.text if role == "user" else orjson.dumps({"message": line.text, "done": False}).decode()
         if messages[-1].role == role:
             messages[-1] = ChatMessage(role, f"{messages[-1].content}\n\n{content}")
         else:

@@ -45,7 +45,7 @@ REVIEW_SCHEMA = {
 
 def numbered_transcript(transcript: Sequence[Line]) -> str:
     """`turn N CUSTOMER: ...` and `AGENT: ...` lines: the turn numbers the reviewer answers with are the transcript's."""
-    return "\n".join(f"turn {line.turn} CUSTOMER: {line.text}" if line.speaker == "user" else f"AGENT: {line.text}" for line in transcript)
+    return "\n".join(f"turn {line.turn} CUSTOMER: {line.text}" if line.role == "user" else f"AGENT: {line.text}" for line in transcript)
 
 
 class LLMReviewer:
@@ -61,7 +61,7 @@ class LLMReviewer:
             answer = await ask_json(self.client, self.settings, [ChatMessage("user", prompt)], REVIEW_SCHEMA, max_tokens=REVIEW_MAX_TOKENS)
         except LLMError as err:
             raise LLMError(f"the user review: {err}") from err
-        user_turns = {line.turn for line in transcript if line.speaker == "user"}
+        user_turns = {line.turn for line in transcript if line.role == "user"}
         return tuple(
             # A turn the transcript has no customer message at is the model's mistake: the reason stands for the whole run.
             Reason(fault["turn"] if fault["turn"] in user_turns else None, RULE, f"{KINDS[fault['kind']]}: {fault['text'].strip()}")

@@ -11,23 +11,15 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
-from typing import Literal
 
 from ...events.model import BotMessage, Conversation, UserMessage
+from ...events.transcript import TranscriptLine
 from ...scenario.model import Scenario
 from ...scenario.traits import TRAITS
 from . import _text
 
-Speaker = Literal["user", "agent"]
-
-
-@dataclass(frozen=True)
-class Line:
-    """One message of the transcript: who said it, what, and the conversation turn it belongs to."""
-
-    speaker: Speaker
-    text: str
-    turn: int
+#: One message of the transcript the review reads, at its turn (always counted here).
+Line = TranscriptLine
 
 
 def transcript_of(conversation: Conversation) -> tuple[Line, ...]:
@@ -147,7 +139,7 @@ class Subject:
         """Every user message, in order, with the agent's messages before it."""
         result, agent = [], []
         for line in self.transcript:
-            if line.speaker == "agent":
+            if line.role == "agent":
                 agent.append(line.text)
                 continue
             before = "\n".join(agent)
