@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -85,17 +85,26 @@ def _timeline(run: RunResult) -> dict[int, list[tuple[int, str, str, str]]]:
     return grouped
 
 
-def _transcript(run: RunResult) -> dict[int, list[str]]:
-    """Transcript lines grouped by turn, counted the way events count them (a user message opens a turn)."""
-    grouped: dict[int, list[str]] = {}
-    turn = users = 0
-    whole_in = f"run_{run.number}.events.jsonl"
-    for line in run.transcript:
+def _with_turns(lines: Sequence[TranscriptLine]) -> Iterator[tuple[int, str, TranscriptLine]]:
+    """(turn, role, line) for each line: its own turn where it was counted, else counted the way events count them
+    (a user message opens a turn); a role other than `user` is the agent's."""
+    turn = 0
+    for line in lines:
         role = "user" if line.role == "user" else "agent"
+        if role == "user":
+            turn += 1 if opens_turn(line.text) else 0
+        yield (turn if line.turn is None else line.turn), role, line
+
+
+def _transcript(run: RunResult) -> dict[int, list[str]]:
+    """Transcript lines grouped by turn, each user message with how long the agent took to answer it."""
+    grouped: dict[int, list[str]] = {}
+    users = 0
+    whole_in = f"run_{run.number}.events.jsonl"
+    for turn, role, line in _with_turns(run.transcript):
         latency = ""
         if role == "user":
             users += 1
-            turn += 1 if opens_turn(line.text) else 0
             if users <= len(run.latencies):
                 latency = f'<span class="latency">agent answered in {round(run.latencies[users - 1], 4):.2f} s</span>'
         grouped.setdefault(turn, []).append(f'<div class="msg {role}"><span class="who">{role}{latency}</span>{esc(cut(line.text, whole_in))}</div>')
@@ -128,11 +137,7 @@ def transcript_html(lines: Sequence[TranscriptLine]) -> str:
     if not lines:
         return ""
     grouped: dict[int, list[str]] = {}
-    turn = 0
-    for line in lines:
-        role = "user" if line.role == "user" else "agent"
-        if role == "user":
-            turn += 1 if opens_turn(line.text) else 0
+    for turn, role, line in _with_turns(lines):
         grouped.setdefault(turn, []).append(f'<div class="msg {role}"><span class="who">{role}</span>{esc(cut(line.text))}</div>')
     parts = ['<div class="run-timeline"><h4>Transcript</h4><div class="turns said-only"><div class="head">Turn</div><div class="head">Transcript</div>']
     parts += [f'<div class="turn-no">turn {turn}</div><div class="said">{"".join(said)}</div>' for turn, said in grouped.items()]
