@@ -1,6 +1,7 @@
 """`check` and `run` text at scale: a batch shows its failures (at most --max-failures of them) and the per-check
 table, one conversation shows all of it, and progress goes to stderr: a bar on a terminal (a file name on it plain and
-escaped), a line at intervals elsewhere. Every case is the installed command in a real subprocess."""
+escaped), a line at intervals elsewhere. The cases on a terminal are the installed command in a real subprocess on a
+pseudo-terminal; the others run the command in process (`tests/inprocess.py`), stdout and stderr pipes."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.conftest import EXAMPLE, plain_env
 from tests.engines.batches import SCENARIO, write_batch
 
@@ -23,7 +25,7 @@ FAILING = 6  # of the 8 example conversations, against DAMAGED
 
 
 def command(*args, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, text=True, env=plain_env("NO_COLOR", **env), timeout=300)
+    return inprocess.run([DIALOGCHECK, *args], text=True, env=plain_env("NO_COLOR", **env), timeout=300)
 
 
 def blocks(stdout: str) -> list[str]:

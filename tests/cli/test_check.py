@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
+from tests import inprocess
 from tests.conftest import EXAMPLE, plain_env
 from tests.stats_helpers import per_check_stats, verdict_counts
 
@@ -389,9 +390,9 @@ def test_installed_command_exit_codes_and_no_traceback(tmp_path):
 
 def test_colour_on_a_terminal():
     """FORCE_COLOR stands in for a terminal: PASS and FAIL come out coloured."""
-    done = run_installed(
-        "check", "--no-judge", "--scenario", scenario("card_replace_damaged"), conversation("damaged_card_express.jsonl"), FORCE_COLOR="1"
-    )
+    damaged = scenario("card_replace_damaged")
+    done = inprocess.run([DIALOGCHECK, "check", "--no-judge", "--scenario", damaged, conversation("damaged_card_express.jsonl")], text=True,
+                         env=_env(FORCE_COLOR="1"))
     assert done.returncode == 1
     assert "\x1b[1;32mPASS" in done.stdout  # bold green
     assert "\x1b[1;31mFAIL" in done.stdout  # bold red
@@ -399,12 +400,12 @@ def test_colour_on_a_terminal():
 
 def test_usage_error_is_exit_2_and_json_when_asked():
     conversation_file = str(conversation("damaged_card_ok.jsonl"))
-    done = subprocess.run([str(DIALOGCHECK), "check", "--format", "json", conversation_file], capture_output=True, text=True)
+    done = inprocess.run([DIALOGCHECK, "check", "--format", "json", conversation_file], text=True)
     assert done.returncode == 2
     assert json.loads(done.stdout) == {
         "error": {"message": "give exactly one of --scenario or --sop", "file": None, "line": None, "column": None}
     }
-    done = subprocess.run([str(DIALOGCHECK), "check", "--bogus", conversation_file], capture_output=True, text=True)
+    done = inprocess.run([DIALOGCHECK, "check", "--bogus", conversation_file], text=True)
     assert done.returncode == 2
     assert "No such option '--bogus'" in done.stderr and "Traceback" not in done.stderr
 

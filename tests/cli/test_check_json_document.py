@@ -3,8 +3,8 @@
 A streamed input (`--stream`, or over 64 MB) that met a bad record used to leave an unterminated
 `{"conversations": [...` followed by a second `{"error": ...}` document. Now the document begun is
 closed with the error (exit 2): `{"conversations": [what was judged before it], "error": {...}}`;
-when nothing was judged, the error document alone, as before. Every case runs the installed command
-in a real subprocess, streamed and not, with `--jobs 1` and `--jobs 2`.
+when nothing was judged, the error document alone, as before. Every case runs the command in process
+(`tests/inprocess.py`), streamed and not, with `--jobs 1` and `--jobs 2` (real worker processes).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.conftest import plain_env
 from tests.engines.batches import SCENARIO, batch_with, cut_short
 
@@ -25,10 +26,7 @@ COUNT = 1_000  # 3 MB: over the 2 MB below which one process does all the work
 
 def run(*args) -> subprocess.CompletedProcess:
     env = plain_env()
-    return subprocess.run(
-        [str(DIALOGCHECK), "check", "--no-judge", "--format", "json", "--scenario", str(SCENARIO), *map(str, args)],
-        capture_output=True, env=env, timeout=120, check=False,
-    )
+    return inprocess.run([DIALOGCHECK, "check", "--no-judge", "--format", "json", "--scenario", SCENARIO, *args], env=env, timeout=120)
 
 
 def one_document(stdout: bytes) -> dict:

@@ -1,7 +1,7 @@
 """The folders dialogcheck writes, read back: `check` judges a `run` results folder's recorded events again,
 and `report` prints or renders a `check --output` folder.
 
-Every run is the installed command in a real subprocess, on folders the commands themselves wrote.
+Every run is the command run in process (`tests/inprocess.py`), on folders the commands themselves wrote.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.conftest import EXAMPLE, plain_env
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -22,7 +23,7 @@ CONFIRMS = EXAMPLE / "eval" / "scenarios" / "card_replace_confirms_first.yml"
 
 def run(*args) -> subprocess.CompletedProcess:
     env = plain_env()
-    return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, env=env, timeout=300, check=False)
+    return inprocess.run([DIALOGCHECK, *args], env=env, timeout=300)
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 
 A conversation names its scenario (a `scenario` key in its tracker object), or `--pair REGEX` pairs
 it by the key its id and a scenario's slug give. A conversation with no scenario is bad input at its
-file and line. With one scenario, everything is as it was. Every run is the installed command in a
-real subprocess.
+file and line. With one scenario, everything is as it was. Every run is the command run in process
+(`tests/inprocess.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.conftest import EXAMPLE, plain_env
 from tests.engines.batches import example_events
 from tests.stats_helpers import per_check_stats, verdict_counts
@@ -30,7 +31,7 @@ TAU_DATA = Path(__file__).parents[1] / "importers" / "data"
 
 def run(*args, cwd=None) -> subprocess.CompletedProcess:
     env = plain_env()
-    return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, env=env, timeout=120, cwd=cwd, check=False)
+    return inprocess.run([DIALOGCHECK, *args], env=env, timeout=120, cwd=cwd)
 
 
 def check(*args, cwd=None) -> subprocess.CompletedProcess:

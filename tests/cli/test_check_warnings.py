@@ -1,9 +1,9 @@
 """Typos in logs are warned about (file, line, column, "did you mean"), never silently passed; `--strict` refuses them.
 
 An event type `tool_exectued` is kept (SPEC: unknown types are kept) and a field `txt` is not read,
-so checks then fail misleadingly or pass vacuously. Every run is the installed command in a real
-subprocess on a multi-chunk file: the fast decoder and the general loader, `--jobs 1` and `--jobs 2`,
-`--stream`, give the same warnings.
+so checks then fail misleadingly or pass vacuously. Every run is the command run in process
+(`tests/inprocess.py`, `--jobs 2` in real worker processes) on a multi-chunk file: the fast decoder and
+the general loader, `--jobs 1` and `--jobs 2`, `--stream`, give the same warnings.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.conftest import plain_env
 from tests.engines.batches import SCENARIO, example_events
 
@@ -24,9 +25,7 @@ COUNT = 1_000  # 3 MB: workers with --jobs 2
 
 def run(*args) -> subprocess.CompletedProcess:
     env = plain_env()
-    return subprocess.run(
-        [str(DIALOGCHECK), "check", "--no-judge", "--scenario", str(SCENARIO), *map(str, args)], capture_output=True, env=env, timeout=120, check=False
-    )
+    return inprocess.run([DIALOGCHECK, "check", "--no-judge", "--scenario", SCENARIO, *args], env=env, timeout=120)
 
 
 def tracker(i: int, change=None) -> str:

@@ -1,7 +1,7 @@
 """Counts in text output read as English and as numbers: `1 file` and `1,200 files`, never `1 files` or `1200`.
 
-Every count goes through one helper (`dialogcheck._shown.counted`); these runs of the installed command
-show it where a reader sees it, with one of a thing and with 1,200. JSON keeps plain numbers.
+Every count goes through one helper (`dialogcheck._shown.counted`); these runs of the command (in process,
+`tests/inprocess.py`) show it where a reader sees it, with one of a thing and with 1,200. JSON keeps plain numbers.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from dialogcheck._shown import counted
+from tests import inprocess
 from tests.conftest import plain_env
 from tests.engines.batches import SCENARIO, write_batch
 
@@ -31,7 +32,7 @@ ONE_OF_EACH = """scenario:
 
 
 def run(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, text=True, env=plain_env(), timeout=300, cwd=cwd, check=False)
+    return inprocess.run([DIALOGCHECK, *args], text=True, env=plain_env(), timeout=300, cwd=cwd)
 
 
 def without(text: str, folder: Path) -> str:

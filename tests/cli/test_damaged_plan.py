@@ -3,7 +3,7 @@
 
 A plan once set a resume out on 2,000,001 runs (2,000 persona traits x 1,000 repeats), a 1 MB plan made `report`
 die with a MemoryError, and a scenario path pointing at /dev/zero was hashed for ever. Every case here is the
-installed command in a real subprocess, bounded at 60 s: a start-up, far below what any of those would take.
+command run in process (`tests/inprocess.py`), bounded as a subprocess would be: far below what any of those would take.
 """
 
 from __future__ import annotations

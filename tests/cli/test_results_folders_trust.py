@@ -2,7 +2,7 @@
 with their summary are a damaged folder, a link out of the folder is refused, and `report` of a `check --output`
 folder prints what `check` printed.
 
-Every run is the installed command in a real subprocess, on folders the commands themselves wrote; the
+Every run is the command run in process (`tests/inprocess.py`), Ray's in a subprocess, on folders the commands themselves wrote; the
 damage (a killed batch's missing runs, a shard cut short, a link) is made on those folders by hand.
 """
 
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.compare.builders import simple, write_batch
 from tests.conftest import EXAMPLE, plain_env
 
@@ -29,6 +30,11 @@ SLUG = "card_replace_confirms_first"
 
 
 def dialogcheck(*args) -> subprocess.CompletedProcess:
+    return inprocess.run([DIALOGCHECK, *args], text=True, env=plain_env(), timeout=300)
+
+
+def installed(*args) -> subprocess.CompletedProcess:
+    """The installed command in a subprocess, for Ray (which must not start in the test's own process)."""
     return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, text=True, env=plain_env(), timeout=300, check=False)
 
 
@@ -111,7 +117,7 @@ def test_check_output_of_an_unfinished_batch_is_reported_as_check_exited(killed,
 def test_check_on_ray_of_an_unfinished_batch_folder_is_never_a_pass(killed, tmp_path):
     pytest.importorskip("ray")
     out = tmp_path / "out"
-    done = dialogcheck("check", "--engine", "ray", "--no-judge", "--output", out, "--scenario", CONFIRMS, killed)
+    done = installed("check", "--engine", "ray", "--no-judge", "--output", out, "--scenario", CONFIRMS, killed)
     assert done.returncode == 3, done.stdout + done.stderr
     assert f"{killed / 'plan.json'}:1:1: warning: 1 of 2 planned runs never finished ({SLUG} run 2)" in done.stderr
     assert json.loads((out / "summary.json").read_text())["unfinished_runs"] == [{"results": str(killed), "slug": SLUG, "run": 2}]

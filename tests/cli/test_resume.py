@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
+from tests import inprocess
 from tests.cli.test_run import make_project
 from tests.reliability.peers import clean_env
 
@@ -24,7 +25,7 @@ DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 
 
 def dialogcheck(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(DIALOGCHECK), *args], capture_output=True, text=True, cwd=cwd, env=clean_env(), timeout=300)
+    return inprocess.run([DIALOGCHECK, *args], text=True, cwd=cwd, env=clean_env(), timeout=300)
 
 
 @pytest.fixture

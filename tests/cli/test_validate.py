@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from dialogcheck._cli.main import cli
+from tests import inprocess
 from tests.conftest import EXAMPLE, plain_env
 
 SCENARIOS = EXAMPLE / "eval" / "scenarios"
@@ -225,8 +226,7 @@ def test_validate_dot_in_a_rasa_project_root_reads_only_dialogcheck_files(tmp_pa
     write(root, "eval/conftest.yml", "evaluation:\n  llm: {provider: openai, model: m}\n")
     write(root, "eval/scenarios/greet.yml", GOOD)
     write(root, "sops/lookup.yml", SOP)
-    done = subprocess.run([str(DIALOGCHECK), "validate", "."], cwd=root, capture_output=True, text=True, check=False,
-                          env=plain_env())
+    done = inprocess.run([DIALOGCHECK, "validate", "."], cwd=root, text=True, env=plain_env())
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert [line.split("  ")[0] + " " + line.split()[1] if line.startswith("ok") else line for line in lines] == [
