@@ -51,6 +51,7 @@ def run(
     program, *args = map(str, command)
     assert Path(program).name == "dialogcheck", f"only the dialogcheck command runs in process, not {program}"
     assert not any(a == "--engine" and b == "ray" for a, b in zip(args, args[1:])), "Ray starts in a subprocess, not in the tests' own"
+    assert env is None or _started_alike(env), "PYTHON* variables act when an interpreter starts: run that command in a subprocess"
     isolated = CliRunner().isolation(input=_as_bytes(input))
     with _bounded([program, *args], timeout), _environment(env), _working_folder(cwd), isolated as (out, err, _), _piped_size():
         try:
@@ -66,6 +67,12 @@ def run(
     if check:
         done.check_returncode()
     return done
+
+
+def _started_alike(env: Mapping[str, str]) -> bool:
+    """Whether an interpreter started with `env` would be set up as this one (the `PYTHON*` variables it reads)."""
+    read = {name for name in {*env, *os.environ} if name.startswith("PYTHON")}
+    return all(env.get(name) == os.environ.get(name) for name in read)
 
 
 def _exit_code(code: object) -> int:

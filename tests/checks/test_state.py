@@ -5,7 +5,6 @@ values; without a recorded state (or, to replay, the environment) they are `erro
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 import sys
 import textwrap
 from functools import partial
@@ -24,6 +23,7 @@ from dialogcheck.events.values import ABSENT
 from dialogcheck.judging import evaluate
 from dialogcheck.results.codec import conversation_document
 from dialogcheck.results.model import ConversationResult
+from tests import inprocess
 from tests.conftest import assertion_error, bot, check_from_yaml, conv, user
 from tests.environment.conftest import SHOP, with_faults, write_environment
 
@@ -360,7 +360,7 @@ def test_a_bad_value_is_a_load_error_at_its_line_and_column(tmp_path, assertion,
 def test_dialogcheck_validate_refuses_a_bad_state_check_with_exit_2_and_the_position(tmp_path):
     path = tmp_path / "cancel.yml"
     path.write_text(SCENARIO % "      - state_changes: {}\n      - state_matches_replay: {calls: [{arguments: {}}]}")
-    done = subprocess.run([str(DIALOGCHECK), "validate", str(path)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    done = inprocess.run([DIALOGCHECK, "validate", path], text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     output = done.stdout + done.stderr
     assert f"{path}:6:24: `state_changes` must set at least one of `allowed`, `required`" in output
@@ -396,8 +396,7 @@ def test_check_of_a_recorded_conversation_without_state_exits_3_with_the_error_n
     scenario.write_text((SCENARIO % "      - state_equals: {path: orders.O1.status, value: cancelled}").replace("  goals:", "  environment: shop\n  goals:"))
     record = tmp_path / "c.jsonl"
     record.write_bytes(b'{"event": "user", "text": "cancel O1"}\n{"event": "bot", "text": "Cancelled."}\n')
-    done = subprocess.run([str(DIALOGCHECK), "check", "--scenario", str(scenario), str(record), "--format", "json"],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    done = inprocess.run([DIALOGCHECK, "check", "--scenario", scenario, record, "--format", "json"], text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 3, done.stdout + done.stderr
     document = orjson.loads(done.stdout)
     assert document["verdict"] == "error"

@@ -1,4 +1,5 @@
-"""`dialogcheck compare` as a user runs it: the installed command in a subprocess, its output and exit codes."""
+"""`dialogcheck compare` as a user runs it: the command's output and exit codes (run in process, `tests/inprocess.py`;
+the installed command in a subprocess where an environment variable acts as the interpreter starts)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.compare.builders import document, simple, write_batch
 from tests.conftest import plain_env
 
@@ -18,7 +20,8 @@ DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 
 def compare(*args, env_extra=None, cwd=None) -> subprocess.CompletedProcess:
     env = plain_env(**(env_extra or {}))
-    done = subprocess.run([str(DIALOGCHECK), "compare", *map(str, args)], capture_output=True, text=True, env=env, timeout=120, cwd=cwd, check=False)
+    run = subprocess.run if "PYTHONPATH" in env else inprocess.run  # an interpreter reads PYTHONPATH as it starts
+    done = run([str(DIALOGCHECK), "compare", *map(str, args)], capture_output=True, text=True, env=env, timeout=120, cwd=cwd, check=False)
     assert "Traceback" not in done.stderr, done.stderr
     return done
 
@@ -187,7 +190,7 @@ def test_without_scipy_it_says_which_extra_to_install(tmp_path, regression):
 
 
 def test_compare_is_listed_in_the_help():
-    done = subprocess.run([str(DIALOGCHECK), "--help"], capture_output=True, text=True, check=False)
+    done = inprocess.run([DIALOGCHECK, "--help"], text=True)
     assert re.search(r"\n  compare +What changed between two batches BASE and NEW", done.stdout), done.stdout
 
 

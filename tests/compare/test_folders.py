@@ -1,6 +1,6 @@
 """Folders as sides: a `run` results folder pairs runs by scenario slug, a `check --output` folder by conversation id.
 
-The folders are written by the installed `dialogcheck` in real subprocesses: `run` against a small
+The folders are written by the `dialogcheck` command (run in process, `tests/inprocess.py`): `run` against a small
 project whose agent reads a mode file (so BASE and NEW differ by what the agent did), and `check`
 with `--output` and with `--format json` on the example conversations, which must read the same.
 """
@@ -19,6 +19,7 @@ from dialogcheck.checks.base import Outcome
 from dialogcheck.compare import Status, Verdict
 from dialogcheck.compare.model import CHECK_FOLDER, JSON_DOCUMENT, RUN_FOLDER
 from dialogcheck.compare.read import read_side
+from tests import inprocess
 from tests.compare.test_read import runs_of
 from tests.conftest import EXAMPLE, plain_env
 
@@ -57,7 +58,7 @@ SLUGS = [f"s{i}" for i in range(1, 8)]
 
 def dialogcheck(*args, cwd=None) -> subprocess.CompletedProcess:
     env = plain_env()
-    return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, text=True, env=env, timeout=300, cwd=cwd, check=False)
+    return inprocess.run([DIALOGCHECK, *args], text=True, env=env, timeout=300, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

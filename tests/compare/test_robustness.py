@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from dialogcheck import compare_results
 from dialogcheck.compare.document import comparison_document, comparison_json
 from dialogcheck.report.compare_html import render_comparison_html
 from dialogcheck.report.compare_text import render_comparison
+from tests import inprocess
 from tests.compare.builders import environment, write_run_folder
 from tests.conftest import plain_env
 
@@ -217,9 +217,7 @@ def test_max_rows_bounds_the_keys_of_the_robustness_section(batches):
 
 def test_the_command_prints_robustness_in_json(batches):
     base, faulted = batches
-    done = subprocess.run(
-        [str(DIALOGCHECK), "compare", str(base), str(faulted), "--format", "json"], capture_output=True, text=True, env=plain_env(), timeout=300, check=False
-    )
+    done = inprocess.run([DIALOGCHECK, "compare", base, faulted, "--format", "json"], text=True, env=plain_env(), timeout=300)
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     robustness = document["robustness"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from dialogcheck.events.fast import TrackerDecoder
 from dialogcheck.events.model import Event, UserMessage
 from dialogcheck.events.parse import conversation_from_dicts
 from dialogcheck.events.typos import KNOWN_FIELDS
+from tests import inprocess
 from tests.conftest import suppressed
 from tests.property.test_properties import EVENT, JSON, NAMES, TEXT
 
@@ -248,10 +248,7 @@ def test_check_judges_a_line_with_a_forged_type_key_as_the_general_loader_reads_
     (tmp_path / "greets.yml").write_text(
         "scenario:\n  name: greets\n  simulation_context: x\n  goals:\n    assertions:\n      - bot_uttered: {utter_name: utter_greet}\n"
     )
-    done = subprocess.run(
-        [DIALOGCHECK, "check", "--no-judge", "--format", "json", "--scenario", "greets.yml", "forged.jsonl"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )
+    done = inprocess.run([DIALOGCHECK, "check", "--no-judge", "--format", "json", "--scenario", "greets.yml", "forged.jsonl"], cwd=tmp_path, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     first, second = json.loads(done.stdout)["conversations"]
     assert (first["verdict"], second["verdict"]) == ("pass", "fail")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.llm.conftest import Answer, asked_criterion, openai_body
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -41,7 +42,7 @@ def by_rule(request: dict) -> dict:
 
 
 def dialogcheck(*args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300)
+    return inprocess.run([DIALOGCHECK, *args], text=True, cwd=cwd, timeout=300)
 
 
 @pytest.fixture

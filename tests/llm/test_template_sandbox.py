@@ -3,7 +3,7 @@
 The payload is the security review's: a project's `prompts/judge.j2` holding
 `{{ cycler.__init__.__globals__.os.system('id > PWNED') }}` ran the command.
 Each case is checked where a user meets it: `dialogcheck validate`, `check` and
-`run` (real subprocesses) stop with exit 2 and `file:line:col` before anything
+`run` (run in process, `tests/inprocess.py`) stop with exit 2 and `file:line:col` before anything
 runs, and no file is ever created; what the load-time check cannot see (a
 name computed while rendering) the sandbox refuses, naming the template.
 """
@@ -18,6 +18,7 @@ import pytest
 
 from dialogcheck.llm.base import LLMError
 from dialogcheck.llm.templates import Templates, template_problems
+from tests import inprocess
 from tests.conftest import EXAMPLE
 from tests.reliability.peers import clean_env
 
@@ -99,7 +100,7 @@ def _project(root: Path, template: str, key: str = "criteria_judge_prompt") -> P
 
 
 def _dialogcheck(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(DIALOGCHECK), *args], cwd=cwd, env=clean_env(), capture_output=True, text=True, timeout=300, check=False)
+    return inprocess.run([DIALOGCHECK, *args], cwd=cwd, env=clean_env(), text=True, timeout=300)
 
 
 COMMANDS = {

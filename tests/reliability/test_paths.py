@@ -26,6 +26,7 @@ from dialogcheck.errors import LoadError
 from dialogcheck.results.files import ResultsFolder, slug_folder
 from dialogcheck.results.load import finished_runs
 from dialogcheck.results.model import RunResult, ScenarioInfo
+from tests import inprocess
 from tests.llm.conftest import judge_text, openai_body
 from tests.reliability.figures import record
 from tests.reliability.peers import FaultServer, Seen, clean_env, ok
@@ -163,7 +164,7 @@ def judge():
 
 def dialogcheck(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     command = [str(Path(sys.executable).parent / "dialogcheck"), *args]
-    return subprocess.run(command, cwd=cwd, env=clean_env(), capture_output=True, text=True, timeout=120, check=False)
+    return inprocess.run(command, cwd=cwd, env=clean_env(), text=True, timeout=120)
 
 
 def test_a_link_out_of_the_default_cache_folder_is_refused_by_run_and_check(tmp_path, judge):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.conftest import EXAMPLE
 from tests.report.page_data import entries
 
@@ -20,7 +21,7 @@ CONVERSATIONS = sorted((EXAMPLE / "conversations").glob("*.jsonl"))
 
 
 def dialogcheck(*args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(DIALOGCHECK), *map(str, args)], cwd=cwd, capture_output=True, timeout=300, check=False)
+    return inprocess.run([DIALOGCHECK, *args], cwd=cwd, timeout=300)
 
 
 @pytest.fixture(scope="module")

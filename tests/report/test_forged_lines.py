@@ -1,8 +1,8 @@
 """An agent cannot forge a line of text output: its line breaks and control characters are written as escapes.
 
 A Python agent raises an exception whose message holds `\\r\\nPASS  everything`, and
-answers with a message holding line breaks, a terminal escape sequence and markup. A real
-`dialogcheck run` writes the batch; no line of stdout, stderr, `summary.txt` or `run_N.txt`
+answers with a message holding line breaks, a terminal escape sequence and markup. A
+`dialogcheck run` (in process, `tests/inprocess.py`) writes the batch; no line of stdout, stderr, `summary.txt` or `run_N.txt`
 may be the forged one. JSON, JUnit and HTML escape by their formats: each keeps the text
 exactly, as data, when it is parsed back.
 """
@@ -10,7 +10,6 @@ exactly, as data, when it is parsed back.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 from html.parser import HTMLParser
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.reliability.peers import clean_env
 
 DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
@@ -42,10 +42,7 @@ def batch(tmp_path_factory):
     (root / "eval" / "scenarios" / "replies.yml").write_text(SCENARIO.format(name="Replies", message="hello"))
     done = {}
     for fmt in ("text", "json"):
-        done[fmt] = subprocess.run(
-            [str(DIALOGCHECK), "run", str(root), "--results", str(root / f"results-{fmt}"), "--format", fmt],
-            capture_output=True, text=True, env=clean_env(), timeout=300, check=False,
-        )
+        done[fmt] = inprocess.run([DIALOGCHECK, "run", root, "--results", root / f"results-{fmt}", "--format", fmt], text=True, env=clean_env(), timeout=300)
     return root, done
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from dialogcheck import run_scenarios
 from dialogcheck.checks.base import Outcome
+from tests import inprocess
 
 from ..environment.conftest import SHOP, write_environment
 
@@ -161,7 +162,7 @@ def test_faults_off_runs_the_same_scenarios_without_the_schedule_and_the_plan_ke
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).parent / "dialogcheck"), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return inprocess.run([Path(sys.executable).parent / "dialogcheck", *args], cwd=cwd, text=True, timeout=300)
 
 
 def test_faults_off_on_the_command_line_and_never_with_resume(tmp_path):
