@@ -1,4 +1,4 @@
-"""The simulated user as a chat, seeds and usage, and the persona matrix: the installed `dialogcheck run` against a
+"""The simulated user as a chat, seeds and usage, and the persona matrix: `dialogcheck run` (in process, `tests/inprocess.py`) against a
 real loopback OpenAI-compatible server that records every request it receives.
 
 The server plays the customer by the persona trait its system prompt carries: the terse customer says `card`
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dialogcheck.scenario.traits import TRAITS
+from tests import inprocess
 from tests.cli.test_run import AGENT
 from tests.llm.conftest import Answer, ScriptedServer, openai_body
 from tests.reliability.peers import clean_env
@@ -73,7 +74,7 @@ def make_project(root: Path, server: ScriptedServer, *, scenario: str = SCENARIO
 
 
 def dialogcheck(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([str(DIALOGCHECK), *map(str, args)], capture_output=True, text=True, env=clean_env(), timeout=120)
+    return inprocess.run([DIALOGCHECK, *args], text=True, env=clean_env(), timeout=120)
 
 
 def test_the_simulator_plays_the_user_in_a_chat_with_the_agent_as_the_other_side(tmp_path, server):

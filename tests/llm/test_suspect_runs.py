@@ -3,7 +3,7 @@
 The simulated user is a real loopback OpenAI-compatible server whose model
 "echoes its prompt" (it answers with the prompt's own first line), the way a
 small local model was seen to answer `Your next message.`. `dialogcheck run`
-is the installed command in a subprocess; the report is opened in Chromium.
+runs in process (`tests/inprocess.py`); the report is opened in Chromium.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.conftest import EXAMPLE
 from tests.llm.conftest import Answer, ScriptedServer, openai_body
 from tests.report.conftest import BROWSER_BOUND_MS, CHROMIUM, chromium
@@ -67,7 +68,7 @@ def run(root: Path, results: Path, *more: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_PROXY": "127.0.0.1,localhost", "OPENAI_API_KEY": "sk-test"}
     scenario = root / "eval" / "scenarios" / f"{SCENARIO}.yml"
     command = [str(DIALOGCHECK), "run", str(scenario), "--simulate", "llm", "--no-judge", "--results", str(results), "--parallel", "1", *more]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    return inprocess.run(command, text=True, env=env, timeout=120)
 
 
 def test_an_echoing_simulator_makes_the_run_suspect_not_failed_retried_and_reported(tmp_path, echo_server):
@@ -112,7 +113,7 @@ def test_an_echoing_simulator_makes_the_run_suspect_not_failed_retried_and_repor
     html = (results / "report.html").read_text()
     assert "Simulated user: suspect" in html and "1 suspect" in html
 
-    again = subprocess.run([str(DIALOGCHECK), "report", str(results)], capture_output=True, text=True, timeout=300)
+    again = inprocess.run([DIALOGCHECK, "report", results], text=True, timeout=300)
     assert again.returncode == 3, again.stderr  # read back, the batch is the same batch
     assert again.stdout == text
 

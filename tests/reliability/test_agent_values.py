@@ -10,7 +10,6 @@ are written, and the summary counts them all.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from dialogcheck.results.files import ResultsFolder
 from dialogcheck.results.model import RunResult, ScenarioInfo, TranscriptLine
 from dialogcheck.results.plan import Plan, PlannedScenario
 from dialogcheck.results.writer import BatchWriter
+from tests import inprocess
 from tests.connectors.conftest import LoopbackServer, Reply, talk
 from tests.reliability.figures import record
 from tests.reliability.peers import clean_env
@@ -78,9 +78,7 @@ def test_each_value_json_cannot_hold_errors_its_own_run_and_every_run_is_written
     for slug in [*HOSTILE, "fine"]:
         (root / "eval" / "scenarios" / f"{slug}.yml").write_text(SCENARIO.format(slug=slug))
     results = tmp_path / "r"
-    done = subprocess.run(
-        [str(DIALOGCHECK), "run", str(root), "--parallel", "4", "--results", str(results)], capture_output=True, text=True, env=clean_env(), timeout=300
-    )
+    done = inprocess.run([DIALOGCHECK, "run", root, "--parallel", "4", "--results", results], text=True, env=clean_env(), timeout=300)
     assert done.returncode == 3, done.stdout + done.stderr  # errored runs, none failed
     assert "Traceback" not in done.stderr
     summary = json.loads((results / "summary.json").read_text())

@@ -2,7 +2,7 @@
 
 A Python agent answers with a real 10 MB message (10,485,760 characters), and raises an
 exception whose message is 10 MB long on another run. The `dialogcheck run` of that batch
-(a real subprocess, with `--junit` and `--html` copies) and a `dialogcheck check` of the
+(run in process, `tests/inprocess.py`, with `--junit` and `--html` copies) and a `dialogcheck check` of the
 recorded events with `--junit` and `--html` must keep every file but `run_N.events.jsonl`
 small, say where a text was cut, and keep the whole reply in the events file.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+from tests import inprocess
 from tests.reliability.figures import record
 from tests.reliability.peers import clean_env
 
@@ -47,10 +47,10 @@ def test_a_10_mb_reply_and_a_10_mb_error_leave_every_report_small(tmp_path):
     (root / "eval" / "scenarios" / "huge_reply.yml").write_text(SCENARIO.format(name="Huge reply", message="hello"))
     (root / "eval" / "scenarios" / "huge_error.yml").write_text(SCENARIO.format(name="Huge error", message="explode"))
     results = tmp_path / "results"
-    done = subprocess.run(
-        [str(DIALOGCHECK), "run", str(root), "--results", str(results), "--junit", str(tmp_path / "extra.xml"), "--html", str(tmp_path / "extra.html"),
+    done = inprocess.run(
+        [DIALOGCHECK, "run", str(root), "--results", str(results), "--junit", str(tmp_path / "extra.xml"), "--html", str(tmp_path / "extra.html"),
          "--timeout", "3600"],
-        capture_output=True, env=clean_env(), timeout=900, check=False,
+        env=clean_env(), timeout=900,
     )
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
 
@@ -68,10 +68,10 @@ def test_a_10_mb_reply_and_a_10_mb_error_leave_every_report_small(tmp_path):
     for report in ("junit.xml", "report.html"):
         assert NOTICE in (results / report).read_text()
 
-    check = subprocess.run(
-        [str(DIALOGCHECK), "check", "--scenario", str(root / "eval" / "scenarios" / "huge_reply.yml"), str(events),
+    check = inprocess.run(
+        [DIALOGCHECK, "check", "--scenario", str(root / "eval" / "scenarios" / "huge_reply.yml"), str(events),
          "--junit", str(tmp_path / "check.xml"), "--html", str(tmp_path / "check.html")],
-        capture_output=True, env=clean_env(), timeout=900, check=False,
+        env=clean_env(), timeout=900,
     )
     assert check.returncode == 1, check.stderr[-2000:]
 
