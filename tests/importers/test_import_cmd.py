@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from dialogcheck import load_scenario
 from dialogcheck._cli.main import cli
 from dialogcheck.events.load import iter_conversation_file
+from tests import inprocess
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = DATA / "tau_bench_airline_sample.json"
@@ -105,7 +106,6 @@ def test_a_missing_file(tmp_path):
 def test_a_task_id_walking_up_the_tree_writes_inside_the_scenarios_folder(tmp_path):
     """`../../../../tmp/x/PWNED` once wrote PWNED.yml outside the folder; run as a real command, from a folder deep down."""
     import os
-    import subprocess
     import sys
 
     work = tmp_path / "a" / "b" / "c" / "d"
@@ -114,9 +114,9 @@ def test_a_task_id_walking_up_the_tree_writes_inside_the_scenarios_folder(tmp_pa
     runs[0]["task_id"] = f"../../../../{tmp_path.name}-outside/PWNED"
     (work / "runs.json").write_text(json.dumps(runs))
     dialogcheck = Path(sys.executable).parent / "dialogcheck"
-    done = subprocess.run(
-        [str(dialogcheck), "import", "--from", "tau-bench", "runs.json", "-o", "out.jsonl", "--derive-scenarios", "scenarios"],
-        cwd=work, capture_output=True, text=True, env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"}, check=False,
+    done = inprocess.run(
+        [dialogcheck, "import", "--from", "tau-bench", "runs.json", "-o", "out.jsonl", "--derive-scenarios", "scenarios"],
+        cwd=work, text=True, env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"},
     )
     assert done.returncode == 0, done.stderr
     (written,) = (work / "scenarios").iterdir()
@@ -293,7 +293,6 @@ def test_a_scenario_that_cannot_be_written_takes_back_the_others_and_the_output(
 
 def test_a_whole_benchmark_file_with_a_scenario_place_taken_is_exit_2_as_a_real_command(tmp_path):
     import os
-    import subprocess
     import sys
 
     (tmp_path / "scen" / "tau-bench-task-3.yml").mkdir(parents=True)
@@ -302,9 +301,9 @@ def test_a_whole_benchmark_file_with_a_scenario_place_taken_is_exit_2_as_a_real_
         run_["task_id"] = i
     (tmp_path / "runs.json").write_text(json.dumps(runs))
     dialogcheck = Path(sys.executable).parent / "dialogcheck"
-    done = subprocess.run(
-        [str(dialogcheck), "import", "--from", "tau-bench", "runs.json", "-o", "conv.jsonl", "--derive-scenarios", "scen"],
-        cwd=tmp_path, capture_output=True, text=True, env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"}, check=False,
+    done = inprocess.run(
+        [dialogcheck, "import", "--from", "tau-bench", "runs.json", "-o", "conv.jsonl", "--derive-scenarios", "scen"],
+        cwd=tmp_path, text=True, env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"},
     )
     assert (done.returncode, done.stdout, done.stderr) == (2, "", "scen/tau-bench-task-3.yml:1:1: cannot write the scenario: expected a file here, got a folder\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.json", "scen"]
@@ -335,13 +334,12 @@ def test_dash_output_is_stdout(tmp_path, monkeypatch, output_format):
 
 def test_dash_output_with_derived_scenarios_as_a_real_command(tmp_path):
     import os
-    import subprocess
     import sys
 
     dialogcheck = Path(sys.executable).parent / "dialogcheck"
-    done = subprocess.run(
-        [str(dialogcheck), "import", "--from", "tau-bench", str(SAMPLE), "-o", "-", "--derive-scenarios", "scenarios"],
-        cwd=tmp_path, capture_output=True, text=True, env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"}, check=False,
+    done = inprocess.run(
+        [dialogcheck, "import", "--from", "tau-bench", str(SAMPLE), "-o", "-", "--derive-scenarios", "scenarios"],
+        cwd=tmp_path, text=True, env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"},
     )
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["sender_id"] for line in done.stdout.splitlines()] == ["task-1-trial-0", "task-44-trial-0", "task-1-trial-1", "task-44-trial-1"]

@@ -2,8 +2,8 @@
 
 A config may name `api_key_env: GITHUB_TOKEN` and a `base_url` of its choosing; the
 provider SDKs read OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OPENAI_ORG_ID,
-*_CUSTOM_HEADERS (and more) by themselves. Each case runs the installed `dialogcheck` as
-a subprocess against a raw-socket judge on loopback that records every byte it receives,
+*_CUSTOM_HEADERS (and more) by themselves. Each case runs `dialogcheck` (in process,
+`tests/inprocess.py`, the whole environment its own) against a raw-socket judge on loopback that records every byte it receives,
 with a planted token in the environment, and looks for the token in what arrived: never
 under --safe-env, and only when --allow-env names its variable. A provider's own key goes
 to the provider's own API only; that API is reached through a proxy address nothing
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.conftest import closed_port
 from tests.llm.conftest import anthropic_body, judge_text, openai_body
 from tests.reliability.peers import FaultServer, Seen, clean_env, ok
@@ -71,7 +72,7 @@ def column(config: Path, line: int, text: str) -> int:
 def dialogcheck(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     # Any https address (the providers' own APIs) goes to a proxy nobody listens on: refused at once, nothing leaves.
     environment = clean_env(HTTPS_PROXY=f"http://127.0.0.1:{closed_port()}", **env)
-    return subprocess.run([str(DIALOGCHECK), *args], cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=90, check=False)
+    return inprocess.run([DIALOGCHECK, *args], cwd=tmp_path, env=environment, text=True, timeout=90)
 
 
 def run(tmp_path: Path, root: Path, *flags: str, **env: str) -> subprocess.CompletedProcess:
