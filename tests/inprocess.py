@@ -37,6 +37,7 @@ def run(
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
     input: str | bytes | None = None,
+    stdin: int | None = None,
     text: bool = False,
     capture_output: bool = True,
     check: bool = False,
@@ -48,6 +49,7 @@ def run(
     this is the main thread (as in pytest and its xdist workers).
     """
     assert capture_output, "the output of a command run in process is always captured"
+    assert stdin in (None, subprocess.DEVNULL), "stdin is `input`, or nothing"
     program, *args = map(str, command)
     assert Path(program).name == "dialogcheck", f"only the dialogcheck command runs in process, not {program}"
     assert not any(a == "--engine" and b == "ray" for a, b in zip(args, args[1:])), "Ray starts in a subprocess, not in the tests' own"
@@ -69,9 +71,14 @@ def run(
     return done
 
 
+#: `PYTHON*` variables that change nothing a command prints: whether bytecode is written, and stream buffering (every
+#: stream here is flushed before its bytes are read).
+UNSEEN = frozenset({"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"})
+
+
 def _started_alike(env: Mapping[str, str]) -> bool:
     """Whether an interpreter started with `env` would be set up as this one (the `PYTHON*` variables it reads)."""
-    read = {name for name in {*env, *os.environ} if name.startswith("PYTHON")}
+    read = {name for name in {*env, *os.environ} if name.startswith("PYTHON") and name not in UNSEEN}
     return all(env.get(name) == os.environ.get(name) for name in read)
 
 
@@ -86,7 +93,7 @@ def _exit_code(code: object) -> int:
 
 
 def _as_bytes(value: str | bytes | None) -> bytes:
-    """What the command reads on stdin: `input`, or nothing (a pipe closed at once)."""
+    """What the command reads on stdin: `input`, or nothing (as from a pipe closed at once, or /dev/null)."""
     if value is None:
         return b""
     return value if isinstance(value, bytes) else value.encode("utf-8")

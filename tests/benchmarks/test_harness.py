@@ -1,7 +1,8 @@
 """The benchmarks' own machinery: what it generates must be what it claims, or its figures measure something else.
 
 Small sizes keep each test to a few seconds; the scripts run as the benchmarks run them (the
-`dialogcheck` command in subprocesses, real files, real loopback servers).
+`dialogcheck` command in subprocesses, real files, real loopback servers), but where a test says its script's
+commands run in process (`commands_in_process`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import orjson
@@ -22,6 +24,7 @@ import pytest
 from dialogcheck import Outcome, evaluate, evaluate_sop, iter_conversations, load_scenario, load_sop
 from dialogcheck.checks import ASSERTIONS
 from dialogcheck.checks.state import STATE_CHECKS
+from tests import inprocess
 from tests.conftest import REPO
 
 #: Every assertion key that judges a conversation's events: the benchmark's recorded conversations hold no
@@ -90,10 +93,25 @@ def test_outcomes_picks_conversations_that_all_pass_and_all_fail(out: Path, conv
         scale.split_by_verdict(conversations, 1000, out)
 
 
+def commands_in_process(script, monkeypatch) -> None:
+    """`script`'s runs of the installed `dialogcheck` go through `tests/inprocess.py` (the same arguments, exit code and
+    output, without a process start each); every other command it starts (its servers) is still a subprocess."""
+    script_path = sys.modules["common"].cli_command()[0]
+
+    def run(argv, **options):
+        if argv and str(argv[0]) == script_path:
+            return inprocess.run(argv, **options)
+        return subprocess.run(argv, **options)
+
+    monkeypatch.setattr(script, "subprocess", types.SimpleNamespace(**{**vars(subprocess), "run": run}))
+
+
 def test_run_parallel_batches_pass_with_every_agent_and_user(out: Path, monkeypatch):
-    """Every row's batch: every run passed after exactly its turns (the script stops otherwise)."""
+    """Every row's batch: every run passed after exactly its turns (the script stops otherwise). The batches run in
+    process, the agent's and the LLM's servers in their own."""
     run_parallel = _script("run_parallel")
     monkeypatch.setattr(run_parallel, "WORK", out / "parallel")
+    commands_in_process(run_parallel, monkeypatch)
     assert run_parallel.main(["--runs", "2", "--parallel", "2", "--latency", "0.01", "--turns", "2", "--repeats", "1",
                               "--target", "1000"]) == 0
     measures = json.loads((out / "run_parallel.json").read_text())["measures"]
