@@ -24,6 +24,7 @@ import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 from click import formatting
 from click.testing import CliRunner
@@ -38,6 +39,8 @@ def run(
     env: Mapping[str, str] | None = None,
     input: str | bytes | None = None,
     stdin: int | None = None,
+    stdout: IO[bytes] | int | None = None,
+    stderr: int | None = None,
     text: bool = False,
     capture_output: bool = True,
     check: bool = False,
@@ -45,11 +48,13 @@ def run(
 ) -> subprocess.CompletedProcess:
     """`subprocess.run(command, capture_output=True, ...)` for the installed `dialogcheck`, in this process.
 
+    `stdout` may also be `subprocess.DEVNULL`, or a file opened for bytes, which gets what the command printed.
     `timeout` bounds the command as it bounds a subprocess (`subprocess.TimeoutExpired`), by an alarm signal where
     this is the main thread (as in pytest and its xdist workers).
     """
     assert capture_output, "the output of a command run in process is always captured"
     assert stdin in (None, subprocess.DEVNULL), "stdin is `input`, or nothing"
+    assert stderr in (None, subprocess.PIPE), "stderr is captured"
     program, *args = map(str, command)
     assert Path(program).name == "dialogcheck", f"only the dialogcheck command runs in process, not {program}"
     assert not any(a == "--engine" and b == "ray" for a, b in zip(args, args[1:])), "Ray starts in a subprocess, not in the tests' own"
@@ -64,8 +69,16 @@ def run(
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
-        stdout, stderr = out.getvalue(), err.getvalue()
-    done = subprocess.CompletedProcess([program, *args], code, _read(stdout, text), _read(stderr, text))
+        out_bytes, err_bytes = out.getvalue(), err.getvalue()
+    if stdout is None or stdout == subprocess.PIPE:
+        printed: str | bytes | None = _read(out_bytes, text)
+    elif stdout == subprocess.DEVNULL:
+        printed = None
+    else:
+        assert not isinstance(stdout, int) and not text, "stdout is captured, or a file opened for bytes"
+        stdout.write(out_bytes)
+        printed = None
+    done = subprocess.CompletedProcess([program, *args], code, printed, _read(err_bytes, text))
     if check:
         done.check_returncode()
     return done

@@ -175,11 +175,13 @@ def test_every_generated_conversation_of_the_check_data_loads(out: Path):
     assert again == path and orjson.loads(path.with_suffix(".meta.json").read_bytes())["stats"] == stats
 
 
-def test_compare_measures_real_check_documents_against_decoding_every_line_of_them_and_run_all_reads_it(out: Path):
+def test_compare_measures_real_check_documents_against_decoding_every_line_of_them_and_run_all_reads_it(out: Path, monkeypatch):
     """The documents are `check` output of two seeds with the same ids; the baseline decodes every conversation line;
-    run_all's rows are the saved figures. One run of the script, small, for real (each size costs 14 fresh processes)."""
+    run_all's rows are the saved figures. One run of the script, small, for real (each size costs 6 fresh processes
+    measured; the documents and verdicts are made in process)."""
     compare = _script("compare")
     run_all = _script("run_all")
+    commands_in_process(compare, monkeypatch)  # the documents and verdicts; what is measured still runs in fresh processes
     assert compare.main(["--conversations", "200", "--rounds", "1"]) == 0
     base, new = compare.document(200, 1), compare.document(200, 2)
     assert compare.document(200, 1) == base  # made once
