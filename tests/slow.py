@@ -1,8 +1,8 @@
 """The tests the quick tier (`pytest -m "not slow"`) leaves out: each is marked `slow` by `tests/conftest.py`.
 
 A test is slow when it starts processes (the installed `dialogcheck`, servers, Chromium, Ray) or takes seconds
-in process; the lists were drawn from `pytest --durations=0` on a 2-core machine (a test of 0.4 s or more, and a
-whole module when most of its tests are). CI runs every test; `tests/test_slow.py` keeps each entry naming a test
+in process (a command run in process by `tests/inprocess.py` starts none); the lists were drawn from
+`pytest --durations=0` on a 2-core machine (a test of 0.4 s or more, and a whole module when most of its tests are). CI runs every test; `tests/test_slow.py` keeps each entry naming a test
 that exists.
 """
 
@@ -75,12 +75,6 @@ SLOW_TESTS = frozenset(
         "tests/cli/test_environment_serve.py::test_sigterm_stops_it_as_ctrl_c_does_and_faults_off_fires_none",
         "tests/cli/test_environment_serve.py::test_without_the_sdk_it_serves_http_and_says_how_to_get_mcp",
         "tests/cli/test_path_arguments.py::test_the_installed_command_says_so_in_json_too",
-        "tests/cli/test_resume.py::test_a_hand_edited_huge_runs_is_refused_at_once_by_resume_and_report",
-        "tests/cli/test_resume.py::test_a_hand_renamed_slug_in_the_plan_is_refused",
-        "tests/cli/test_resume.py::test_a_missing_scenario_is_refused_and_named",
-        "tests/cli/test_resume.py::test_a_plan_from_before_hashes_is_refused_with_a_clear_message_and_still_reported",
-        "tests/cli/test_resume.py::test_an_edited_scenario_is_refused_and_named",
-        "tests/cli/test_resume.py::test_resume_works_from_another_working_folder",
         "tests/cli/test_run.py::test_resume_finishes_a_killed_batch_without_repeating_or_losing_a_run",
         "tests/cli/test_run.py::test_sigint_and_sigterm_keep_finished_runs_and_say_the_batch_was_interrupted",
         "tests/cli/test_validate.py::test_installed_command",
@@ -92,7 +86,6 @@ SLOW_TESTS = frozenset(
         "tests/environment/test_schedule.py::test_the_run_seed_is_the_same_in_a_process_with_another_hash_salt",
         "tests/environment/test_serve_mcp.py::test_mcp_clients_of_several_runs_at_once_each_see_their_own",
         "tests/environment/test_serve_mcp.py::test_without_the_sdk_http_is_served_and_the_mcp_address_is_none",
-        "tests/events/test_fast.py::test_check_judges_a_line_with_a_forged_type_key_as_the_general_loader_reads_it",
         "tests/events/test_fast.py::test_the_fast_decoder_reads_every_file_as_the_general_loader_does",
         "tests/events/test_fast.py::test_the_fast_decoder_reads_hostile_json_text_as_the_general_loader_does",
         "tests/events/test_native.py::test_every_event_read_writes_back_as_an_object_that_reads_as_the_same_event",
@@ -119,7 +112,6 @@ SLOW_TESTS = frozenset(
         "tests/llm/test_template_budget.py::test_a_render_over_its_budget_stops_with_an_error_naming_the_template",
         "tests/llm/test_template_sandbox.py::test_a_template_reaching_for_internals_stops_every_command_before_anything_runs",
         "tests/llm/test_template_sandbox.py::test_what_the_check_cannot_see_errors_the_run_naming_the_template_and_runs_nothing",
-        "tests/reliability/test_agent_values.py::test_each_value_json_cannot_hold_errors_its_own_run_and_every_run_is_written",
         "tests/reliability/test_held_secrets.py::test_a_held_token_is_masked_before_any_report_cuts_it",
         "tests/reliability/test_held_secrets.py::test_no_held_credential_reaches_a_file_or_a_stream",
         "tests/reliability/test_held_secrets.py::test_the_otlp_endpoint_gets_held_credentials_masked_as_the_otlp_file_does",
@@ -130,13 +122,11 @@ SLOW_TESTS = frozenset(
         "tests/report/test_browser_check.py::test_every_skip_badge_is_on_screen",
         "tests/report/test_forged_lines.py::test_no_forged_line_and_no_control_character_in_text_output",
         "tests/report/test_html_writer.py::test_a_value_is_written_once_then_named_by_its_number",
-        "tests/runner/test_environment_runs.py::test_a_bad_environment_key_in_a_scenario_is_bad_input_at_its_line",
         "tests/runner/test_environment_runs.py::test_a_replay_of_a_run_folder_is_made_only_by_the_environment_that_made_its_states",
         "tests/runner/test_environment_runs.py::test_a_resume_refuses_a_starting_state_a_scenario_gives_that_changed_since_the_batch_started",
         "tests/runner/test_environment_runs.py::test_a_resume_refuses_an_environment_changed_since_the_batch_started_and_finishes_one_that_did_not",
         "tests/runner/test_environment_runs.py::test_check_of_a_run_folder_judges_state_checks_on_the_states_the_runs_recorded",
         "tests/runner/test_environment_runs.py::test_faults_off_on_the_command_line_and_never_with_resume",
-        "tests/runner/test_environment_runs.py::test_validate_of_a_scenario_alone_lists_the_problems_of_the_environment_it_names_and_of_the_project_once",
         "tests/test_api.py::test_check_conversations_pair_is_searched_within_the_bounded_engine_s_budget",
         "tests/test_docs.py::test_commands_run_as_written",
         "tests/test_docs.py::test_python_examples_run_and_print_what_is_shown",
