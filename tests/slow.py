@@ -2,8 +2,8 @@
 
 A test is slow when it starts processes (the installed `dialogcheck`, servers, Chromium, Ray) or takes seconds
 in process (a command run in process by `tests/inprocess.py` starts none); the lists were drawn from
-`pytest --durations=0` on a 2-core machine (a test of 0.4 s or more, and a whole module when most of its tests are). CI runs every test; `tests/test_slow.py` keeps each entry naming a test
-that exists.
+`pytest --durations=0` on a 2-core machine (a test of 0.4 s or more, and a whole module when most of its tests are).
+CI runs every test; `tests/test_slow.py` keeps each entry naming a test that exists.
 """
 
 from __future__ import annotations
