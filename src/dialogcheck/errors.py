@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ._shown import counted
 
@@ -68,6 +69,15 @@ class LoadError(DialogcheckError):
     def in_file(self, file: str) -> LoadError:
         """The same problems, attributed to `file` where no file was set yet."""
         return LoadError(replace(p, file=p.file or file) for p in self.problems)
+
+
+def error_document(error: BaseException | str) -> dict[str, Any]:
+    """The one JSON document of an error, which every command's `--format json`, `run` and the MCP server's tool
+    errors give: `{"error": {message, file, line, column}}`, with a `LoadError`'s every problem under `problems`; an
+    error that is not the input's (an agent that is down, a batch that could not finish) has no place (`None`)."""
+    if isinstance(error, LoadError):
+        return {"error": {**error.problems[0].to_dict(), "problems": [p.to_dict() for p in error.problems]}}
+    return {"error": {"message": str(error), "file": None, "line": None, "column": None}}
 
 
 @dataclass(frozen=True)

@@ -114,10 +114,11 @@ def main(args: list[str] | None = None) -> None:
         cli.main(args, prog_name="dialogcheck", standalone_mode=False)
     except click.UsageError as err:
         if _wants_json(args):
+            from ..errors import error_document
             from ..report.json import dumps
             from .output import print_json
 
-            print_json(dumps({"error": {"message": err.format_message(), "file": None, "line": None, "column": None}}))
+            print_json(dumps(error_document(err.format_message())))
         else:
             err.show()
         raise SystemExit(EXIT_BAD_INPUT) from None

@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import LoadError
+from ..errors import LoadError, error_document
 
 
 def dumps(document: Any) -> str:
@@ -14,10 +14,10 @@ def dumps(document: Any) -> str:
 
 
 def load_error_document(error: LoadError) -> dict[str, Any]:
-    """`{message, file, line, column}` of the first problem, every problem under `problems`."""
-    return {**error.problems[0].to_dict(), "problems": [p.to_dict() for p in error.problems]}
+    """`{message, file, line, column}` of the first problem, every problem under `problems` (`errors.error_document`)."""
+    return error_document(error)["error"]
 
 
 def render_load_error(error: LoadError) -> str:
     """`{"error": {message, file, line, column, problems}}`."""
-    return dumps({"error": load_error_document(error)})
+    return dumps(error_document(error))
