@@ -17,7 +17,8 @@ SRC = Path(dialogcheck.__file__).parent
 #: that define checks, the project's config with its LLM clients, the typed results, the judge, judging
 #: one conversation, the engines that move data, the connectors and the simulated user, the library that runs
 #: checks and simulations (which never renders: its callers hand it the renderer), the renderers, the library
-#: function that runs scenarios with the one renderer of results folders, and the CLI.
+#: function that runs scenarios with the one renderer of results folders, the commands as library functions
+#: (what each says, which the CLI prints and the MCP server answers with), the pytest plugin, and the CLI.
 LAYERS: list[set[str]] = [
     {"errors", "_paths", "_project_import", "_redact", "_safe_env", "_shown", "_yaml"},
     {"events"},
@@ -34,6 +35,7 @@ LAYERS: list[set[str]] = [
     {"runner", "checking"},
     {"report"},
     {"batches"},
+    {"commands"},
     {"testing", "_pytest_runs", "pytest_plugin"},
     {"_cli"},
 ]

@@ -280,6 +280,27 @@ def test_an_agent_that_is_down_is_a_tool_error_with_runs_message(project):
     session(project, script)
 
 
+@pytest.mark.parametrize(
+    "conftest",
+    [
+        "agent: {type: http, url: 'http://127.0.0.1:9/chat'}\n",  # down
+        "agent: {type: python, callable: 'no_such_module:respond'}\n",  # cannot be set up: said at the config, as `run` says it
+    ],
+    ids=["down", "cannot-be-set-up"],
+)
+def test_run_s_errors_are_the_error_document_run_prints(project, conftest):
+    (project / "eval" / "conftest.yml").write_text(conftest)
+    printed = subprocess.run([str(DIALOGCHECK), "run", ".", "--no-judge"], cwd=project, capture_output=True, text=True, check=False)
+
+    async def script(client):
+        result = await client.call_tool("run", {"paths": ["."], "no_judge": True})
+        assert result.is_error
+        assert result.structured_content == cli_json(project, "run", ".", "--no-judge")
+        assert result.content[0].text + "\n" == printed.stderr
+
+    session(project, script)
+
+
 def serve_http(project: Path, *args: str) -> tuple[subprocess.Popen, int, str]:
     """`dialogcheck mcp --http PORT` in the project, once it listens: the process, its port and the token it printed."""
     with socket.socket() as sock:

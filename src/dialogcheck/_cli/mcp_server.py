@@ -1,12 +1,13 @@
 """The MCP server of `dialogcheck mcp`: validate, check, run, report, compare and explain as tools for IDE agents.
 
 Built on the official `mcp` SDK (the `mcp` extra). Each tool calls the same
-library function as its command and answers with the JSON document that
-command's `--format json` prints (as structured content) and its text output
-(as text). Arguments are validated against each tool's JSON schema before any
+library function as its command (`dialogcheck.commands`, or `check`'s batch)
+and answers with the JSON document that command's `--format json` prints (as
+structured content) and its text output (as text). Arguments are validated against each tool's JSON schema before any
 work; every path must stay inside the project folder the server was started
 in. Bad input, an agent that is down, a missing folder: each comes back as a
-tool error carrying the command's message, and the server goes on serving.
+tool error carrying the command's message and error document
+(`errors.error_document`), and the server goes on serving.
 Blocking work runs in a worker thread, so a long run reports its progress.
 """
 
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import hmac
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -29,15 +29,15 @@ from pydantic import Field
 from .. import __version__
 from .._paths import inside
 from .._redact import mask
-from .._shown import clip, counted, listed
+from .._shown import counted
 from .._yaml import allowed_env, env_policy
+from ..commands.answer import EXIT_BAD_INPUT, CommandError, error_text
 from ..config import search_within
-from ..connectors.base import AgentError, AgentSetupError, describe
-from ..errors import LoadError, Problem
+from ..connectors.base import describe
+from ..errors import DialogcheckError, LoadError, Problem, error_document
 from ..llm.base import LLMError
-from ..report.json import dumps, load_error_document
+from ..report.json import dumps
 from ..report.styled import Styled
-from ..report.text import render_load_error
 from ..results.plan import MAX_RUNS
 
 if TYPE_CHECKING:
@@ -55,22 +55,6 @@ INSTRUCTIONS = (
 )
 
 
-class ToolFailure(Exception):
-    """A tool's error in the command's words: its text, and the `{"error": ...}` document `--format json` prints."""
-
-    def __init__(self, text: str, document: dict[str, Any]):
-        super().__init__(text)
-        self.text, self.document = text, document
-
-    @classmethod
-    def of(cls, message: str) -> ToolFailure:
-        return cls(message, {"error": {"message": message, "file": None, "line": None, "column": None}})
-
-    @classmethod
-    def of_load_error(cls, err: LoadError) -> ToolFailure:
-        return cls(render_load_error(err).plain.rstrip("\n"), {"error": load_error_document(err)})
-
-
 def answer(document: Any, text: str | Styled) -> CallToolResult:
     """A tool's result: the JSON document as structured content, the text for people; credentials masked in both."""
     plain = text.plain if isinstance(text, Styled) else text
@@ -85,8 +69,10 @@ def _masked(document: Any) -> Any:
     return orjson.loads(mask(dumps(document)))
 
 
-def _failure(err: ToolFailure) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=mask(err.text))], structured_content=_masked(err.document), is_error=True)
+def _failure(err: DialogcheckError) -> CallToolResult:
+    """The error's answer: its document (`errors.error_document`) and its text, as the commands give them."""
+    text = error_text(err).plain.rstrip("\n")
+    return CallToolResult(content=[TextContent(type="text", text=mask(text))], structured_content=_masked(error_document(err)), is_error=True)
 
 
 def tool_body(work: Callable[..., CallToolResult]) -> Callable[..., Any]:
@@ -101,12 +87,10 @@ def tool_body(work: Callable[..., CallToolResult]) -> Callable[..., Any]:
 
         try:
             return await anyio.to_thread.run_sync(under_policy)
-        except ToolFailure as err:
+        except DialogcheckError as err:  # bad input, an agent down, a run never finished: in the command's words
             return _failure(err)
-        except LoadError as err:
-            return _failure(ToolFailure.of_load_error(err))
         except Exception as err:  # noqa: BLE001 - a bug of ours is still an answer, never a dead server
-            return _failure(ToolFailure.of(f"dialogcheck failed: {describe(err)}"))
+            return _failure(CommandError(f"dialogcheck failed: {describe(err)}"))
 
     return body
 
@@ -140,10 +124,10 @@ class Project:
 
 
 def _validate(project: Project, paths: list[str]) -> CallToolResult:
-    from .validate import validation
+    from ..commands.validate import validate
 
-    document, text, _ = validation(project.paths(paths))
-    return answer(document, text)
+    said = validate(project.paths(paths))
+    return answer(said.document, said.text)
 
 
 def _check(project: Project, subject: str, conversations: list[str], no_judge: bool) -> CallToolResult:
@@ -192,19 +176,12 @@ def _judge(config: Any, where: str) -> Any:
 
 
 def _run(project: Project, paths: list[str], runs: int, no_judge: bool, progress: Callable[[int, int, str], None]) -> CallToolResult:
+    from ..commands.run import check_agent, plan_run, run_answer
     from ..report.batch_files import BATCH_FILES
-    from ..report.batch_text import render_summary
-    from ..results.codec import summary_document
-    from ..runner.scenarios import RunOptions, ScenarioBatch
+    from ..runner.scenarios import RunOptions
 
-    try:
-        batch = ScenarioBatch(project.paths(paths), RunOptions(runs=runs, no_judge=no_judge))
-    except (AgentSetupError, LLMError) as err:
-        raise ToolFailure.of(str(err)) from None
-    try:
-        batch.check_agent()
-    except AgentError as err:
-        raise ToolFailure.of(f"the agent is not reachable, so no run was started: {err}") from None
+    batch = plan_run(project.paths(paths), RunOptions(runs=runs, no_judge=no_judge))
+    check_agent(batch)
     total, done = len(batch.plan.run_keys()), 0
 
     def finished(one) -> None:
@@ -212,25 +189,15 @@ def _run(project: Project, paths: list[str], runs: int, no_judge: bool, progress
         done += 1
         progress(done, total, f"{one.slug} run {one.number}: {one.verdict.value}")
 
-    result = batch.run(BATCH_FILES, finished)
-    document = {"results": result.folder, **summary_document(result)}
-    text = render_summary(result).append(f"results: {result.folder}\n")
-    return answer(document, text)
+    said = run_answer(batch.run(BATCH_FILES, finished))
+    return answer(said.document, said.text)
 
 
 def _report(project: Project, results: str) -> CallToolResult:
-    from ..report.batch_text import render_summary
-    from ..report.text import render_output_summary
-    from ..results.codec import summary_document
-    from ..results.load import load_check_output, load_results
+    from ..commands.report import report
 
-    folder = project.path(results)
-    found = load_check_output(Path(folder))
-    if found is not None:  # what `report` prints of it, once its shards agree with its summary
-        found.verify()
-        return answer(found.summary, render_output_summary(found.counts, found.stats(), found.shards, results))
-    batch = load_results(folder)
-    return answer(summary_document(batch), render_summary(batch))
+    said = report(project.path(results), named=results)
+    return answer(said.document, said.text)
 
 
 def _compare(project: Project, base: str, new: str, match: str | None) -> CallToolResult:
@@ -241,40 +208,15 @@ def _compare(project: Project, base: str, new: str, match: str | None) -> CallTo
     try:
         comparison = compare_results(project.path(base), project.path(new), match=match)
     except (MissingStats, ValueError) as err:
-        raise ToolFailure.of(str(err)) from None
+        raise CommandError(str(err), EXIT_BAD_INPUT) from None
     return answer(comparison_document(comparison), render_comparison(comparison))
 
 
-#: How `explain` names a run: `SLUG/run_N` (its files), `SLUG[run-N]` (its pytest id), or `SLUG` for run 1.
-#: N has at most as many digits as `MAX_RUNS`: a longer number names no run, and `int` would refuse one of 4,300.
-_RUN_NAME = re.compile(rf"(?P<slug>.+?)(?:/run_(?P<file>\d{{1,{len(str(MAX_RUNS))}}})|\[run-(?P<item>\d{{1,{len(str(MAX_RUNS))}}})\])?")
-
-
 def _explain(project: Project, results: str, run: str) -> CallToolResult:
-    from ..checks.base import Outcome
-    from ..report.explain import render_run_explanation
-    from ..results.load import load_results
+    from ..commands.explain import explain
 
-    batch = load_results(project.path(results))
-    match = _RUN_NAME.fullmatch(run)
-    slug, number = match.group("slug"), int(match.group("file") or match.group("item") or 1)  # type: ignore[union-attr]  # the run name was checked against the pattern above
-    chosen = next((one for one in batch.runs if one.key == (slug, number)), None)
-    if chosen is None and (slug, number) in batch.unfinished:
-        raise ToolFailure.of(f"run {clip(run, 120)!r} of {results} was planned but never finished: finish the batch with dialogcheck run --resume {results}")
-    if chosen is None:
-        names = listed([f"{one.slug}/run_{one.number}" for one in batch.runs], 20)
-        raise ToolFailure.of(f"no run {clip(run, 120)!r} in {results}: its runs are {names or 'none'}")
-    events = list(chosen.events)
-    failing = [
-        {
-            "kind": str(line.kind), "index": line.index, "key": line.key, "check": line.title, "outcome": line.outcome.value,
-            "detail": line.detail, "evidence": [{"index": i, "event": events[i] if i < len(events) else None} for i in line.evidence],
-        }
-        for line in chosen.checks()
-        if line.outcome in (Outcome.FAIL, Outcome.ERROR)
-    ]
-    document = {"slug": chosen.slug, "run": chosen.number, "verdict": chosen.verdict.value, "error": chosen.error, "failing_checks": failing}
-    return answer(document, render_run_explanation(chosen))
+    said = explain(project.path(results), run, named=results)
+    return answer(said.document, said.text)
 
 
 def make_server(root: Path) -> MCPServer:

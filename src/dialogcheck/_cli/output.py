@@ -15,18 +15,14 @@ import click
 
 from .._paths import require_folder
 from .._redact import mask
-from ..errors import LoadError, os_reason
+from ..commands.answer import EXIT_BAD_INPUT, EXIT_ERRORED, EXIT_FAILED, EXIT_OK, check_exit_code, exit_code_of
+from ..errors import DialogcheckError, LoadError, error_document, os_reason
 from ..report.styled import Styled
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from rich.console import Console
-
-    from ..checks.base import Outcome
-    from ..results.model import Counts
-
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_ERRORED = 0, 1, 2, 3
 
 FORMAT_OPTION = click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
@@ -84,17 +80,23 @@ def print_json(document: str) -> None:
     sys.stdout.flush()
 
 
+def fail(error: DialogcheckError, output_format: str) -> NoReturn:
+    """End the command with `error`: its error document on stdout (JSON), or its text on stderr; exit 2 for bad
+    input, else the code of a `CommandError` (3 for any other error)."""
+    if output_format == "json":
+        from ..report.json import dumps
+
+        print_json(dumps(error_document(error)))
+    else:
+        from ..commands.answer import error_text
+
+        print_text(error_text(error), stderr=True)
+    raise SystemExit(EXIT_BAD_INPUT if isinstance(error, LoadError) else getattr(error, "exit_code", EXIT_ERRORED))
+
+
 def fail_with_load_error(error: LoadError, output_format: str) -> NoReturn:
     """Report bad input and exit 2: JSON on stdout, or `path:line:col: message` lines on stderr."""
-    if output_format == "json":
-        from ..report import json as json_report
-
-        print_json(json_report.render_load_error(error))
-    else:
-        from ..report import text as text_report
-
-        print_text(text_report.render_load_error(error), stderr=True)
-    raise SystemExit(EXIT_BAD_INPUT)
+    fail(error, output_format)
 
 
 def claim_report_paths(paths: Iterable[str | None], what: str, output_format: str) -> None:
@@ -112,16 +114,7 @@ def claim_report_paths(paths: Iterable[str | None], what: str, output_format: st
             fail_with_load_error(LoadError.one(f"cannot write the {what}: {os_reason(err)}", str(err.filename or path)), output_format)
 
 
-def exit_code_of(outcome: Outcome) -> int:
-    """The exit code of a batch's worst outcome (SPEC section 9): 1 failed, 3 errored or suspect, 0 passed."""
-    from ..checks.base import Outcome
-
-    return {Outcome.FAIL: EXIT_FAILED, Outcome.ERROR: EXIT_ERRORED, Outcome.SUSPECT: EXIT_ERRORED}.get(outcome, EXIT_OK)
-
-
-def check_exit_code(counts: Counts, any_error: bool) -> int:
-    """`check`: 1 if a conversation failed; else 3 if any single check errored (an optional step too) or a
-    conversation's user is suspect; else 0."""
-    if counts.failed:
-        return EXIT_FAILED
-    return EXIT_ERRORED if any_error or counts.errored or counts.suspect else EXIT_OK
+__all__ = [
+    "EXIT_BAD_INPUT", "EXIT_ERRORED", "EXIT_FAILED", "EXIT_OK", "FORMAT_OPTION", "MAX_FAILURES_OPTION", "SHOW_OPTION", "check_exit_code",
+    "claim_report_paths", "console", "exit_code_of", "fail", "fail_with_load_error", "print_json", "print_text",
+]

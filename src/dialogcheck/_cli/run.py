@@ -1,36 +1,35 @@
 """`dialogcheck run`: simulate and judge every scenario of a project, writing results as runs finish.
 
 The library (`dialogcheck.runner.scenarios.ScenarioBatch`) plans, runs and
-writes the batch; this module parses options, shows progress on a terminal,
-turns SIGTERM into the same stop as Ctrl-C, prints the summary and maps the
-batch to an exit code.
+writes the batch, and `commands.run` says what it gave; this module parses
+options, shows progress on a terminal, turns SIGTERM into the same stop as
+Ctrl-C, prints the summary and exits with the batch's code.
 """
 
 from __future__ import annotations
 
 import asyncio
 import signal
-from pathlib import Path
+from dataclasses import dataclass
 
 import click
 
 from .._shown import counted
+from ..commands.answer import CommandError
+from ..commands.run import check_agent, plan_run, run_answer
 from ..config import SEED_RANGE
-from ..connectors.base import AgentError, AgentSetupError
+from ..connectors.base import AgentSetupError
 from ..errors import LoadError
-from ..llm.base import LLMError
 from ..report.batch_files import BATCH_FILES, write_reports
-from ..report.batch_text import render_summary
 from ..report.json import dumps
 from ..report.styled import Styled
-from ..results.codec import summary_document
 from ..results.model import BatchResult
 from ..results.plan import MAX_RUNS
 from ..runner.scenarios import RunOptions, ScenarioBatch
 from .calibration_floor import REQUIRE_CALIBRATION_OPTION, require_calibration
 from .env_options import env_options
 from .numbers import Number
-from .output import EXIT_ERRORED, FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, claim_report_paths, exit_code_of, fail_with_load_error, print_json, print_text
+from .output import FORMAT_OPTION, MAX_FAILURES_OPTION, SHOW_OPTION, claim_report_paths, fail, fail_with_load_error, print_json, print_text
 from .progress import Progress
 from .replay import REPLAY_OPTION, refuse_replay_without_cache
 from .telemetry_out import TelemetryOut, require_sdk, telemetry_options
@@ -113,30 +112,68 @@ class _Interrupt:
 @MAX_FAILURES_OPTION
 @FORMAT_OPTION
 @env_options
-def run(paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, retry_suspect, personas, seed, faults, no_judge, no_cache,
-        cache_dir, replay, min_kappa, junit_path, html_path, show, max_failures, output_format, otlp_out=None, openinference_out=None, otlp_endpoint=None):
+def run(**given) -> None:
     """Simulate and judge scenarios: a PROJECT folder, scenario files, or folders of them (default: .)."""
-    require_sdk(otlp_endpoint)
-    refuse_replay_without_cache(replay, no_cache)
-    if resume_dir:
-        _refuse_with_resume(paths, results_dir, config_path)
-    batch = _plan(
-        paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format,
-        retry_suspect, personas, seed, replay, faults == "on",
-    )
-    require_calibration(batch.judge, batch.project.config.root, min_kappa)
-    claim_report_paths([junit_path, html_path], "report", output_format)
-    claim_report_paths([otlp_out, openinference_out], "telemetry file", output_format)
+    o = RunArguments(**given)
+    require_sdk(o.otlp_endpoint)
+    refuse_replay_without_cache(o.replay, o.no_cache)
+    if o.resume_dir:
+        _refuse_with_resume(o.paths, o.results_dir, o.config_path)
+    batch = _plan(o)
+    require_calibration(batch.judge, batch.project.config.root, o.min_kappa)
+    claim_report_paths([o.junit_path, o.html_path], "report", o.output_format)
+    claim_report_paths([o.otlp_out, o.openinference_out], "telemetry file", o.output_format)
     try:
-        batch.check_agent()
-    except AgentError as err:
-        _agent_down(err, output_format)
+        check_agent(batch)
+    except CommandError as err:
+        fail(err, o.output_format)
     try:
         result = _run(batch)
     except LoadError as err:  # the folder cannot be claimed, or a file of the batch cannot be written
-        fail_with_load_error(err, output_format)
-    _telemetry(result, otlp_out, openinference_out, otlp_endpoint, output_format)
-    _finish(result, junit_path, html_path, output_format, show_all=show == "all", max_failures=max_failures)
+        fail_with_load_error(err, o.output_format)
+    _telemetry(result, o.otlp_out, o.openinference_out, o.otlp_endpoint, o.output_format)
+    _finish(result, o.junit_path, o.html_path, o.output_format, show_all=o.show == "all", max_failures=o.max_failures)
+
+
+@dataclass(frozen=True)
+class RunArguments:
+    """The arguments of `run`, as click parsed them: the batch's `RunOptions`, and what the command line does
+    around the batch (its agent flag, the calibration floor, extra reports, telemetry, the output)."""
+
+    paths: tuple[str, ...]
+    agent_flag: str | None
+    runs: int
+    parallel: int
+    time_limit: float
+    results_dir: str | None
+    resume_dir: str | None
+    config_path: str | None
+    simulate_mode: str
+    retry_suspect: int
+    personas: tuple[str, ...]
+    seed: int | None
+    faults: str
+    no_judge: bool
+    no_cache: bool
+    cache_dir: str | None
+    replay: bool
+    min_kappa: float | None
+    junit_path: str | None
+    html_path: str | None
+    show: str
+    max_failures: int
+    output_format: str
+    otlp_out: str | None = None
+    openinference_out: str | None = None
+    otlp_endpoint: str | None = None
+
+    def options(self) -> RunOptions:
+        """How the batch runs: the one place a flag of `run` becomes a `RunOptions` field."""
+        return RunOptions(
+            runs=self.runs, parallel=self.parallel, time_limit=self.time_limit, results=self.results_dir, resume=self.resume_dir,
+            config=self.config_path, no_judge=self.no_judge, simulate=self.simulate_mode, use_cache=not self.no_cache, cache_dir=self.cache_dir,
+            retry_suspect=self.retry_suspect, personas=self.personas, seed=self.seed, replay=self.replay, faults=self.faults == "on",
+        )
 
 
 def _telemetry(batch: BatchResult, otlp_out, openinference_out, otlp_endpoint, output_format: str) -> None:
@@ -156,30 +193,14 @@ def _telemetry(batch: BatchResult, otlp_out, openinference_out, otlp_endpoint, o
             telemetry.discard()
 
 
-def _plan(
-    paths, agent_flag, runs, parallel, time_limit, results_dir, resume_dir, config_path, simulate_mode, no_judge, no_cache, cache_dir, output_format,
-    retry_suspect=1, personas=(), seed=None, replay=False, faults=True,
-) -> ScenarioBatch:
+def _plan(o: RunArguments) -> ScenarioBatch:
     """Load and plan the batch; every problem of the files is bad input (exit 2), before anything runs."""
     try:
-        options = RunOptions(
-            runs=runs, parallel=parallel, time_limit=time_limit, results=results_dir, resume=resume_dir, config=config_path,
-            no_judge=no_judge, simulate=simulate_mode, use_cache=not no_cache, cache_dir=cache_dir, retry_suspect=retry_suspect,
-            personas=personas, seed=seed, replay=replay, faults=faults,
-        )
-        return ScenarioBatch(paths, options, agent=_agent(agent_flag))
+        return plan_run(o.paths, o.options(), _agent(o.agent_flag))
     except LoadError as err:
-        fail_with_load_error(err, output_format)
-    except AgentSetupError as err:
-        if agent_flag:
-            raise click.BadParameter(str(err), param_hint="'--agent'") from None
-        fail_with_load_error(LoadError.one(str(err), _config_where(resume_dir, paths, config_path)), output_format)
-    except OSError as err:
-        where = resume_dir or (paths[0] if paths else ".")
-        fail_with_load_error(LoadError.of_os("cannot read", err, str(err.filename or where)), output_format)
-    except LLMError as err:
-        fail_with_load_error(LoadError.one(str(err), _config_where(resume_dir, paths, config_path)), output_format)
-    raise AssertionError("unreachable")
+        fail_with_load_error(err, o.output_format)
+    except AgentSetupError as err:  # of --agent: a usage error
+        raise click.BadParameter(str(err), param_hint="'--agent'") from None
 
 
 def _traits(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -202,26 +223,6 @@ def _agent(agent_flag: str | None) -> str | None:
     except ValueError as err:
         raise click.UsageError(str(err)) from None
     return agent_flag
-
-
-def _config_where(resume_dir, paths, config_path) -> str:
-    """Where a problem of the project's setup is reported: the config, else the project."""
-    from ..config import find_config
-
-    if config_path:
-        return str(config_path)
-    found = find_config(Path(resume_dir or (paths[0] if paths else ".")))
-    return str(found) if found else str(resume_dir or (paths[0] if paths else "."))
-
-
-def _agent_down(err: AgentError, output_format: str) -> None:
-    """Exit 3 with one message when the agent is down, before any run or any file of the batch."""
-    message = f"the agent is not reachable, so no run was started: {err}"
-    if output_format == "json":
-        print_json(dumps({"error": {"message": message, "file": None, "line": None, "column": None}}))
-    else:
-        print_text(Styled(message + "\n", "bold red"), stderr=True)
-    raise SystemExit(EXIT_ERRORED)
 
 
 def _run(batch: ScenarioBatch) -> BatchResult:
@@ -248,8 +249,9 @@ def _finish(batch: BatchResult, junit_path, html_path, output_format: str, *, sh
         write_reports(batch, [junit_path] if junit_path else [], [html_path] if html_path else [])
     except OSError as err:
         fail_with_load_error(LoadError.of_os("cannot write the report", err, str(err.filename or batch.folder)), output_format)
+    said = run_answer(batch, show_all=show_all, max_failures=max_failures)
     if output_format == "json":
-        print_json(dumps({"results": batch.folder, **summary_document(batch)}))
+        print_json(dumps(said.document))
     else:
-        print_text(render_summary(batch, show_all=show_all, max_failures=max_failures).append(f"results: {batch.folder}\n", "dim"))
-    raise SystemExit(exit_code_of(batch.counts.worst))
+        print_text(said.text)
+    raise SystemExit(said.exit_code)
