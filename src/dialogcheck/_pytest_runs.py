@@ -32,7 +32,6 @@ from .results.lock import BatchLock
 from .results.model import RunResult
 from .results.plan import new_plan
 from .results.writer import BatchWriter
-from .runner.batch import run_batch
 from .runner.project import load_project
 from .runner.scenarios import RunOptions, ScenarioBatch
 
@@ -65,15 +64,11 @@ class ProcessRuns:
         batch = self._batch(item)
         if isinstance(batch, Unrunnable):
             pytest.fail(mask(str(batch)), pytrace=False)
-        scenario = next(s for s in batch.project.scenarios if s.slug == item.slug)
-        spec = batch.spec(scenario, item.number)  # its persona trait and seed, as `run` plans them
+        spec = batch.planned_run(item.slug, item.number)  # its persona trait and seed, as `run` plans them
         root = item.parent.root
         if self.servers.get(root) is None:
             self.servers[root] = batch.serve_environments([spec])
-        runs = self.loop.run_until_complete(
-            run_batch([spec], batch.agent, batch.make_user, batch.judge, batch.settings, reviewer=batch.reviewer, server=self.servers[root])
-        )
-        return runs[0]
+        return self.loop.run_until_complete(batch.run_one(spec, self.servers[root]))
 
     def _batch(self, item: Any) -> ScenarioBatch | Unrunnable:
         root = item.parent.root
@@ -93,7 +88,7 @@ class ProcessRuns:
         except OSError as err:
             return Unrunnable(f"cannot read: {os_reason(err)}")
         try:
-            self.loop.run_until_complete(batch.agent.check_reachable())
+            self.loop.run_until_complete(batch.agent_reachable())
         except AgentError as err:
             return Unrunnable(f"the agent is not reachable, so no run was started: {err}")
         return batch
@@ -104,7 +99,7 @@ class ProcessRuns:
                 server.stop()
         for batch in self.batches.values():
             if isinstance(batch, ScenarioBatch):
-                self.loop.run_until_complete(batch.agent.aclose())
+                self.loop.run_until_complete(batch.aclose())
         self.loop.close()
 
 

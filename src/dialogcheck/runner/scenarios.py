@@ -25,12 +25,13 @@ from ..results.files import ResultsFolder, new_folder
 from ..results.load import finished_runs
 from ..results.lock import BatchLock
 from ..results.model import BatchResult, RunResult
-from ..results.plan import MAX_BATCH_RUNS, PlannedScenario, new_plan, read_plan
+from ..results.plan import MAX_BATCH_RUNS, Plan, PlannedScenario, new_plan, read_plan
 from ..results.writer import BatchWriter
 from ..scenario.model import Scenario
 from .batch import BatchSettings, RunSpec, run_batch
 from .project import Project, load_planned, load_project
 from .review import run_reviewer
+from .world import Server
 
 
 class FolderText(Protocol):
@@ -174,56 +175,83 @@ class ScenarioBatch:
         agent: str | AgentSettings | AgentConnector | None = None,
         spelling: Spelling = COMMAND_LINE,
     ):
-        o = options
-        runs, parallel, results, resume, config, seed, personas = o.runs, o.parallel, o.results, o.resume, o.config, o.seed, o.personas
-        simulate, use_cache, replay = o.simulate, o.use_cache, o.replay
-        cache_dir = o.cache_dir
+        #: How the batch runs (a resumed batch runs its plan's scenarios, runs, seed and faults, not these).
+        self.options = options
         #: How messages name the options: the command line's flags, or `run_scenarios`' arguments.
         self.spelling = spelling
         self.started = datetime.now(timezone.utc)
-        self.resume, self.results = resume, results
-        cache = Path(cache_dir) if cache_dir else None
-        if resume is not None:
-            plan_file = ResultsFolder(resume).plan_path
+        self.resume, self.results = options.resume, options.results
+        cache = Path(options.cache_dir) if options.cache_dir else None
+        if options.resume is not None:
+            plan_file = ResultsFolder(options.resume).plan_path
             self.plan = read_plan(plan_file)
             self.project = load_planned(self.plan, str(plan_file))
         else:
-            self.project = load_project(paths, config)
-            config_path = os.path.abspath(self.project.config.path) if self.project.config.path else None
-            _refuse_bad_matrix(personas, seed, spelling)
-            planned = self.project.planned(runs, personas, simulate, seed)
-            if personas and not any(item.personas for item in planned):
-                persona = spelling.option("persona")
-                message = f"{persona} is played by an LLM user, and every scenario here follows its `script` (add {spelling.option('simulate', 'llm')})"
-                raise LoadError.one(message, persona)
-            _refuse_too_many(planned, runs, spelling)
-            batch_seed = self.project.config.simulation.seed if seed is None else seed
-            self.plan = new_plan(
-                self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned, personas, batch_seed, o.faults,
-                self.project.environment_digests(),
-            )
-            if not results:
+            self.plan = self._new_plan(paths, options)
+            if not options.results:
                 self._results_parent()  # refused now, before anything runs, when a link takes it out of the project
         self._planned = {item.slug: item for item in self.plan.scenarios}
         matrix = {slug: item.personas for slug, item in self._planned.items()}
-        self.make_user = make_users(self.project, use_cache=use_cache, cache_dir=cache, mode=simulate, parallel=parallel, matrix=matrix, replay=replay, spelling=spelling)
-        self.reviewer = run_reviewer(self.project.config, use_cache=use_cache, cache_dir=cache, parallel=parallel, replay=replay)
+        o = options
+        self.make_user = make_users(
+            self.project, use_cache=o.use_cache, cache_dir=cache, mode=o.simulate, parallel=o.parallel, matrix=matrix, replay=o.replay, spelling=spelling
+        )
+        self.reviewer = run_reviewer(self.project.config, use_cache=o.use_cache, cache_dir=cache, parallel=o.parallel, replay=o.replay)
         self.agent: AgentConnector = agent if _is_connector(agent) else _connector(self.project, agent, spelling)  # type: ignore[assignment, arg-type]  # _is_connector
         evaluation = self.project.config.evaluation
         self.settings = BatchSettings(
-            parallel=parallel, time_limit=o.time_limit, no_judge=o.no_judge, metrics=evaluation.metrics, retry_suspect=o.retry_suspect, faults=self.plan.faults
+            parallel=o.parallel, time_limit=o.time_limit, no_judge=o.no_judge, metrics=evaluation.metrics, retry_suspect=o.retry_suspect, faults=self.plan.faults
         )
         self.judge = None
         if not o.no_judge:
             from ..judge.setup import judge_from_config
 
             self.judge = judge_from_config(
-                self.project.config, use_cache=use_cache, cache_dir=cache, max_in_flight=in_flight_for(evaluation, parallel), replay=replay
+                self.project.config, use_cache=o.use_cache, cache_dir=cache, max_in_flight=in_flight_for(evaluation, o.parallel), replay=o.replay
             )
+
+    def _new_plan(self, paths: Sequence[str | Path], o: RunOptions) -> Plan:
+        """The project of `paths` loaded (`self.project`), and the plan of a new batch of it: `LoadError` for a
+        persona matrix, seed or size of batch it cannot run."""
+        self.project = load_project(paths, o.config)
+        config_path = os.path.abspath(self.project.config.path) if self.project.config.path else None
+        _refuse_bad_matrix(o.personas, o.seed, self.spelling)
+        planned = self.project.planned(o.runs, o.personas, o.simulate, o.seed)
+        if o.personas and not any(item.personas for item in planned):
+            persona = self.spelling.option("persona")
+            message = f"{persona} is played by an LLM user, and every scenario here follows its `script` (add {self.spelling.option('simulate', 'llm')})"
+            raise LoadError.one(message, persona)
+        _refuse_too_many(planned, o.runs, self.spelling)
+        batch_seed = self.project.config.simulation.seed if o.seed is None else o.seed
+        return new_plan(
+            self.started.isoformat(timespec="seconds"), str(self.project.root), config_path, planned, o.personas, batch_seed, o.faults,
+            self.project.environment_digests(),
+        )
 
     def check_agent(self) -> None:
         """Raise `AgentError` when the agent cannot be reached at all (before any run or file of the batch)."""
-        asyncio.run(self.agent.check_reachable())
+        asyncio.run(self.agent_reachable())
+
+    async def agent_reachable(self) -> None:
+        """`check_agent` on the caller's event loop, where the agent's connections then live (the pytest plugin's)."""
+        await self.agent.check_reachable()
+
+    async def aclose(self) -> None:
+        """Close the agent's connections, on the loop the runs ran on."""
+        await self.agent.aclose()
+
+    def planned_run(self, slug: str, number: int) -> RunSpec:
+        """Run `number` of the scenario `slug` as the plan has it (`spec`): `KeyError` for a scenario the batch lacks."""
+        scenario = next((s for s in self.project.scenarios if s.slug == slug), None)
+        if scenario is None:
+            raise KeyError(slug)
+        return self.spec(scenario, number)
+
+    async def run_one(self, spec: RunSpec, server: Server | None = None) -> RunResult:
+        """One planned run (`planned_run`), simulated and judged as the batch runs each, its environment served by
+        `server` (`serve_environments`); nothing is written. What the pytest plugin runs for each item."""
+        runs = await run_batch([spec], self.agent, self.make_user, self.judge, self.settings, reviewer=self.reviewer, server=server)
+        return runs[0]
 
     def claim(self) -> tuple[ResultsFolder, BatchLock]:
         """The batch's folder, locked: the one resumed, the new or empty `results`, or a new `eval/results/<stamp>`."""
