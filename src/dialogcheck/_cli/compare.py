@@ -1,23 +1,20 @@
 """`dialogcheck compare BASE NEW`: what changed between two batches, and whether it is more than noise.
 
-Reads both sides through the library (`compare.compare_results`) and prints
-its `Comparison`; `--fail-on regression` makes a significant regression exit 1.
+Reads both sides through the library (`commands.compare`) and prints its
+answer; `--fail-on regression` makes a significant regression exit 1.
 """
 
 from __future__ import annotations
 
 import click
 
-from .._shown import listed
-from ..compare import ALPHA, MissingStats, compare_results, comparison_json
-from ..compare.model import Comparison, Verdict
+from ..commands.compare import compare as comparison_of
+from ..compare import ALPHA, MissingStats
 from ..errors import LoadError
 from ..pairing import compile_pair
-from ..report.compare_text import MAX_ROWS, render_comparison
-from ..results.atomic import write_atomic
-from ..results.model import unfinished_text
+from ..report.compare_text import MAX_ROWS
 from .numbers import Number
-from .output import EXIT_ERRORED, EXIT_FAILED, EXIT_OK, FORMAT_OPTION, fail_with_load_error, print_json, print_text
+from .output import FORMAT_OPTION, fail_with_load_error, print_json, print_text
 
 
 def _pattern(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -54,46 +51,16 @@ def compare(base: str, new: str, match: str | None, alpha: float, fail_on: str |
     be compared (every shared key's runs errored on a side); 2 for bad input.
     """
     try:
-        comparison = compare_results(base, new, match=match, alpha=alpha)
-        if html_path:
-            from ..report.compare_html import render_comparison_html
-
-            _write(html_path, render_comparison_html(comparison))
+        said = comparison_of(base, new, match=match, alpha=alpha, max_rows=max_rows, fail_on=fail_on, html=html_path)
     except MissingStats as err:
         raise click.UsageError(str(err)) from None
     except LoadError as err:
         fail_with_load_error(err, output_format)
     if output_format == "json":
-        for piece in comparison_json(comparison):
+        for piece in said.json():
             print_json(piece)
     else:
-        print_text(render_comparison(comparison, max_rows))
-    raise SystemExit(_exit_code(comparison, fail_on))
-
-
-def _exit_code(comparison: Comparison, fail_on: str | None) -> int:
-    """A gate on regressions must not pass a batch it could not judge: no key compared is exit 3, as an errored run is."""
-    if fail_on != "regression":
-        return EXIT_OK
-    if comparison.verdict is Verdict.REGRESSED:
-        return EXIT_FAILED
-    unfinished = [(name, side) for name, side in (("BASE", comparison.base), ("NEW", comparison.new)) if side.unfinished]
-    for name, side in unfinished:  # what it never ran could have regressed: not a pass
-        click.echo(
-            f"dialogcheck: {name} is an unfinished batch: {unfinished_text(side.unfinished, side.planned)}:"
-            f" finish it with dialogcheck run --resume {side.source}, then compare again",
-            err=True,
-        )
-    if unfinished:
-        return EXIT_ERRORED
-    if not comparison.keys:
-        click.echo(f"dialogcheck: nothing compared: every key both sides have errored on a side ({listed(list(comparison.not_judged), 5)})", err=True)
-        return EXIT_ERRORED
-    return EXIT_OK
-
-
-def _write(path: str, page: str) -> None:
-    try:
-        write_atomic(path, page)
-    except OSError as err:
-        raise LoadError.of_os("cannot write the report", err, str(err.filename or path)) from None
+        print_text(said.text)
+    if said.notes.pieces:
+        click.echo(said.notes.plain, err=True, nl=False)
+    raise SystemExit(said.exit_code)

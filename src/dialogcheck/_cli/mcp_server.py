@@ -201,15 +201,14 @@ def _report(project: Project, results: str) -> CallToolResult:
 
 
 def _compare(project: Project, base: str, new: str, match: str | None) -> CallToolResult:
-    from ..compare import MissingStats, compare_results
-    from ..compare.document import comparison_document
-    from ..report.compare_text import render_comparison
+    from ..commands.compare import compare
+    from ..compare import MissingStats
 
     try:
-        comparison = compare_results(project.path(base), project.path(new), match=match)
+        said = compare(project.path(base), project.path(new), match=match)
     except (MissingStats, ValueError) as err:
         raise CommandError(str(err), EXIT_BAD_INPUT) from None
-    return answer(comparison_document(comparison), render_comparison(comparison))
+    return answer(said.document, said.text)
 
 
 def _explain(project: Project, results: str, run: str) -> CallToolResult:

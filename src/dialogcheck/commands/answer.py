@@ -7,28 +7,44 @@ its document is `errors.error_document`, its text `error_text`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DialogcheckError, LoadError
 from ..report.styled import Styled
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from ..checks.base import Outcome
     from ..results.model import Counts
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_ERRORED = 0, 1, 2, 3
 
 
-@dataclass(frozen=True)
 class Answer:
     """A command's answer: its JSON document, its text, the text for stderr beside it, and its exit code."""
 
-    document: Any
-    text: Styled
-    exit_code: int = EXIT_OK
-    #: Said on stderr after the text (probable typos, what `run` would refuse); not part of the JSON document's output.
-    notes: Styled = field(default_factory=Styled)
+    def __init__(self, document: Any, text: Styled, exit_code: int = EXIT_OK, notes: Styled | None = None):
+        self._document, self._text = document, text
+        self.exit_code = exit_code
+        #: Said on stderr after the text (probable typos, what `run` would refuse); no part of the JSON output.
+        self.notes = notes if notes is not None else Styled()
+
+    @property
+    def document(self) -> Any:
+        """What `--format json` prints."""
+        return self._document
+
+    @property
+    def text(self) -> Styled:
+        """What the command prints for people."""
+        return self._text
+
+    def json(self) -> Iterator[str]:
+        """The document as `--format json` prints it, in pieces to print one after the other."""
+        from ..report.json import dumps
+
+        yield dumps(self.document)
 
 
 class CommandError(DialogcheckError):
