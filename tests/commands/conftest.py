@@ -1,5 +1,5 @@
 """A copy of the example project, and one `run` of two of its scenarios and one `check --output` of its SOP, made
-once for the module's tests of the commands that read results folders."""
+once for the tests of the commands that read results folders."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ FAILING = "run_stolen_card"
 PASSING = "run_cancel"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def folders(tmp_path_factory) -> dict[str, Path]:
     """The project, a `run` results folder of one failing and one passing scenario, and a `check --output` folder."""
     root = tmp_path_factory.mktemp("commands")
