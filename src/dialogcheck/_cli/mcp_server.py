@@ -3,12 +3,13 @@
 Built on the official `mcp` SDK (the `mcp` extra). Each tool calls the same
 library function as its command (`dialogcheck.commands`, or `check`'s batch)
 and answers with the JSON document that command's `--format json` prints (as
-structured content) and its text output (as text). Arguments are validated against each tool's JSON schema before any
-work; every path must stay inside the project folder the server was started
-in. Bad input, an agent that is down, a missing folder: each comes back as a
-tool error carrying the command's message and error document
-(`errors.error_document`), and the server goes on serving.
-Blocking work runs in a worker thread, so a long run reports its progress.
+structured content) and its text output (as text). Arguments are validated
+against each tool's JSON schema before any work; every path must stay inside
+the project folder the server was started in. Bad input, an agent that is
+down, a missing folder: each comes back as a tool error carrying the
+command's message and error document (`errors.error_document`), and the
+server goes on serving. Blocking work runs in a worker thread, so a long run
+reports its progress.
 """
 
 from __future__ import annotations

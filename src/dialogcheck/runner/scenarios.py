@@ -180,7 +180,6 @@ class ScenarioBatch:
         #: How messages name the options: the command line's flags, or `run_scenarios`' arguments.
         self.spelling = spelling
         self.started = datetime.now(timezone.utc)
-        self.resume, self.results = options.resume, options.results
         cache = Path(options.cache_dir) if options.cache_dir else None
         if options.resume is not None:
             plan_file = ResultsFolder(options.resume).plan_path
@@ -255,11 +254,11 @@ class ScenarioBatch:
 
     def claim(self) -> tuple[ResultsFolder, BatchLock]:
         """The batch's folder, locked: the one resumed, the new or empty `results`, or a new `eval/results/<stamp>`."""
-        if self.resume is not None:
-            folder = ResultsFolder(self.resume)
+        if self.options.resume is not None:
+            folder = ResultsFolder(self.options.resume)
             return folder, folder.lock()
         stamp = self.started.strftime("%Y%m%d-%H%M%S")
-        folder = ResultsFolder(self.results or new_folder(self._results_parent(), stamp))
+        folder = ResultsFolder(self.options.results or new_folder(self._results_parent(), stamp))
         return folder, folder.claim(self.spelling)
 
     def _results_parent(self) -> Path:
@@ -305,7 +304,7 @@ class ScenarioBatch:
     def _runs_to_do(self, folder: ResultsFolder) -> tuple[list[RunSpec], list[RunResult]]:
         """The runs of the plan not finished yet, and those that are; a new batch's plan is written first."""
         by_slug = {s.slug: s for s in self.project.scenarios}
-        if self.resume is None:
+        if self.options.resume is None:
             try:
                 folder.write_plan(self.plan)
             except OSError as err:
