@@ -6,7 +6,7 @@ Two long values cut at the same place showed the same visible halves (tau-bench 
 import orjson
 import pytest
 
-from dialogcheck.checks.base import was
+from dialogcheck.checks.compared import was
 from dialogcheck.events.values import ABSENT, first_difference
 from dialogcheck.results.codec import conversation_document, decode_conversation
 from tests.conftest import check_from_yaml, conv, ev, tool

@@ -8,17 +8,20 @@ state between conversations: `evaluate` reads a `Conversation` and returns a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from enum import Enum
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import msgspec
 
 from .._shown import counted
 from ..events.model import FRAMEWORK_TOOLS, Conversation, Event
-from ..events.values import ABSENT, first_difference, show
+from .compared import Compared, Comparison
 from .schema import spec
+
+#: The type of event an event check reads: its candidates are only those.
+E = TypeVar("E", bound=Event)
 
 
 class Outcome(str, Enum):
@@ -108,49 +111,72 @@ def at(event: Event) -> str:
     return f"event {event.index} (turn {event.turn})"
 
 
-class EventCheck(Check):
+class EventCheck(Check, Generic[E]):
     """A check that passes when one event matches: the default rule of the seed.
 
-    Subclasses say which events are candidates and how one differs from what
-    is asked; the closest candidate explains a failure. `sequencing` reuses
-    the same three methods to match one step at a time.
+    Subclasses say which events are candidates and which of their fields are compared with which of the
+    event's (`compared`); matching, counting the differences and explaining them are derived from that list
+    (`checks.compared`). The closest candidate explains a failure. `sequencing` reuses the same methods to
+    match one step at a time.
     """
 
+    #: The fields compared with the event's, in the order their differences are explained.
+    compared: ClassVar[tuple[Compared, ...]] = ()
+
     @abstractmethod
-    def candidates(self, conversation: Conversation) -> Sequence[Event]:
+    def candidates(self, conversation: Conversation) -> Sequence[E]:
         """Events that could match, in conversation order."""
 
-    @abstractmethod
-    def mismatches(self, event: Event) -> list[str]:
-        """How `event` differs from what the check asks; empty when it matches."""
+    @cached_property
+    def comparison(self) -> Comparison:
+        """The compared fields this check sets, with their values (made once per check)."""
+        return Comparison(self, self.compared)
 
-    def differences(self, event: Event) -> list[Difference]:
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("comparison", None)  # made again where it is needed (it reads the fields)
+        return state
+
+    def matches(self, event: E) -> bool:
+        """Whether `event` matches, answered without building the explanation text (the hot path)."""
+        return self.comparison.matches(event)
+
+    def miss_count(self, event: E) -> int:
+        """`len(self.mismatches(event))` without the text: every candidate is ranked on a failure."""
+        return self.comparison.miss_count(event)
+
+    def miss_counts(self, events: Sequence[E]) -> Iterable[int]:
+        """`miss_count` of each of `events`, a pattern searched in all their texts at once (`Pattern.found_in`):
+        ranking a failure reads every text, and one search over them all costs less than one of each."""
+        comparison = self.comparison
+        if comparison.pattern is None:
+            return map(comparison.miss_count, events)
+        pattern, read = comparison.pattern
+        return map(comparison.miss_count, events, pattern.found_in([read(event) for event in events]))
+
+    def mismatches(self, event: E) -> list[str]:
+        """How `event` differs from what the check asks, in the order of `compared`; empty when it matches."""
+        return self.comparison.mismatches(event)
+
+    def differences(self, event: E) -> list[Difference]:
         """The compared fields in which `event` differs, values whole; checks whose fields are names leave it empty."""
         return []
 
-    def same_subject(self, event: Event) -> bool:
+    def same_subject(self, event: E) -> bool:
         """Whether `event` is about the same thing (tool, skill), for picking the closest miss."""
         return True
 
-    def matches(self, event: Event) -> bool:
-        """Whether `event` matches. Subclasses answer without building the explanation text (the hot path)."""
-        return not self.mismatches(event)
-
-    def miss_count(self, event: Event) -> int:
-        """How many ways `event` differs; subclasses with many candidates count without building text."""
-        return len(self.mismatches(event))
-
-    def first_match(self, events: Sequence[Event]) -> Event | None:
+    def first_match(self, events: Sequence[E]) -> E | None:
         """The first of `events` (candidates, in order) that matches."""
         for event in events:
             if self.matches(event):
                 return event
         return None
 
-    def closest_miss(self, events: Sequence[Event]) -> tuple[Event, list[str]] | None:
+    def closest_miss(self, events: Sequence[E]) -> tuple[E, list[str]] | None:
         """The event with the fewest differences, those about the same subject first (earliest on a tie)."""
         same = [event for event in events if self.same_subject(event)]
-        best: tuple[int, Event] | None = None
+        best: tuple[int, E] | None = None
         for event in same or events:  # any event about the same subject beats every other: rank only those
             count = self.miss_count(event)
             if best is None or count < best[0]:
@@ -159,7 +185,7 @@ class EventCheck(Check):
                     break
         return None if best is None else (best[1], self.mismatches(best[1]))
 
-    def explain_miss(self, events: Sequence[Event]) -> tuple[str, tuple[int, ...], list[Difference]]:
+    def explain_miss(self, events: Sequence[E]) -> tuple[str, tuple[int, ...], list[Difference]]:
         """Why none of `events` (candidates that all missed) matched: what the closest one had instead, and
         the fields in which it differed."""
         if not events:
@@ -173,7 +199,7 @@ class EventCheck(Check):
     def event_noun(self) -> str:
         return self.key
 
-    def describe_event(self, event: Event) -> str:
+    def describe_event(self, event: E) -> str:
         return event.type
 
     def evaluate(self, conversation: Conversation) -> CheckResult:
@@ -184,22 +210,3 @@ class EventCheck(Check):
         detail, evidence, differences = self.explain_miss(events)
         return self.result(False, detail, evidence, differences)
 
-
-def was(field: str, actual: Any, expected: Any) -> str:
-    """'field was X, expected Y' with compact JSON renderings; for two lists or objects, the first path at which
-    they differ and the two values there (`arguments.flights[1].flight_number was 'HAT229', expected 'HAT290'`)."""
-    found = first_difference(actual, expected)
-    if found is None or not found[0]:
-        return f"{field} was {show(actual)}, expected {show(expected)}"
-    path, mine, theirs = found
-    where = field + path
-    if mine is ABSENT:
-        return f"{where} was missing, expected {show(theirs)}"
-    if theirs is ABSENT:
-        index = path[path.rfind("[") + 1 : -1] if path.endswith("]") else ""
-        if not index.isdigit():
-            lacks = "no such key"
-        else:
-            lacks = "an empty list" if index == "0" else f"only {index} item{'' if index == '1' else 's'}"
-        return f"{where} was {show(mine)}, expected {lacks}"
-    return f"{where} was {show(mine)}, expected {show(theirs)}"

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
-from ..events.model import BlockEvent, Conversation, Event, SkillEvent
-from .base import EventCheck, was
+from ..events.model import BlockEvent, Conversation, SkillEvent
+from .base import EventCheck
+from .compared import Compared
 from .schema import spec
 
 if TYPE_CHECKING:
@@ -30,10 +31,11 @@ def _step_id_taken(cls: type[SkillCheck | BlockCheck], fields: Fields, context: 
 
 
 @dataclass(frozen=True)
-class SkillCheck(EventCheck):
+class SkillCheck(EventCheck[SkillEvent]):
     skill_id: str
     step_id: str | None = spec(None, refuse=_step_id_taken)
 
+    compared = (Compared("skill_id", "skill_id"), Compared("step_id", "step_id"))
     takes_step_id: ClassVar[bool] = True
 
     @cached_property
@@ -41,28 +43,13 @@ class SkillCheck(EventCheck):
         step = f" step {self.step_id}" if self.step_id is not None else ""
         return f"{self.key} {self.skill_id}{step}"
 
-    def candidates(self, conversation: Conversation) -> Sequence[Event]:
-        return conversation.of_type(self.key)
+    def candidates(self, conversation: Conversation) -> Sequence[SkillEvent]:
+        return cast("Sequence[SkillEvent]", conversation.of_type(self.key))  # the events of the check's own type
 
-    def same_subject(self, event: SkillEvent) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
+    def same_subject(self, event: SkillEvent) -> bool:
         return event.skill_id == self.skill_id
 
-    def matches(self, event: SkillEvent) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
-        return event.skill_id == self.skill_id and (self.step_id is None or event.step_id == self.step_id)
-
-    def mismatches(self, event: SkillEvent) -> list[str]:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
-        miss = []
-        if event.skill_id != self.skill_id:
-            miss.append(was("skill_id", event.skill_id, self.skill_id))
-        if self.step_id is not None and event.step_id != self.step_id:
-            miss.append(was("step_id", event.step_id, self.step_id))
-        return miss
-
-    def miss_count(self, event: SkillEvent) -> int:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
-        """`len(self.mismatches(event))` without the text: every candidate is ranked on a failure."""
-        return (event.skill_id != self.skill_id) + (self.step_id is not None and event.step_id != self.step_id)
-
-    def describe_event(self, event: SkillEvent) -> str:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
+    def describe_event(self, event: SkillEvent) -> str:
         step = f" step {event.step_id}" if event.step_id is not None else ""
         return f"{event.type} {event.skill_id}{step}"
 
@@ -90,11 +77,12 @@ class SkillResumed(SkillCheck):
 
 
 @dataclass(frozen=True)
-class BlockCheck(EventCheck):
+class BlockCheck(EventCheck[BlockEvent]):
     skill_id: str
     block_id: str
     step_id: str | None = spec(None, refuse=_step_id_taken)
 
+    compared = (Compared("skill_id", "skill_id"), Compared("block_id", "block_id"), Compared("step_id", "step_id"))
     takes_step_id: ClassVar[bool] = True
 
     @cached_property
@@ -102,34 +90,13 @@ class BlockCheck(EventCheck):
         step = f" step {self.step_id}" if self.step_id is not None else ""
         return f"{self.key} {self.skill_id}/{self.block_id}{step}"
 
-    def candidates(self, conversation: Conversation) -> Sequence[Event]:
-        return conversation.of_type(self.key)
+    def candidates(self, conversation: Conversation) -> Sequence[BlockEvent]:
+        return cast("Sequence[BlockEvent]", conversation.of_type(self.key))  # the events of the check's own type
 
-    def same_subject(self, event: BlockEvent) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
+    def same_subject(self, event: BlockEvent) -> bool:
         return event.skill_id == self.skill_id and event.block_id == self.block_id
 
-    def matches(self, event: BlockEvent) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
-        return self.same_subject(event) and (self.step_id is None or event.step_id == self.step_id)
-
-    def mismatches(self, event: BlockEvent) -> list[str]:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
-        miss = []
-        if event.skill_id != self.skill_id:
-            miss.append(was("skill_id", event.skill_id, self.skill_id))
-        if event.block_id != self.block_id:
-            miss.append(was("block_id", event.block_id, self.block_id))
-        if self.step_id is not None and event.step_id != self.step_id:
-            miss.append(was("step_id", event.step_id, self.step_id))
-        return miss
-
-    def miss_count(self, event: BlockEvent) -> int:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
-        """`len(self.mismatches(event))` without the text: every candidate is ranked on a failure."""
-        return (
-            (event.skill_id != self.skill_id)
-            + (event.block_id != self.block_id)
-            + (self.step_id is not None and event.step_id != self.step_id)
-        )
-
-    def describe_event(self, event: BlockEvent) -> str:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
+    def describe_event(self, event: BlockEvent) -> str:
         step = f" step {event.step_id}" if event.step_id is not None else ""
         return f"{event.type} {event.skill_id}/{event.block_id}{step}"
 

@@ -11,12 +11,16 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, Union, cast
 
-from ..events.model import Conversation, Event, MemorySet
+from ..events.model import Conversation, MemoryCleared, MemorySet
 from ..events.values import first_difference, json_equal, show
-from .base import Check, CheckResult, EventCheck, at, was
+from .base import Check, CheckResult, EventCheck, at
+from .compared import Compared, was
 from .schema import spec
+
+#: The events a memory step reads: writes or clears, both naming their `key`.
+MemoryEvent = Union[MemorySet, MemoryCleared]
 
 
 class _Unset:
@@ -180,9 +184,15 @@ class MemoryWasCleared(_MemoryCheck):
         return False, f"{entry.name} was never cleared{written}{hint}", []
 
 
+def _says_key(field: str, actual: Any, expected: Any) -> str:
+    return f"key was {show(actual)}"
+
+
 @dataclass(frozen=True)
-class _MemoryStep(EventCheck):
+class _MemoryStep(EventCheck[MemoryEvent]):
     """The string form used inside `sequencing`: `memory_was_set: KEY`."""
+
+    compared = (Compared("name", "key", says=_says_key),)
 
     name: str = spec(whole="the key name as a string (no list, no value)", memory_name=True)
 
@@ -190,29 +200,18 @@ class _MemoryStep(EventCheck):
     def label(self) -> str:
         return f"{self.key} {self.name}"
 
-    def mismatches(self, event: Event) -> list[str]:
-        key = event.key  # type: ignore[attr-defined]  # a memory event
-        return [] if key == self.name else [f"key was {show(key)}"]
+    def candidates(self, conversation: Conversation) -> Sequence[MemoryEvent]:
+        return cast("Sequence[MemoryEvent]", conversation.of_type(self.event_noun))  # the events of the check's own type
 
-    def matches(self, event: Event) -> bool:
-        return event.key == self.name  # type: ignore[attr-defined]  # a memory event
-
-    def describe_event(self, event: Event) -> str:
-        return f"{event.type} {event.key}"  # type: ignore[attr-defined]  # a memory event
+    def describe_event(self, event: MemoryEvent) -> str:
+        return f"{event.type} {event.key}"
 
 
 class MemoryWasSetStep(_MemoryStep):
     key = "memory_was_set"
     event_noun = "memory_set"
 
-    def candidates(self, conversation: Conversation) -> Sequence[Event]:
-        return conversation.of_type("memory_set")
-
 
 class MemoryWasClearedStep(_MemoryStep):
     key = "memory_was_cleared"
     event_noun = "memory_cleared"
-
-    def candidates(self, conversation: Conversation) -> Sequence[Event]:
-        return conversation.of_type("memory_cleared")
-

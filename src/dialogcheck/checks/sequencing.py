@@ -10,6 +10,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
+from typing import Any
 
 from ..events.model import Conversation, Event
 from .base import Check, CheckResult, EventCheck, at
@@ -24,7 +25,7 @@ from .tools import ToolExecuted
 INDEX = attrgetter("index")
 
 #: The checks a step may be, by key: each matches one event (memory steps take the key name alone).
-STEPS: dict[str, type[EventCheck]] = {
+STEPS: dict[str, type[EventCheck[Any]]] = {
     **{cls.key: cls for cls in LIFECYCLE_CHECKS},
     ToolExecuted.key: ToolExecuted,
     MemoryWasSetStep.key: MemoryWasSetStep,
@@ -45,7 +46,7 @@ NOT_STEPS = {
 class Sequencing(Check):
     key = "sequencing"
 
-    steps: tuple[EventCheck, ...] = spec(
+    steps: tuple[EventCheck[Any], ...] = spec(
         whole="a list of steps", item="step", tags=STEPS, refused_tags=NOT_STEPS, unknown_tag="unknown sequencing step `{key}`{hint}"
     )
 

@@ -8,9 +8,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .._shown import counted
-from ..events.model import Conversation, Event, Record, ToolRun
-from ..events.values import ABSENT, first_difference, json_equal, show
-from .base import Check, CheckResult, Difference, EventCheck, at, framework_tools_field, was
+from ..events.model import Conversation, Record, ToolRun
+from ..events.values import ABSENT, first_difference
+from .base import Check, CheckResult, Difference, EventCheck, at, framework_tools_field
+from .compared import Compared, How
 from .schema import spec
 
 if TYPE_CHECKING:
@@ -18,14 +19,15 @@ if TYPE_CHECKING:
     from .._yaml import YMap
     from .load import Context
 
-#: Stands for an argument the run did not have, in `ToolExecuted._differences`.
-_MISSING = object()
-
-
 def _first_path(name: str, actual: Any, expected: Any) -> str:
     """The path of the first difference inside field `name` (the field itself for values that are not both containers)."""
-    found = None if actual is _MISSING else first_difference(actual, expected)
+    found = None if actual is ABSENT else first_difference(actual, expected)
     return name if found is None else name + found[0]
+
+
+def _says_outcome(field: str, actual: Any, expected: Any) -> str:
+    outcome = "the run failed" if actual else "the run succeeded"
+    return f"{outcome} (is_error {str(actual).lower()}, expected {str(expected).lower()})"
 
 
 def _mcp_server_goes_with_mcp(values: Mapping[str, Any], fields: Fields, context: Context) -> None:
@@ -55,10 +57,18 @@ def _not_a_framework_tool(call: ToolExecuted, node: YMap, problems: Problems, wh
 
 
 @dataclass(frozen=True)
-class ToolExecuted(EventCheck):
+class ToolExecuted(EventCheck[ToolRun]):
     """One recorded tool run matching every field set; with `times`, exactly that many."""
 
     key = "tool_executed"
+    compared = (
+        Compared("tool_name", "tool_name"),
+        Compared("source", "source"),
+        Compared("mcp_server", "mcp_server"),
+        Compared("skill_id", "skill_id"),
+        Compared("arguments", "arguments", How.SUBSET),
+        Compared("is_error", "is_error", says=_says_outcome),
+    )
 
     tool_name: str
     source: str = spec(choices=("local", "mcp"))
@@ -79,73 +89,26 @@ class ToolExecuted(EventCheck):
         times = f" times {self.times}" if self.times is not None else ""
         return f"tool_executed {self.tool_name} ({where}){arguments}{times}"
 
-    def candidates(self, conversation: Conversation) -> Sequence[Event]:
+    def candidates(self, conversation: Conversation) -> Sequence[ToolRun]:
         return conversation.tool_runs
 
-    def same_subject(self, event: ToolRun) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
+    def same_subject(self, event: ToolRun) -> bool:
         return event.tool_name == self.tool_name
 
-    def matches(self, event: ToolRun) -> bool:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
-        if event.tool_name != self.tool_name or event.source != self.source:
-            return False
-        if self.mcp_server is not None and event.mcp_server != self.mcp_server:
-            return False
-        if self.skill_id is not None and event.skill_id != self.skill_id:
-            return False
-        if self.is_error is not None and event.is_error != self.is_error:
-            return False
-        arguments = event.arguments
-        return all(name in arguments and json_equal(arguments[name], value) for name, value in (self.arguments or {}).items())
-
-    def _differences(self, event: ToolRun) -> list[tuple[str, Any, Any]]:
-        """(field, recorded, expected) per difference, unformatted: ranking misses must not pay for the text."""
-        diff: list[tuple[str, Any, Any]] = []
-        if event.tool_name != self.tool_name:
-            diff.append(("tool_name", event.tool_name, self.tool_name))
-        if event.source != self.source:
-            diff.append(("source", event.source, self.source))
-        if self.mcp_server is not None and event.mcp_server != self.mcp_server:
-            diff.append(("mcp_server", event.mcp_server, self.mcp_server))
-        if self.skill_id is not None and event.skill_id != self.skill_id:
-            diff.append(("skill_id", event.skill_id, self.skill_id))
-        for name, expected in (self.arguments or {}).items():
-            if name not in event.arguments:
-                diff.append((f"arguments.{name}", _MISSING, expected))
-            elif not json_equal(event.arguments[name], expected):
-                diff.append((f"arguments.{name}", event.arguments[name], expected))
-        if self.is_error is not None and event.is_error != self.is_error:
-            diff.append(("is_error", event.is_error, self.is_error))
-        return diff
-
-    def miss_count(self, event: ToolRun) -> int:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
-        return len(self._differences(event))
-
-    def mismatches(self, event: ToolRun) -> list[str]:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
-        miss = []
-        for name, actual, expected in self._differences(event):
-            if actual is _MISSING:
-                miss.append(f"{name} was missing, expected {show(expected)}")
-            elif name == "is_error":
-                outcome = "the run failed" if actual else "the run succeeded"
-                miss.append(f"{outcome} (is_error {str(actual).lower()}, expected {str(expected).lower()})")
-            else:
-                miss.append(was(name, actual, expected))
-        return miss
-
-    def differences(self, event: ToolRun) -> list[Difference]:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
+    def differences(self, event: ToolRun) -> list[Difference]:
         return [
-            Difference(name, _first_path(name, actual, expected), ABSENT if actual is _MISSING else actual, expected)
-            for name, actual, expected in self._differences(event)
+            Difference(name, _first_path(name, actual, expected), actual, expected)
+            for _, name, actual, expected in self.comparison.differences(event)
         ]
 
-    def describe_event(self, event: ToolRun) -> str:  # type: ignore[override]  # narrowed to the check's own event type: its `candidates` are only those
+    def describe_event(self, event: ToolRun) -> str:
         return f"tool_executed {event.label}"
 
     def evaluate(self, conversation: Conversation) -> CheckResult:
         if self.times is None:
             return super().evaluate(conversation)
         candidates = self.candidates(conversation)
-        runs = [e for e in candidates if self.matches(e)]  # type: ignore[arg-type]  # the candidates are tool runs
+        runs = [e for e in candidates if self.matches(e)]
         where = ", ".join(at(e) for e in runs[:5]) + (" …" if len(runs) > 5 else "")
         if len(runs) == self.times:
             detail = f"ran {counted(len(runs), 'time')} as expected" + (f": {where}" if runs else "")
