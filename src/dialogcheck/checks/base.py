@@ -11,13 +11,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from enum import Enum
 from functools import cached_property
-from typing import Any, ClassVar, Generic, TypeVar
+from operator import ne
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import msgspec
 
 from .._shown import counted
 from ..events.model import FRAMEWORK_TOOLS, Conversation, Event
-from .compared import Compared, Comparison
+from .compared import PATTERN, Compared, Comparison
 from .schema import spec
 
 #: The type of event an event check reads: its candidates are only those.
@@ -127,32 +128,61 @@ class EventCheck(Check, Generic[E]):
     def candidates(self, conversation: Conversation) -> Sequence[E]:
         """Events that could match, in conversation order."""
 
-    @cached_property
-    def comparison(self) -> Comparison:
-        """The compared fields this check sets, with their values (made once per check)."""
-        return Comparison(self, self.compared)
+    def __post_init__(self) -> None:
+        # An attribute, not a cached_property: every candidate of every conversation reads it, and an instance
+        # attribute shadowed by no class attribute is the fast kind to read. Not a field: the fields are the schema.
+        object.__setattr__(self, "comparison", Comparison(self, self.compared))
+
+    if TYPE_CHECKING:
+        #: The compared fields this check sets, with their values (made once per check).
+        comparison: Comparison
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.pop("comparison", None)  # made again where it is needed (it reads the fields)
+        del state["comparison"]  # made again where the check is unpickled (it holds the module's `How` objects)
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__post_init__()
 
     def matches(self, event: E) -> bool:
         """Whether `event` matches, answered without building the explanation text (the hot path)."""
-        return self.comparison.matches(event)
+        comparison = self.comparison
+        exact = comparison.exact
+        if exact is not None and exact(event) != comparison.wanted:
+            return False
+        for how, value, read in comparison.others:
+            if not how.agrees(read(event), value):
+                return False
+        return True
 
-    def miss_count(self, event: E) -> int:
-        """`len(self.mismatches(event))` without the text: every candidate is ranked on a failure."""
-        return self.comparison.miss_count(event)
+    def miss_count(self, event: E, text_found: bool | None = None) -> int:
+        """`len(self.mismatches(event))` without the text: every candidate is ranked on a failure. `text_found`:
+        whether the pattern is found in the event's text, when that is known already (`miss_counts`)."""
+        comparison = self.comparison
+        count = 0
+        exact = comparison.exact
+        if exact is not None:
+            actual = exact(event)
+            wanted = comparison.wanted
+            if actual != wanted:
+                count = sum(map(ne, actual, wanted)) if comparison.several else 1
+        for how, value, read in comparison.others:
+            if text_found is not None and how is PATTERN:
+                count += not text_found
+            else:
+                count += how.misses(read(event), value)
+        return count
 
     def miss_counts(self, events: Sequence[E]) -> Iterable[int]:
         """`miss_count` of each of `events`, a pattern searched in all their texts at once (`Pattern.found_in`):
         ranking a failure reads every text, and one search over them all costs less than one of each."""
-        comparison = self.comparison
-        if comparison.pattern is None:
-            return map(comparison.miss_count, events)
-        pattern, read = comparison.pattern
-        return map(comparison.miss_count, events, pattern.found_in([read(event) for event in events]))
+        pattern = self.comparison.pattern
+        if pattern is None:
+            return map(self.miss_count, events)
+        search, read = pattern
+        return map(self.miss_count, events, search.found_in([read(event) for event in events]))
 
     def mismatches(self, event: E) -> list[str]:
         """How `event` differs from what the check asks, in the order of `compared`; empty when it matches."""

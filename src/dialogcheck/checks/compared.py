@@ -11,10 +11,9 @@ themselves, explained in the order the fields are listed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from enum import Enum
-from operator import attrgetter, ne
+from operator import attrgetter
 from typing import Any
 
 from ..events.values import ABSENT, first_difference, json_equal, show
@@ -41,18 +40,81 @@ def was(field: str, actual: Any, expected: Any) -> str:
     return f"{where} was {show(mine)}, expected {show(theirs)}"
 
 
-class How(Enum):
-    """How a compared field is compared."""
+class How:
+    """How a compared field is compared: exactly (`EXACT`, this class), or as one of its subclasses says.
 
-    #: Equal (`==`).
-    EXACT = "exact"
-    #: A mapping: every key the check gives is in the event's, with a JSON-equal value (`json_equal`); each key
-    #: that is missing or differs is one difference, named `field.key`.
-    SUBSET = "subset"
-    #: The check's pattern (`patterns.Pattern`) is found in the event's text.
-    PATTERN = "pattern"
-    #: The check's items are found in the event's, in order, others between (`in_order`); each item `accepts` one.
-    IN_ORDER = "in_order"
+    `agrees` is the hot path (matching), `misses` counts what `differences` lists (ranking a failure's candidates),
+    `differences` lists `(name, the event's value, the check's)` and `says` words one. `prepare` makes what
+    `agrees` and `misses` compare with of the check's value (a pattern compiled), once per check.
+    """
+
+    def prepare(self, value: Any) -> Any:
+        return value
+
+    def agrees(self, actual: Any, expected: Any) -> bool:
+        return bool(actual == expected)
+
+    def misses(self, actual: Any, expected: Any) -> int:
+        return 0 if self.agrees(actual, expected) else 1
+
+    def differences(self, name: str, actual: Any, expected: Any) -> Iterator[tuple[str, Any, Any]]:
+        if not self.agrees(actual, expected):
+            yield name, actual, expected
+
+    def says(self, field: str, actual: Any, expected: Any) -> str:
+        return was(field, actual, expected)
+
+
+class Subset(How):
+    """A mapping: every key the check gives is in the event's, with a JSON-equal value (`json_equal`); each key
+    that is missing (`ABSENT`) or differs is one difference, named `field.key`."""
+
+    def agrees(self, actual: Any, expected: Any) -> bool:
+        return all(key in actual and json_equal(actual[key], value) for key, value in expected.items())
+
+    def misses(self, actual: Any, expected: Any) -> int:
+        return sum(1 for key, value in expected.items() if key not in actual or not json_equal(actual[key], value))
+
+    def differences(self, name: str, actual: Any, expected: Any) -> Iterator[tuple[str, Any, Any]]:
+        for key, value in expected.items():
+            if key not in actual:
+                yield f"{name}.{key}", ABSENT, value
+            elif not json_equal(actual[key], value):
+                yield f"{name}.{key}", actual[key], value
+
+    def says(self, field: str, actual: Any, expected: Any) -> str:
+        return f"{field} was missing, expected {show(expected)}" if actual is ABSENT else was(field, actual, expected)
+
+
+class Matched(How):
+    """A pattern (`patterns.Pattern`, compiled once per check) found in the event's text."""
+
+    def prepare(self, value: Any) -> Pattern:
+        return prepared(value)
+
+    def agrees(self, actual: Any, expected: Any) -> bool:
+        return bool(expected.found(actual))
+
+    def differences(self, name: str, actual: Any, expected: Any) -> Iterator[tuple[str, Any, Any]]:
+        if not expected.found(actual):
+            yield name, actual, expected.source
+
+    def says(self, field: str, actual: Any, expected: Any) -> str:
+        return f"{field} {show(actual, 60)} does not match /{expected}/"
+
+
+class InOrder(How):
+    """The check's items found among the event's in order, others between (`in_order`); an item `accepts` one."""
+
+    def agrees(self, actual: Any, expected: Any) -> bool:
+        return in_order(expected, actual) >= len(expected)
+
+    def says(self, field: str, actual: Any, expected: Any) -> str:
+        have = ", ".join(repr(item.title) for item in actual) or "none"
+        return f"{field} lacked {expected[in_order(expected, actual)]} in order (it had {have})"
+
+
+EXACT, SUBSET, PATTERN, IN_ORDER = How(), Subset(), Matched(), InOrder()
 
 
 def in_order(wanted: Sequence[Any], present: Sequence[Any]) -> int:
@@ -64,39 +126,18 @@ def in_order(wanted: Sequence[Any], present: Sequence[Any]) -> int:
     return found
 
 
-def _says_missing_or_was(field: str, actual: Any, expected: Any) -> str:
-    return f"{field} was missing, expected {show(expected)}" if actual is ABSENT else was(field, actual, expected)
-
-
-def _says_no_match(field: str, actual: Any, expected: Any) -> str:
-    return f"{field} {show(actual, 60)} does not match /{expected}/"
-
-
-def _says_lacked(field: str, actual: Any, expected: Any) -> str:
-    have = ", ".join(repr(item.title) for item in actual) or "none"
-    return f"{field} lacked {expected[in_order(expected, actual)]} in order (it had {have})"
-
-
-_SAYS: dict[How, Callable[[str, Any, Any], str]] = {
-    How.EXACT: was,
-    How.SUBSET: _says_missing_or_was,
-    How.PATTERN: _says_no_match,
-    How.IN_ORDER: _says_lacked,
-}
-
-
 @dataclass(frozen=True)
 class Compared:
     """One field a check compares with a field of its event, when the check sets it (not None).
 
     `field` is the check's (a dotted path when a field of the check holds them, `match.utter_name`), `event_field`
     the event's, the name a difference is explained by; `says(event_field, actual, expected)` words a
-    difference, by default as `How` words it.
+    difference, by default as `how` words it.
     """
 
     field: str
     event_field: str
-    how: How = How.EXACT
+    how: How = EXACT
     says: Callable[[str, Any, Any], str] | None = None
 
 
@@ -108,76 +149,42 @@ class Comparison:
 
     __slots__ = ("exact", "others", "pattern", "several", "set", "wanted")
 
+    #: Read by `EventCheck.matches` and `miss_count`, the hot path of every event check: `exact` reads the event's
+    #: exactly compared fields at once (None: there are none), `wanted` is what they must be (a tuple when
+    #: `several`), `others` the rest as `(how, prepared value, reader of the event's field)`, a pattern last:
+    #: matching stops at the first that differs, and a search costs the most.
+    exact: Callable[[Any], Any] | None
+    wanted: Any
+    several: bool
+    others: list[tuple[How, Any, Callable[[Any], Any]]]
+    #: The pattern and the reader of the text it is searched in, if a field is compared by one.
+    pattern: tuple[Pattern, Callable[[Any], Any]] | None
+
     def __init__(self, check: Any, compared: Sequence[Compared]) -> None:
-        #: In the listed order: each compared field the check sets, its value, and a reader of the event's field.
-        self.set = [(c, value, attrgetter(c.event_field)) for c in compared if (value := attrgetter(c.field)(check)) is not None]
-        exact = [(c, value) for c, value, _ in self.set if c.how is How.EXACT]
+        #: In the listed order: each compared field the check sets, its prepared value, and a reader of the event's field.
+        self.set = [
+            (c, c.how.prepare(value), attrgetter(c.event_field)) for c in compared if (value := attrgetter(c.field)(check)) is not None
+        ]
+        exact = [(c, value) for c, value, _ in self.set if c.how is EXACT]
         self.several = len(exact) > 1
-        #: The event's exact fields at once, and the values they must hold: one comparison matches them all.
         self.exact = attrgetter(*(c.event_field for c, _ in exact)) if exact else None
-        self.wanted: Any = tuple(value for _, value in exact) if self.several else exact[0][1] if exact else None
-        #: The other fields, a pattern last: matching stops at the first that differs, and a search costs the most.
-        others = [(c, value, read) for c, value, read in self.set if c.how is not How.EXACT]
-        self.others = sorted(others, key=lambda item: item[0].how is How.PATTERN)
-        #: The one field compared by a pattern, if any, and that pattern compiled.
-        self.pattern: tuple[Pattern, Callable[[Any], Any]] | None = next(
-            ((prepared(value), read) for c, value, read in self.set if c.how is How.PATTERN), None
-        )
-
-    def matches(self, event: Any) -> bool:
-        if self.exact is not None and self.exact(event) != self.wanted:
-            return False
-        for compared, value, read in self.others:
-            if not _agrees(compared.how, read(event), value, self.pattern):
-                return False
-        return True
-
-    def miss_count(self, event: Any, text_found: bool | None = None) -> int:
-        """How many differences `differences` would list, without listing them; `text_found`: whether the
-        pattern is found in the event's text, when that is known already (`EventCheck.miss_counts`)."""
-        count = 0
-        if self.exact is not None:
-            actual = self.exact(event)
-            if actual != self.wanted:
-                count = sum(map(ne, actual, self.wanted)) if self.several else 1
-        for compared, value, read in self.others:
-            how = compared.how
-            if how is How.SUBSET:
-                actual = read(event)
-                count += sum(1 for name, expected in value.items() if name not in actual or not json_equal(actual[name], expected))
-            elif how is How.PATTERN and text_found is not None:
-                count += not text_found
-            else:
-                count += not _agrees(how, read(event), value, self.pattern)
-        return count
+        self.wanted = tuple(value for _, value in exact) if self.several else exact[0][1] if exact else None
+        others = [(c.how, value, read) for c, value, read in self.set if c.how is not EXACT]
+        self.others = sorted(others, key=lambda item: item[0] is PATTERN)
+        self.pattern = next(((value, read) for how, value, read in others if how is PATTERN), None)
 
     def differences(self, event: Any) -> list[tuple[Compared, str, Any, Any]]:
         """Each difference, in the listed order: the compared field, the name it goes by, the event's value there
         (`ABSENT` for a key it lacks) and the check's."""
         found = []
-        for compared, value, read in self.set:
+        for c, value, read in self.set:
             actual = read(event)
-            name = compared.event_field
-            if compared.how is How.SUBSET:
-                for key, expected in value.items():
-                    if key not in actual:
-                        found.append((compared, f"{name}.{key}", ABSENT, expected))
-                    elif not json_equal(actual[key], expected):
-                        found.append((compared, f"{name}.{key}", actual[key], expected))
-            elif not (actual == value if compared.how is How.EXACT else _agrees(compared.how, actual, value, self.pattern)):
-                found.append((compared, name, actual, value))
+            if c.how is EXACT:  # most fields: the difference itself, without a generator of one
+                if actual != value:
+                    found.append((c, c.event_field, actual, value))
+            else:
+                found.extend((c, *difference) for difference in c.how.differences(c.event_field, actual, value))
         return found
 
     def mismatches(self, event: Any) -> list[str]:
-        return [(c.says or _SAYS[c.how])(name, actual, expected) for c, name, actual, expected in self.differences(event)]
-
-
-def _agrees(how: How, actual: Any, expected: Any, pattern: tuple[Pattern, Any] | None) -> bool:
-    if how is How.SUBSET:
-        return all(name in actual and json_equal(actual[name], value) for name, value in expected.items())
-    if how is How.IN_ORDER:
-        return in_order(expected, actual) >= len(expected)
-    if how is How.PATTERN:
-        return pattern is not None and pattern[0].found(actual)
-    return bool(actual == expected)
-
+        return [(c.says or c.how.says)(name, actual, expected) for c, name, actual, expected in self.differences(event)]

@@ -15,7 +15,7 @@ from .._shown import counted
 from ..events.model import BotMessage, Button, Conversation
 from ..events.values import show
 from .base import Check, CheckResult, EventCheck, at
-from .compared import Compared, How
+from .compared import IN_ORDER, PATTERN, Compared
 from .patterns import one_budget, prepared
 from .schema import file_keys, spec
 
@@ -74,8 +74,8 @@ class BotUttered(EventCheck[BotMessage]):
     event_noun = "bot message"
     compared = (
         Compared("match.utter_name", "utter_name"),
-        Compared("match.text_matches", "text", How.PATTERN),
-        Compared("match.buttons", "buttons", How.IN_ORDER),
+        Compared("match.text_matches", "text", PATTERN),
+        Compared("match.buttons", "buttons", IN_ORDER),
     )
 
     match: MessageMatch = spec(whole="the message to match")

@@ -11,7 +11,7 @@ from .._shown import counted
 from ..events.model import Conversation, Record, ToolRun
 from ..events.values import ABSENT, first_difference
 from .base import Check, CheckResult, Difference, EventCheck, at, framework_tools_field
-from .compared import Compared, How
+from .compared import SUBSET, Compared
 from .schema import spec
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class ToolExecuted(EventCheck[ToolRun]):
         Compared("source", "source"),
         Compared("mcp_server", "mcp_server"),
         Compared("skill_id", "skill_id"),
-        Compared("arguments", "arguments", How.SUBSET),
+        Compared("arguments", "arguments", SUBSET),
         Compared("is_error", "is_error", says=_says_outcome),
     )
 
