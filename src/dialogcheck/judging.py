@@ -17,34 +17,19 @@ from typing import Any, TypeVar
 import msgspec
 
 from .checks.base import CheckResult
-from .checks.judged import Criterion, JudgedResult, Judgement, JudgeRequest, unjudged
-from .checks.running import run_check
+from .checks.judged import Judgement
 from .events.model import Conversation
 from .events.trace import trace_context
 from .judge.base import Judge, judge_one, uncalibrated
 from .judge.samples import judge_samples
-from .pairing import ScenarioSet
 from .results.codec import quality_scores
 from .results.model import ConversationResult, Crash
-from .scenario.model import Scenario
-
-#: What the judge must decide for a subject, each keyed `criterion:N` or `sop:STEP_ID`.
-JudgeItems = list[tuple[str, JudgeRequest]]
-
-NO_GOALS = "the scenario has no goals: it passes with zero checks"
+from .subject import JudgeItems, Standard, Subject
 
 
-def judge_requests(subject: Any) -> JudgeItems:
+def judge_requests(subject: Subject) -> JudgeItems:
     """Every item a judge must decide for a scenario or an SOP, keyed `criterion:N` and `sop:STEP_ID`."""
-    tools = subject.framework_tools
-    if isinstance(subject, Scenario):
-        items = [(f"criterion:{i}", JudgeRequest(c, framework_tools=tools, id=f"criterion:{i}")) for i, c in enumerate(subject.goals.criteria)]
-        steps = subject.goals.sop
-    else:
-        items, steps = [], subject.steps
-    if steps is not None:
-        items += [(f"sop:{step_id}", replace(request, framework_tools=tools, id=f"sop:{step_id}")) for step_id, request in steps.judge_requests()]
-    return items
+    return subject.judge_items()
 
 
 async def run_judge(conversation: Conversation, items: JudgeItems, judge: Judge) -> dict[str, Judgement]:
@@ -82,7 +67,7 @@ def _usage(judged: Mapping[str, Judgement]) -> Any:
     return sum(usages[1:], usages[0]) if usages else None
 
 
-def _judged_for(subject: Any, conversation: Conversation, judge: Judge | None, no_judge: bool, judged):
+def _judged_for(subject: Subject, conversation: Conversation, judge: Judge | None, no_judge: bool, judged):
     if judged is not None:
         return judged
     items = judge_requests(subject)
@@ -93,50 +78,24 @@ def _judged_for(subject: Any, conversation: Conversation, judge: Judge | None, n
     return asyncio.run(run_judge(conversation, items, judge))
 
 
-def with_replay(conversation: Conversation, scenario: Scenario) -> Conversation:
-    """`conversation`, its recorded state replayable by the scenario's environment when it was recorded without a way
-    to replay (read back from a run's files) and the scenario's environment is the one that made it (the same
-    digest: an environment file changed since would replay other rules, so the check errs instead)."""
-    world, environment = conversation.world, scenario.environment
-    if world is None or world.replay is not None or environment is None or not world.digest or environment.digest != world.digest:
-        return conversation
-    initial = world.initial_json
-    return replace(conversation, world=replace(world, replay=lambda calls: environment.replay(initial, calls)))
-
-
-def _judge_checks(subject: Any, conversation: Conversation, judged: Mapping[str, Judgement], no_judge: bool) -> ConversationResult:
+def _judge_checks(subject: Subject, conversation: Conversation, judged: Mapping[str, Judgement], no_judge: bool) -> ConversationResult:
     """Every check of `subject` on `conversation`, with the judgements already made."""
-    assertions: list[CheckResult] = []
-    criteria: list[JudgedResult] = []
-    sop = None
-    notes: tuple[str, ...] = ()
-    if isinstance(subject, Scenario):
-        goals = subject.goals
-        conversation = with_replay(conversation, subject)
-        assertions = [run_check(check, conversation) for check in goals.assertions]
-        criteria = [Criterion(text).judged(judged.get(f"criterion:{i}") or unjudged(no_judge)) for i, text in enumerate(goals.criteria)]
-        steps = goals.sop
-        notes = (NO_GOALS,) if goals.empty else ()
-    else:
-        steps = subject.steps
-    if steps is not None:
-        from_sop = {key.removeprefix("sop:"): j for key, j in judged.items() if key.startswith("sop:")}
-        sop = steps.evaluate(conversation, from_sop, no_judge)
+    assertions, criteria, sop = subject.run_checks(conversation, judged, no_judge)
     step_results = [s.result for s in sop.results] if sop is not None else []
     crashed = [r for r in (*assertions, *step_results, *criteria) if r.exception is not None]
     if crashed:  # rare: the exceptions kept as crashes, and left out of the results
-        assertions = [_without_exception(r) if r.exception is not None else r for r in assertions]
-        criteria = [_without_exception(r) if r.exception is not None else r for r in criteria]
+        assertions = tuple(_without_exception(r) if r.exception is not None else r for r in assertions)
+        criteria = tuple(_without_exception(r) if r.exception is not None else r for r in criteria)
         if sop is not None:
             sop = replace(sop, results=tuple(replace(s, result=_without_exception(s.result)) if s.result.exception is not None else s for s in sop.results))
     return ConversationResult(
         source=conversation.source,
         subject=subject.name,
-        assertions=tuple(assertions),
+        assertions=assertions,
         sop=sop,
-        criteria=tuple(criteria),
+        criteria=criteria,
         conversation_id=conversation.conversation_id,
-        notes=notes,
+        notes=subject.notes,
         usage=_usage(judged),
         warnings=conversation.warnings,
         crashes=tuple(_crash(r) for r in crashed),
@@ -145,36 +104,28 @@ def _judge_checks(subject: Any, conversation: Conversation, judged: Mapping[str,
 
 
 def evaluate(
-    scenario: Scenario,
+    subject: Subject,
     conversation: Conversation,
     *,
     judge: Judge | None = None,
     no_judge: bool = False,
     judged: Mapping[str, Judgement] | None = None,
 ) -> ConversationResult:
-    """Run every assertion, SOP step and criterion of `scenario` on `conversation`.
+    """Run every check of `subject`, a scenario (its assertions, SOP steps and criteria) or an SOP (its steps), on `conversation`.
 
     Criteria and `llm_judge` steps are decided by `judge` (or taken from
     `judged`, as `run_judge` returns it); with neither they come out `error`,
     or `skip` when `no_judge` is set.
     """
-    return _judge_checks(scenario, conversation, _judged_for(scenario, conversation, judge, no_judge, judged), no_judge)
+    return _judge_checks(subject, conversation, _judged_for(subject, conversation, judge, no_judge, judged), no_judge)
 
 
-def evaluate_sop(
-    sop: Any,
-    conversation: Conversation,
-    *,
-    judge: Judge | None = None,
-    no_judge: bool = False,
-    judged: Mapping[str, Judgement] | None = None,
-) -> ConversationResult:
-    """Apply an SOP file's steps to one recorded conversation."""
-    return _judge_checks(sop, conversation, _judged_for(sop, conversation, judge, no_judge, judged), no_judge)
+#: `evaluate` by the name it had for an SOP: one function judges both.
+evaluate_sop = evaluate
 
 
 async def evaluate_async(
-    subject: Any,
+    subject: Subject,
     conversation: Conversation,
     *,
     judge: Judge | None = None,
@@ -185,14 +136,13 @@ async def evaluate_async(
     items = judge_requests(subject) if judge is not None and not no_judge else []
     judged = await run_judge(conversation, items, judge) if items else {}  # type: ignore[arg-type]  # items only with a judge
     scorer = getattr(judge, "score_metrics", None) if metrics and not no_judge else None
-    context = subject.simulation_context if isinstance(subject, Scenario) else None
-    scores = await scorer(conversation, metrics, context, framework_tools=subject.framework_tools) if scorer else None
+    scores = await scorer(conversation, metrics, subject.brief, framework_tools=subject.framework_tools) if scorer else None
     result = _judge_checks(subject, conversation, judged, no_judge)
     return replace(result, metrics=quality_scores(scores)) if scores is not None else result
 
 
 async def evaluate_pairs(
-    pairs: Sequence[tuple[Any, Conversation]],
+    pairs: Sequence[tuple[Subject, Conversation]],
     *,
     judge: Judge | None = None,
     no_judge: bool = False,
@@ -208,7 +158,7 @@ async def evaluate_pairs(
 
     gate = asyncio.Semaphore(in_flight)
 
-    async def one(subject: Any, conversation: Conversation) -> ConversationResult:
+    async def one(subject: Subject, conversation: Conversation) -> ConversationResult:
         async with gate:
             return await evaluate_async(subject, conversation, judge=judge, no_judge=no_judge, metrics=metrics)
 
@@ -220,7 +170,7 @@ DEFAULT_WINDOW = 64
 
 
 def iter_results(
-    subject: Any,
+    subject: Standard,
     conversations: Iterable[Conversation],
     *,
     judge: Judge | None = None,
@@ -237,8 +187,8 @@ def iter_results(
     `ScenarioSet` each conversation is judged against its own scenario, and
     the first that has none raises `LoadError` there, before it is judged.
     """
-    several = isinstance(subject, ScenarioSet)
-    pairs = subject.pairs(conversations) if several else ((subject, c) for c in conversations)
+    several = subject.several
+    pairs = subject.pairs(conversations)
     if judge is None or no_judge:
         for scenario, conversation in pairs:
             yield _paired(several, scenario, _judge_checks(scenario, conversation, {}, no_judge))
@@ -254,6 +204,6 @@ def iter_results(
         loop.close()
 
 
-def _paired(several: bool, scenario: Any, result: ConversationResult) -> ConversationResult:
+def _paired(several: bool, scenario: Subject, result: ConversationResult) -> ConversationResult:
     """A result judged against one of several scenarios names it, so every output can say which."""
-    return replace(result, scenario=scenario.slug) if several else result
+    return replace(result, scenario=scenario.key) if several else result

@@ -114,6 +114,17 @@ class ScenarioSet:
     def name(self) -> str:
         return counted(len(self.scenarios), "scenario")
 
+    # A standard (`subject.Standard`) of several scenarios.
+
+    @property
+    def subjects(self) -> tuple[Scenario, ...]:
+        return tuple(self.scenarios.values())
+
+    several = True
+
+    def own(self, scenario: str | None) -> Scenario:
+        return self.scenarios[scenario]  # type: ignore[index]  # a set's results name their scenario
+
     def scenario_of(self, conversation: Conversation) -> Scenario:
         """The conversation's own scenario; `LoadError` at its record when it has none."""
         if conversation.scenario is not None:

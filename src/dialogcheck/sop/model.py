@@ -8,8 +8,8 @@ is set (SPEC section 3).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 
 from .._shown import counted
 from ..checks.base import Check, CheckResult, Outcome
@@ -134,6 +134,14 @@ class StepSet:
         score, outcome = verdict(results, self.threshold)
         return StepSetResult(results, score, self.threshold, outcome)
 
+    def judge_items(self, framework_tools: frozenset[str]) -> list[tuple[str, JudgeRequest]]:
+        """`judge_requests` as a subject's judge items: keyed `sop:STEP_ID`, with the subject's framework tools."""
+        return [(f"sop:{step_id}", replace(request, framework_tools=framework_tools, id=f"sop:{step_id}")) for step_id, request in self.judge_requests()]
+
+    def evaluate_keyed(self, conversation: Conversation, judged: Mapping[str, Judgement], no_judge: bool) -> StepSetResult:
+        """`evaluate`, the `llm_judge` steps' judgements taken from a subject's (keyed `sop:STEP_ID`)."""
+        return self.evaluate(conversation, {key.removeprefix("sop:"): j for key, j in judged.items() if key.startswith("sop:")}, no_judge)
+
 
 @dataclass(frozen=True)
 class Sop:
@@ -150,6 +158,38 @@ class Sop:
         self, conversation: Conversation, judged: Mapping[str, Judgement] | None = None, no_judge: bool = False
     ) -> StepSetResult:
         return self.steps.evaluate(conversation, judged, no_judge)
+
+    # A subject (`subject.Subject`), and a standard of one subject (`subject.Standard`).
+
+    @property
+    def key(self) -> str:
+        return self.id
+
+    @property
+    def brief(self) -> str | None:
+        return None
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return ()
+
+    def judge_items(self) -> list[tuple[str, JudgeRequest]]:
+        return self.steps.judge_items(self.framework_tools)
+
+    def run_checks(self, conversation: Conversation, judged: Mapping[str, Judgement], no_judge: bool) -> tuple[tuple[()], tuple[()], StepSetResult]:
+        return (), (), self.steps.evaluate_keyed(conversation, judged, no_judge)
+
+    @property
+    def subjects(self) -> tuple[Sop]:
+        return (self,)
+
+    several = False
+
+    def pairs(self, conversations: Iterable[Conversation]) -> Iterator[tuple[Sop, Conversation]]:
+        return ((self, conversation) for conversation in conversations)
+
+    def own(self, scenario: str | None) -> Sop:
+        return self
 
 
 __all__ = ["Sop", "Step", "StepResult", "StepSet", "StepSetResult", "verdict"]
