@@ -122,8 +122,8 @@ def test_check_conversations_raises_load_error_for_bad_input(tmp_path):
     with pytest.raises(LoadError) as info:
         list(check_conversations(SCENARIO, [bad], no_judge=True))
     assert (info.value.problems[0].file, info.value.problems[0].line) == (str(bad), 2)
-    with pytest.raises(ValueError, match="engine 'ray'"):
-        list(check_conversations(SCENARIO, [bad], engine="ray"))
+    with pytest.raises(ValueError, match="engine 'spark'"):  # engine="ray" is tested in tests/engines/test_ray.py
+        list(check_conversations(SCENARIO, [bad], engine="spark"))
 
 
 def _paired_runs(tmp_path: Path) -> tuple[Path, Path]:

@@ -1,11 +1,13 @@
 """Checking recorded conversations against a scenario, several scenarios or an SOP: the library behind `dialogcheck check`.
 
-`check_conversations` yields a typed result per conversation. `CheckBatch` is
-the same check with what the command line needs besides: the results encoded
-where they are checked (in worker processes with `jobs`), shards written to an
-output folder, and the tally (verdicts, errored checks, probable typos) as the
-results go by. The input is planned into chunks (`engines.chunks`) and checked
-by an engine: in this process, in worker processes, or on Ray.
+`CheckRun` is one check of many conversations, and the one thing the command
+line, the Python API, the pytest fixture and the MCP server consume: its
+typed results in input order (`results`), handed to a sink as they go by
+(`write`), or written as shards to an output folder (`to_shards`), with the
+tally (verdicts, errored checks, probable typos, per-check statistics) counted
+as the results go by. The input is planned into chunks (`engines.chunks`) and
+checked by an engine: in this process, in worker processes, or on Ray.
+`check_conversations` is its results.
 """
 
 from __future__ import annotations
@@ -13,25 +15,24 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .engines.chunks import CHUNK_BYTES, RUN_PLAN, STDIN, ReadChunk, held_bytes, input_files, is_stream, plan_local, unfinished_runs
-from .engines.local import WorkerLost, judged_in_order, shards_in_order, usable_cores
+from .engines.local import WorkerLost, results_in_order, shards_in_order, usable_cores
 from .engines.storage import is_uri
-from .engines.work import CheckJob, ChunkResult, Encoder, Judged
+from .engines.work import CheckJob, ChunkResult, Encoding
 from .errors import COMMAND_LINE, PYTHON_API, DialogcheckError, LoadError, Problem, Spelling
 from .events.model import FRAMEWORK_TOOLS, Conversation
 from .events.parse import conversation_from_dicts
 from .judge.base import Judge
-from .judging import judge_requests
 from .pairing import PairError, ScenarioSet, compile_pair
-from .results.codec import conversation_line
 from .results.model import ConversationResult, Counts, unfinished_text
 from .results.stats import CheckStats
 from .scenario.model import Scenario
+from .subject import Standard
 
 #: Inputs larger than this are judged as they are read instead of being read whole first.
 STREAM_ABOVE_BYTES = 64 * 2**20
@@ -45,7 +46,7 @@ def load_subject(
     pair: str | None = None,
     framework_tools: frozenset[str] = FRAMEWORK_TOOLS,
     spelling: Spelling = COMMAND_LINE,
-) -> Any:
+) -> Standard:
     """The SOP, the one scenario, or (several scenarios, or a `pair` pattern) a `ScenarioSet`; every problem of every file at once.
 
     Scenarios take `framework_tools` from their project's config (an SOP file says its own). A bad `pair`
@@ -98,11 +99,14 @@ def _each(load, items) -> list:
     return done
 
 
-def judged_count(subject: Any) -> int:
+def judged_count(standard: Standard) -> int:
     """How many LLM-judged checks the scenario or SOP holds (of all the scenarios, for several)."""
-    if isinstance(subject, ScenarioSet):
-        return sum(len(judge_requests(s)) for s in subject.scenarios.values())
-    return len(judge_requests(subject))
+    return sum(len(subject.judge_items()) for subject in standard.subjects)
+
+
+def wants_judge(standard: Standard, no_judge: bool, metrics: bool) -> bool:
+    """Whether a judge is needed: LLM-judged checks to decide, or quality metrics to score."""
+    return bool(not no_judge and judged_count(standard)) or metrics
 
 
 class WarningLog:
@@ -160,17 +164,35 @@ class CheckTally:
         """Some check came out `error`, or a batch given was judged in part: nothing failed is then no pass (exit 3)."""
         return self.any_error or bool(self.unfinished_batches)
 
-    def add(self, item: Judged | ChunkResult) -> None:
-        if isinstance(item, ChunkResult):
-            self.counts.update(item.counts)
-            self.any_error = self.any_error or item.any_error
-        else:
-            self.counts.add(item.verdict)
-            self.any_error = self.any_error or item.any_error
-        if item.warnings:
-            self.warnings.add(item.warnings)
-        if isinstance(item, ChunkResult) and item.shard:
-            self.shards.append(item.shard)
+    def add(self, result: ConversationResult) -> None:
+        self.counts.add(result.verdict)
+        self.any_error = self.any_error or result.any_error
+        if result.warnings:
+            self.warnings.add(result.warnings)
+
+    def add_chunk(self, chunk: ChunkResult) -> None:
+        """A chunk whose results were not sent back one by one (encoded, or written to a shard)."""
+        self.counts.update(chunk.counts)
+        self.any_error = self.any_error or chunk.any_error
+        if chunk.warnings:
+            self.warnings.add(chunk.warnings)
+        if chunk.shard:
+            self.shards.append(chunk.shard)
+
+
+class Sink(Protocol):
+    """Where a run's typed results go, in input order, as they go by (text, JSON, HTML, JUnit, telemetry)."""
+
+    def add(self, result: ConversationResult) -> None: ...
+
+
+class EncodedSink(Sink, Protocol):
+    """A sink that can also take results encoded where they were checked (the adapter of `engines.work.Encoding`)."""
+
+    #: The encoding to ask worker processes for.
+    encoding: Encoding
+
+    def add_encoded(self, chunk: ChunkResult) -> None: ...
 
 
 def note_unfinished(tally: CheckTally, sources: Iterable[Any]) -> None:
@@ -209,24 +231,26 @@ class GivenConversations:
             yield given if isinstance(given, Conversation) else conversation_from_dicts(list(given), f"<conversation {i}>")
 
 
-class CheckBatch:
+class CheckRun:
     """One check of many conversations: where they come from, what judges them, and how many processes do it.
 
     `sources` are paths (files, folders, `-` for standard input, a `run` results folder) or, in memory,
     `Conversation`s or lists of event dicts. Small inputs are read whole before anything is judged, so
     bad input anywhere stops the check before any result; big ones (past `STREAM_ABOVE_BYTES`, or with
     `stream`) are judged as they are read, with flat memory, and bad input stops the check where it is.
-    `keep` keeps every result (for a report that needs them all at once), in this process. `on_result` is
-    given every typed result in input order, in this process, as the results go by (for a report written
-    as the batch is checked): worker processes then send each result back, not a block of its encodings.
+    `whole` reads every input before anything is judged, in this process (for a report that needs every
+    result at once). `engine="ray"` checks files and object-store URIs as Ray Data tasks: the deterministic
+    checks only (no judge, no `review_user`, no `input_format`).
     """
 
     def __init__(
         self,
-        subject: Any,
+        subject: Standard,
         sources: Iterable[Any],
         *,
         jobs: int | None = None,
+        engine: str = "local",
+        ray_address: str | None = None,
         judge: Judge | None = None,
         no_judge: bool = False,
         metrics: tuple[str, ...] = (),
@@ -234,23 +258,23 @@ class CheckBatch:
         strict: bool = False,
         stream: bool = False,
         chunk_bytes: int | None = None,
-        keep: bool = False,
-        on_result: Callable[[ConversationResult], None] | None = None,
+        whole: bool = False,
         review_user: bool = False,
         transcript: bool = False,
     ):
         self.subject = subject
-        if review_user and not isinstance(subject, (Scenario, ScenarioSet)):
+        if review_user and any(one.brief is None for one in subject.subjects):
             raise ValueError("review_user reviews the user against a scenario's simulation_context: judge against a scenario, not an SOP")
-        self.review = review_recorded if review_user else None
-        self.judge, self.no_judge, self.metrics, self.strict = judge, no_judge, metrics, strict
-        self.keep = keep
-        self.on_result = on_result
-        #: Each result carries its conversation's transcript (`check --html` shows it).
-        self.transcript = transcript
+        if engine not in ("local", "ray"):
+            raise ValueError(f"engine {engine!r}: give 'local' (this process and its workers) or 'ray'")
+        self.engine, self.jobs, self.ray_address, self.chunk_bytes = engine, jobs, ray_address, chunk_bytes
+        self.judge, self.no_judge, self.metrics = judge, no_judge, metrics
+        self.job = CheckJob(subject, no_judge=no_judge, strict=strict, review=review_recorded if review_user else None, transcript=transcript)
         self.tally = CheckTally()
-        self.kept: list[ConversationResult] = []
         given = list(sources)
+        if engine == "ray":
+            self._on_ray(given, judge, metrics, review_user, input_format, transcript)
+            return
         if given and all(not isinstance(source, (str, Path)) for source in given):
             self._chunks: Iterable[Any] = [GivenConversations(tuple(given))]
             self.streaming, self.workers = False, 1
@@ -260,79 +284,100 @@ class CheckBatch:
         if not files:
             raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(map(str, given)))
         size = sum(_size(f) for f in files)
-        self.streaming = (stream or size > STREAM_ABOVE_BYTES) and not keep
+        self.streaming = (stream or size > STREAM_ABOVE_BYTES) and not whole
         chunks = plan_local(files, input_format, chunk_bytes or CHUNK_BYTES)
         size_known = not any(is_stream(f) for f in files)
         if not self.streaming:  # a pipe's size is known once it is read: it is read ahead up to the same bound
-            chunks, held, complete = _read_ahead(chunks, None if keep else STREAM_ABOVE_BYTES - size)
+            chunks, held, complete = _read_ahead(chunks, None if whole else STREAM_ABOVE_BYTES - size)
             size, self.streaming, size_known = size + held, not complete, True
-        if not self.streaming and (judge is not None or keep):
+        if not self.streaming and (judge is not None or whole):
             chunks = [ReadChunk.of(chunk) for chunk in chunks]  # checked in this process: read once, all of it before any LLM call
         self._chunks = chunks
-        self.workers = 1 if (size_known and size < IN_PROCESS_BELOW_BYTES) or keep else (jobs or usable_cores())
+        self.workers = 1 if (size_known and size < IN_PROCESS_BELOW_BYTES) or whole else (jobs or usable_cores())
 
-    def _job(self, encode: Encoder | None = None, join: bytes | None = None, with_results: bool = False, encode_alone: Encoder | None = None) -> CheckJob:
-        keep = with_results or self.keep or self.on_result is not None
-        join = None if self.on_result is not None else join
-        return CheckJob(
-            self.subject, no_judge=self.no_judge, strict=self.strict, encode=encode, keep_results=keep, join=join, encode_alone=encode_alone, review=self.review,
-            transcript=self.transcript,
-        )
+    def _on_ray(self, given: list[Any], judge, metrics, review_user: bool, input_format: str | None, transcript: bool) -> None:
+        if judge is not None or metrics or review_user or input_format or transcript:
+            raise ValueError("engine='ray' runs the deterministic checks of native files: no judge, metrics, review_user or input_format")
+        if not all(isinstance(source, (str, Path)) for source in given):
+            raise ValueError("engine='ray' reads files and object-store URIs, which its tasks open themselves: not conversations in memory")
+        self.sources = [str(source) for source in given]
+        note_unfinished(self.tally, self.sources)  # what the inputs lack, said before any task
+        self.streaming, self.workers = False, 1
 
-    def judged(
-        self, encode: Encoder | None = None, join: bytes | None = None, *, with_results: bool = False, encode_alone: Encoder | None = None
-    ) -> Iterator[Judged | ChunkResult]:
-        """Every conversation judged, in input order, encoded by `encode` where it is checked; counted in `tally`.
-
-        With `with_results` each `Judged` carries its typed result (from worker processes too). From workers
-        with `join`, each chunk comes back as one `ChunkResult` block. `encode_alone` encodes the first
-        conversation of each chunk once more, for a batch that turns out to hold only it. Bad input raises
-        `LoadError` where it is met (before any result, unless streaming).
-        """
-        job = self._job(encode, join, with_results, encode_alone)
-        items = judged_in_order(job, self._chunks, self.workers, judge=self.judge, metrics=self.metrics, stats=self.tally.stats)
+    def results(self) -> Iterator[ConversationResult]:
+        """Every conversation judged into a typed result, in input order, counted in `tally`. Bad input raises
+        `LoadError` where it is met (before any result, unless streaming)."""
+        if self.engine == "ray":
+            for result in self._ray(None).results:
+                self.tally.add(result)
+                yield result
+            return
+        items = results_in_order(self.job, self._chunks, self.workers, judge=self.judge, metrics=self.metrics, stats=self.tally.stats)
         if not self.streaming:
             items = iter(list(items))
-        for item in items:
-            self.tally.add(item)
-            if isinstance(item, Judged) and item.result is not None:
-                self._seen(item.result)
-            yield item
+        for result in items:
+            self.tally.add(result)  # type: ignore[arg-type]  # without an encoding, only typed results come
+            yield result  # type: ignore[misc]
 
-    def to_shards(self, folder: str, fmt: str) -> None:
+    def write(self, sink: Sink | EncodedSink) -> None:
+        """Every result to `sink`, in input order; from worker processes as their encodings, when the sink takes them."""
+        encoding = getattr(sink, "encoding", None)
+        if encoding is None or self.workers <= 1 or self.judge is not None:
+            for result in self.results():
+                sink.add(result)
+            return
+        job = replace(self.job, encoding=encoding)
+        items = results_in_order(job, self._chunks, self.workers, stats=self.tally.stats)
+        if not self.streaming:
+            items = iter(list(items))
+        for chunk in items:
+            self.tally.add_chunk(chunk)  # type: ignore[arg-type]  # with an encoding, workers send chunks
+            sink.add_encoded(chunk)  # type: ignore[union-attr, arg-type]
+
+    def to_shards(self, folder: str, fmt: str, sink: Sink | None = None) -> None:
         """Each chunk's results as a shard in `folder` (the codec's JSON line a conversation), written where it was
-        checked; bad input, or a shard that cannot be written, removes every shard and raises."""
+        checked, and to `sink` when given; bad input, or a shard that cannot be written, removes every shard and raises."""
         from .engines.shards import remove_shards, write_shard
 
-        results = shards_in_order(
-            self._job(conversation_line), self._chunks, self.workers, functools.partial(write_shard, folder, fmt), judge=self.judge, metrics=self.metrics
-        )
+        if self.engine == "ray":
+            self._ray(folder, fmt)
+            return
+        job = replace(self.job, counts_only=sink is None)
+        chunks = shards_in_order(job, self._chunks, self.workers, functools.partial(write_shard, folder, fmt), judge=self.judge, metrics=self.metrics)
         try:
-            for result in results:
-                result.raise_problems()
-                self.tally.add(result)
-                self.tally.stats.merge(result.stats)
-                for item in result.items:
-                    if item.result is not None:
-                        self._seen(item.result)
+            for chunk in chunks:
+                chunk.raise_problems()
+                self.tally.add_chunk(chunk)
+                self.tally.stats.merge(chunk.stats)
+                for result in chunk.results:
+                    sink.add(result)  # type: ignore[union-attr]  # results come back only for a sink
         except (LoadError, OSError, WorkerLost):
-            results.close()  # type: ignore[attr-defined]  # a generator: the chunks still in flight finish (and write) first
+            chunks.close()  # type: ignore[attr-defined]  # a generator: the chunks still in flight finish (and write) first
             remove_shards(folder, fmt)
             raise
 
-    def _seen(self, result: ConversationResult) -> None:
-        if self.keep:
-            self.kept.append(result)
-        if self.on_result is not None:
-            self.on_result(result)
+    def _ray(self, folder: str | None, fmt: str = "jsonl"):
+        """The check on Ray: shards in `folder`, or (None) the typed results sent back; counts, stats and shards tallied."""
+        from .engines.ray_engine import CHUNK_BYTES as RAY_CHUNK_BYTES, run_ray
+
+        job = replace(self.job, counts_only=folder is not None)
+        outcome = run_ray(job, self.sources, folder, fmt, address=self.ray_address, cpus=self.jobs or usable_cores(), chunk_bytes=self.chunk_bytes or RAY_CHUNK_BYTES)
+        if folder is not None:
+            self.tally.counts.update(outcome.counts)
+            self.tally.any_error = self.tally.any_error or outcome.any_error
+            self.tally.shards.extend(outcome.shards)
+            self.tally.warnings.add(outcome.warnings)
+        self.tally.stats.merge(outcome.stats)
+        return outcome
 
 
-def review_recorded(subject: Any, conversation: Conversation, result: ConversationResult) -> ConversationResult:
+def review_recorded(standard: Standard, conversation: Conversation, result: ConversationResult) -> ConversationResult:
     """`check --review-user`: the result with the review of the conversation's `user` messages against the brief of
     the scenario it was judged against (a suspect one is counted as suspect)."""
     from .simulate.review import brief_of, review_conversation
 
-    scenario = subject.scenarios[result.scenario] if isinstance(subject, ScenarioSet) else subject  # type: ignore[index]  # a set's results name their scenario
+    scenario = standard.own(result.scenario)
+    assert isinstance(scenario, Scenario)  # a review is asked for against scenarios only (`CheckRun` refuses an SOP)
     return replace(result, user_review=review_conversation(conversation, brief_of(scenario)))
 
 
@@ -355,7 +400,7 @@ def _size(path: Path) -> int:
         return 0  # reported when the file is read
 
 
-def _subject_of(subject: Any, pair: str | re.Pattern[str] | None = None) -> Any:
+def _subject_of(subject: Any, pair: str | re.Pattern[str] | None = None) -> Standard:
     """What `check_conversations` judges by: a loaded scenario, SOP or set of scenarios as it is, a path loaded as the
     file its top-level key says; with `pair`, the scenarios paired by it as `check --pair` pairs them.
 
@@ -410,7 +455,9 @@ def check_conversations(
     `subject` is a scenario or an SOP (loaded, or the path of its file; a folder of scenarios judges each
     conversation against the one it names). `sources` are paths (files, folders, a `run` results folder)
     or conversations in memory (`Conversation`s, or lists of event dicts). `jobs` worker processes share
-    the checks of big inputs (results still come in input order). LLM-judged checks need `judge` (see
+    the checks of big inputs (results still come in input order). `engine="ray"` checks files and
+    object-store URIs as Ray Data tasks (`pip install 'dialogcheck[ray]'`), on the cluster at `RAY_ADDRESS` or
+    a local Ray instance: the deterministic checks only, every result held until the last task ends. LLM-judged checks need `judge` (see
     `dialogcheck.judge.setup.judge_from_config`); without it they are `error`, or `skip` with `no_judge`.
     With `review_user` each result carries the review of its `user` messages against the scenario's
     `simulation_context` (`user_review`), and a suspect one is `suspect`. `pair` pairs each conversation with
@@ -421,15 +468,10 @@ def check_conversations(
     A `run` results folder whose batch did not finish raises `dialogcheck.UnfinishedBatch` before anything is
     judged (its missing runs would otherwise pass unseen), unless `partial` asks to judge the runs it holds.
     """
-    if engine != "local":
-        raise ValueError(f"engine {engine!r}: check_conversations judges in this process and its workers (engine='local'); "
-                         "`dialogcheck check --engine ray --output DIR` writes Ray's results to a folder")
-    batch = CheckBatch(
-        _subject_of(subject, pair), [sources] if isinstance(sources, (str, Path)) else sources, jobs=jobs, judge=judge, no_judge=no_judge, metrics=metrics, input_format=input_format, strict=strict,
-        review_user=review_user,
+    run = CheckRun(
+        _subject_of(subject, pair), [sources] if isinstance(sources, (str, Path)) else sources, jobs=jobs, engine=engine, judge=judge, no_judge=no_judge,
+        metrics=metrics, input_format=input_format, strict=strict, review_user=review_user,
     )
-    if batch.tally.unfinished_batches and not partial:  # found while the input was planned, before anything is judged
-        raise UnfinishedBatch(*batch.tally.unfinished_batches[0])
-    for item in batch.judged(with_results=True):
-        if isinstance(item, Judged) and item.result is not None:
-            yield item.result
+    if run.tally.unfinished_batches and not partial:  # found while the input was planned, before anything is judged
+        raise UnfinishedBatch(*run.tally.unfinished_batches[0])
+    yield from run.results()

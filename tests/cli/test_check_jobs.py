@@ -90,7 +90,7 @@ class PidChunk:
 
 def test_chunks_are_checked_in_other_processes_and_come_back_in_order():
     job = CheckJob(load_scenario(SCENARIO), no_judge=True)
-    items = list(local.judged_in_order(job, [PidChunk(n) for n in range(12)], jobs=2))
+    items = list(local.results_in_order(job, [PidChunk(n) for n in range(12)], jobs=2))
     names = [item.source.split("@") for item in items]
     assert [name for name, _ in names] == [f"chunk{n}" for n in range(12)]
     pids = {int(pid) for _, pid in names}

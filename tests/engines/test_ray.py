@@ -96,3 +96,42 @@ def test_a_bad_record_under_ray_names_its_line_and_leaves_nothing(ray_address, t
     assert done.stderr.startswith(f"{uri}:251:") and "invalid JSON" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
     assert not out.exists() or list(out.iterdir()) == []  # no shard left, no summary
+
+
+def _judged(results) -> list[tuple]:
+    return [(r.source, r.conversation_id, r.verdict, r.outcomes) for r in results]
+
+
+@pytest.mark.ray
+def test_every_engine_gives_the_same_typed_results_in_input_order(ray_address, inputs):
+    """The run object the CLI, the API and the MCP server consume: in this process, in worker processes and on Ray."""
+    from dialogcheck.checking import CheckRun
+    from dialogcheck.scenario.load import load_scenario
+
+    scenario = load_scenario(SCENARIO)
+
+    def results(**how) -> list[tuple]:
+        run = CheckRun(scenario, inputs, no_judge=True, chunk_bytes=100_000, **how)
+        found = _judged(run.results())
+        assert run.tally.counts.total == len(found)
+        return found
+
+    alone = results(jobs=1)
+    assert len(alone) == 322 and alone[0][0] == f"{inputs[0]}#1" and alone[300][0] == f"{inputs[1]}#1"
+    assert results(jobs=2) == alone
+    assert results(engine="ray", ray_address=ray_address) == alone
+
+
+@pytest.mark.ray
+def test_check_conversations_on_ray_gives_what_the_local_engine_gives(ray_address, inputs, tmp_path):
+    from dialogcheck import LoadError, check_conversations
+
+    local = _judged(check_conversations(SCENARIO, inputs, no_judge=True))
+    assert _judged(check_conversations(SCENARIO, inputs, no_judge=True, engine="ray")) == local
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"event": "user", "text": "hi"}\n{"event": \n')
+    with pytest.raises(LoadError) as info:
+        list(check_conversations(SCENARIO, [bad], engine="ray"))
+    assert (info.value.problems[0].file, info.value.problems[0].line) == (str(bad), 2)
+    with pytest.raises(ValueError, match="engine='ray' reads files"):
+        list(check_conversations(SCENARIO, [[{"event": "user", "text": "hi"}]], engine="ray"))

@@ -6,15 +6,26 @@ import json
 
 import pyarrow.parquet as pq
 
+from dataclasses import replace
+from functools import cache
+
+from dialogcheck import check_conversations
 from dialogcheck.checks.base import Outcome
 from dialogcheck.engines.shards import remove_shards, shard_bytes, write_shard
-from dialogcheck.engines.work import Judged
+from dialogcheck.results.model import ConversationResult
+from tests.conftest import EXAMPLE
 
 
-def item(i: int) -> Judged:
-    verdict = Outcome.PASS if i % 2 else Outcome.FAIL
-    encoded = json.dumps({"source": f"f#{i}", "verdict": verdict.value}).encode()
-    return Judged(verdict, False, f"f#{i}", f"c{i}" if i % 3 else None, encoded=encoded)
+@cache
+def judged(verdict: Outcome) -> ConversationResult:
+    """A result of the example's SOP with this verdict."""
+    results = check_conversations(EXAMPLE / "sops" / "replace_card.yml", EXAMPLE / "conversations", no_judge=True)
+    return next(r for r in results if r.verdict is verdict)
+
+
+def item(i: int) -> ConversationResult:
+    result = judged(Outcome.PASS if i % 2 else Outcome.FAIL)
+    return replace(result, source=f"f#{i}", conversation_id=f"c{i}" if i % 3 else None)
 
 
 def test_shards_sort_in_input_order_and_are_removed_whole(tmp_path):

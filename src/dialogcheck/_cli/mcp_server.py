@@ -132,12 +132,11 @@ def _validate(project: Project, paths: list[str]) -> CallToolResult:
 
 
 def _check(project: Project, subject: str, conversations: list[str], no_judge: bool) -> CallToolResult:
-    from ..checking import CheckBatch
+    from ..checking import CheckRun, wants_judge
     from ..config import find_config, load_config
     from ..definitions import load_definition
     from ..report.text import check_counts_text, render_conversation
     from ..results.codec import check_summary_document, conversation_document
-    from .check import wants_judge
 
     subject_path = project.path(subject)
     files = project.paths(conversations)
@@ -147,8 +146,8 @@ def _check(project: Project, subject: str, conversations: list[str], no_judge: b
     config_file = find_config(subject_path)
     config = load_config(config_file) if config_file is not None else None
     judge = _judge(config, subject_path) if wants_judge(definition.value, no_judge, False) else None
-    batch = CheckBatch(definition.value, files, judge=judge, no_judge=no_judge, metrics=config.evaluation.metrics if config else ())
-    results: list[ConversationResult] = [item.result for item in batch.judged(with_results=True) if getattr(item, "result", None) is not None]  # type: ignore[union-attr, misc]  # the judged items that hold a result
+    batch = CheckRun(definition.value, files, judge=judge, no_judge=no_judge, metrics=config.evaluation.metrics if config else ())
+    results: list[ConversationResult] = list(batch.results())
     if not results:
         raise LoadError.one("no conversation files found (.json, .jsonl)", " ".join(conversations))
     if len(results) == 1:

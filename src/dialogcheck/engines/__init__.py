@@ -3,7 +3,8 @@
 The input is cut into chunks a worker can read on its own (`chunks`): a
 range of lines of a JSONL of conversations, a whole file, or a Parquet row
 group. Every engine hands chunks to the same function (`work.check_chunk`),
-which reads a chunk, judges each conversation with the library's one check
-path (`batch.iter_results`) and renders the results. `local` runs chunks in
-this process or in worker processes; `ray_engine` runs them as Ray Data tasks.
+which reads a chunk and judges each conversation with the library's one check
+path (`judging.iter_results`) into typed results, sent back in input order.
+`local` runs chunks in this process or in worker processes; `ray_engine` runs
+them as Ray Data tasks.
 """

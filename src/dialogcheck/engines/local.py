@@ -12,8 +12,9 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
 
+from ..results.model import ConversationResult
 from ..results.stats import CheckStats
-from .work import CheckJob, ChunkResult, Judged, ShardWriter, check_chunk, judged
+from .work import CheckJob, ChunkResult, ShardWriter, check_chunk, judged
 
 #: Chunks handed to workers ahead of the one being written, per worker.
 AHEAD_PER_WORKER = 2
@@ -81,15 +82,15 @@ def _in_workers(job: CheckJob, chunks: Iterable, jobs: int, write_shard: ShardWr
         pool.shutdown(wait=True, cancel_futures=True)  # chunks in flight finish first: no shard is written later
 
 
-def judged_in_order(
+def results_in_order(
     job: CheckJob, chunks: Iterable, jobs: int = 1, *, judge=None, metrics: tuple[str, ...] = (), stats: CheckStats | None = None
-) -> Iterator[Judged | ChunkResult]:
-    """Every conversation of `chunks`, judged and encoded, in input order, each counted in `stats`; the first
-    bad record raises `LoadError`.
+) -> Iterator[ConversationResult | ChunkResult]:
+    """Every conversation of `chunks` judged into a typed result, in input order, each counted in `stats`; the
+    first bad record raises `LoadError`.
 
-    One `Judged` a conversation, or, from workers with `job.join` set, one `ChunkResult` block a chunk.
-    With a judge, conversations are judged in this process whatever `jobs` says: the judge's client holds
-    the one limit on LLM calls in flight, and waiting on the LLM, not checking, takes the time.
+    From workers with `job.encoding` set, one `ChunkResult` of encodings a chunk instead (the adapter of
+    `work.Encoding`). With a judge, conversations are judged in this process whatever `jobs` says: the judge's
+    client holds the one limit on LLM calls in flight, and waiting on the LLM, not checking, takes the time.
     """
     if jobs <= 1 or judge is not None:
         for chunk in chunks:
@@ -98,10 +99,10 @@ def judged_in_order(
     for result in _in_workers(job, chunks, jobs):
         if stats is not None:
             stats.merge(result.stats)
-        if result.block:
+        if job.encoding is None:
+            yield from result.results
+        elif result.counts.total:
             yield result
-        else:
-            yield from result.items
         result.raise_problems()
 
 

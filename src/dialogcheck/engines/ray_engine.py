@@ -9,7 +9,8 @@ group. Ray's own readers would lose the line numbers that error messages and
 chunks to tasks: a first pass counts newlines per range (so each chunk knows
 its first line number), the second runs `work.check_chunk` on each chunk and
 writes its shard. Only counts and the first bad record come back to the
-driver.
+driver; without an output folder (`check_conversations(engine="ray")`), each
+chunk's typed results come back instead, put in input order by the driver.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import orjson
 from ..checks.base import Outcome
 from ..errors import DialogcheckError, LoadError, Problem, os_reason
 from ..events.load import CONVERSATION_SUFFIXES
-from ..results.model import Counts
+from ..results.model import ConversationResult, Counts
 from ..results.stats import CheckStats
 from .chunks import (
     PARQUET_SUFFIXES,
@@ -61,13 +62,15 @@ class EngineError(DialogcheckError):
 
 @dataclass
 class RayOutcome:
-    """What the driver learns: verdict counts, whether a check errored, and the shards written."""
+    """What the driver learns: verdict counts, whether a check errored, and the shards written (or, without an
+    output folder, the typed results in input order)."""
 
     counts: Counts
     any_error: bool
     shards: list[str]
     warnings: list[Problem] = field(default_factory=list)  # probable typos in names, in input order
     stats: CheckStats = field(default_factory=CheckStats)
+    results: list[ConversationResult] = field(default_factory=list)
 
 
 def ray_inputs(paths: Iterable[str]) -> list[tuple[str, str]]:
@@ -141,16 +144,18 @@ def _numbered(plan: list, ray) -> list:
 
 
 class _CheckTask:
-    """Pass 2, per chunk: `check_chunk`, then its shard; only counts and a bad record go back."""
+    """Pass 2, per chunk: `check_chunk`, then its shard; only counts and a bad record go back (and the typed
+    results, without a folder)."""
 
-    def __init__(self, job: CheckJob, folder: str, fmt: str):
+    def __init__(self, job: CheckJob, folder: str | None, fmt: str):
         self.job, self.folder, self.fmt = job, folder, fmt
 
     def __call__(self, batch):
-        out: dict[str, list] = {k: [] for k in ("index", "shard", "pass", "fail", "error", "any_error", "problems", "warnings", "stats")}
+        out: dict[str, list] = {k: [] for k in ("index", "shard", "pass", "fail", "error", "any_error", "problems", "warnings", "stats", "results")}
         for index, blob in zip(batch["index"], batch["chunk"]):
-            writer = functools.partial(write_shard, self.folder, self.fmt)
+            writer = functools.partial(write_shard, self.folder, self.fmt) if self.folder is not None else None
             result = check_chunk(self.job, pickle.loads(blob), index=int(index), write_shard=writer)
+            out["results"].append(pickle.dumps(result.results))
             out["index"].append(int(index))
             out["shard"].append(result.shard or "")
             for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR):
@@ -220,16 +225,18 @@ def _connect(address: str | None, cpus: int):
 
 
 def run_ray(
-    job: CheckJob, paths: Iterable[str], folder: str, fmt: str, *, address: str | None, cpus: int, chunk_bytes: int = CHUNK_BYTES
+    job: CheckJob, paths: Iterable[str], folder: str | None, fmt: str, *, address: str | None, cpus: int, chunk_bytes: int = CHUNK_BYTES
 ) -> RayOutcome:
-    """Check every conversation of `paths` on Ray, shards under `folder`; the first bad record raises `LoadError`."""
+    """Check every conversation of `paths` on Ray, shards under `folder` (or, with None, the typed results sent
+    back); the first bad record raises `LoadError`."""
     files = ray_inputs(paths)
     if not files:
         raise LoadError.one("no conversation files found (.json, .jsonl, .parquet)", " ".join(paths))
     plan = _plan(files, chunk_bytes)
     if not plan:
         return RayOutcome(Counts(), False, [])
-    folder = folder if is_uri(folder) else os.path.abspath(folder)
+    if folder is not None:
+        folder = folder if is_uri(folder) else os.path.abspath(folder)
     ray, started = _connect(address, cpus)
     try:
         chunks = _numbered(plan, ray)
@@ -244,7 +251,8 @@ def run_ray(
     shards = [str(row["shard"]) for row in rows if row["shard"]]
     bad = next((row for row in rows if row["problems"]), None)
     if bad is not None:
-        remove_shards(folder, fmt)  # bad input: nothing half-written is left
+        if folder is not None:
+            remove_shards(folder, fmt)  # bad input: nothing half-written is left
         raise LoadError(Problem(**p) for p in orjson.loads(bad["problems"]))
     counts = Counts()
     for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR):
@@ -253,4 +261,5 @@ def run_ray(
     stats = CheckStats()
     for row in rows:
         stats.merge(pickle.loads(row["stats"]))
-    return RayOutcome(counts, any(bool(row["any_error"]) for row in rows), shards, warnings, stats)
+    results = [result for row in rows for result in pickle.loads(row["results"])]
+    return RayOutcome(counts, any(bool(row["any_error"]) for row in rows), shards, warnings, stats, results)

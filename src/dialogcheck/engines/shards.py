@@ -12,8 +12,9 @@ already written are removed and no summary is written.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from ..results.codec import conversation_line
+from ..results.model import ConversationResult
 from .storage import delete, write_bytes
 
 SUMMARY_NAME = "summary.json"
@@ -23,20 +24,20 @@ def shard_name(index: int, fmt: str) -> str:
     return f"part-{index:05d}.{fmt}"
 
 
-def shard_bytes(items: Sequence[Any], fmt: str) -> bytes:
-    """The shard of judged conversations (`work.Judged`, each encoded as its JSON line)."""
+def shard_bytes(results: Sequence[ConversationResult], fmt: str) -> bytes:
+    """The shard of judged conversations, each as its JSON line (the codec's)."""
     if fmt == "jsonl":
-        return b"".join(item.encoded + b"\n" for item in items)
+        return b"".join(conversation_line(result) + b"\n" for result in results)
     from ..results.parquet import results_parquet
 
-    return results_parquet([(i.source, i.conversation_id, i.verdict.value, i.encoded.decode("utf-8")) for i in items])
+    return results_parquet([(r.source, r.conversation_id, r.verdict.value, conversation_line(r).decode("utf-8")) for r in results])
 
 
-def write_shard(folder: str, fmt: str, index: int, items: Sequence[Any]) -> str | None:
+def write_shard(folder: str, fmt: str, index: int, results: Sequence[ConversationResult]) -> str | None:
     """Write one shard; nothing for no conversations. Returns its path."""
-    if not items:
+    if not results:
         return None
-    return write_bytes(folder, shard_name(index, fmt), shard_bytes(items, fmt))
+    return write_bytes(folder, shard_name(index, fmt), shard_bytes(results, fmt))
 
 
 def remove(paths: Sequence[str]) -> None:

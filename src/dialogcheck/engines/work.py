@@ -1,11 +1,11 @@
-"""The work of one chunk, the same wherever it runs: read it, judge each conversation, encode each result.
+"""The work of one chunk, the same wherever it runs: read it, judge each conversation into a typed result.
 
 `judged` is the one path: the in-process engine iterates it, worker processes
-and Ray tasks run `check_chunk`, which collects it into a compact `ChunkResult`
-(the results encoded as the caller asked, the counts, the first bad record),
-so only small plain data travels back. How a result is encoded (the codec's
-JSON line, a text block) is the caller's function, run where the check runs:
-this layer moves data and never decides how it looks.
+and Ray tasks run `check_chunk`, which collects it into a `ChunkResult` (the
+typed results in order, the counts, the first bad record). One adapter
+(`Encoding`, see BENCHMARKS.md "check --jobs: results encoded in the
+workers") lets a worker send its results' encodings back instead, for a sink
+that writes bytes; this layer moves data and never decides how it looks.
 """
 
 from __future__ import annotations
@@ -13,74 +13,65 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from .._shown import cut
-from ..checks.base import Outcome
 from ..errors import LoadError, Problem
 from ..events.model import BotMessage, Conversation, UserMessage
 from ..judging import iter_results
 from ..results.model import ConversationResult, Counts, TranscriptLine
 from ..results.stats import CheckStats
-from ..scenario.model import Scenario
-from ..sop.model import Sop
+from ..subject import Standard
 
-#: Turns one result into the bytes the caller wants of it (a JSON line, a text block).
+#: Turns one result into the bytes a sink writes of it (a JSON line, a text block); a top-level function.
 Encoder = Callable[[ConversationResult], bytes]
 
 
 @dataclass(frozen=True)
-class CheckJob:
-    """What every worker needs: the subject, and what to send back of each result. Small and picklable."""
+class Encoding:
+    """The one encoding shortcut: results encoded in the worker process that checked them, so that only their
+    bytes travel back and the main process only writes them (the figure is in BENCHMARKS.md). A chunk then sends
+    back each result's encoding (or, with `join`, all of them joined in one block, written with one call) and
+    its first result typed, for a batch that turns out to hold only it."""
 
-    #: A Scenario, an Sop, or a ScenarioSet (each conversation against its own scenario).
-    subject: Any
-    no_judge: bool = False
-    #: Probable typos in a record's names are bad input (`--strict`), not warnings.
-    strict: bool = False
-    #: Run on each result where it was checked; a top-level function, so it travels to workers by name.
-    encode: Encoder | None = None
-    #: Send the typed results back too (for reports, or a library caller).
-    keep_results: bool = False
-    #: When set, a chunk sends its encodings back as one block joined by these bytes, not one item each:
-    #: the main process then writes a chunk with one call, which keeps it from competing with workers.
+    encode: Encoder
     join: bytes | None = None
-    #: How a conversation is written when it turns out to be the only one of the batch (a batch may write
-    #: less of each): run on the first conversation of each chunk, which only then is known to be first.
-    encode_alone: Encoder | None = None
-    #: `review(subject, conversation, result)`: the result with its user's review (`check --review-user`);
-    #: a top-level function, like `encode`.
-    review: Callable[[Any, Conversation, ConversationResult], ConversationResult] | None = None
-    #: Each result carries what the user and the agent said (`ConversationResult.transcript`), for `check --html`.
-    transcript: bool = False
+
+    def encoded(self, results: list[ConversationResult]) -> list[bytes]:
+        pieces = [self.encode(result) for result in results]
+        return [self.join.join(pieces)] if self.join is not None and pieces else pieces
 
 
 @dataclass(frozen=True)
-class Judged:
-    """One judged conversation, as the writers and the tally need it."""
+class CheckJob:
+    """What every worker needs: the standard, and what to send back of each result. Small and picklable."""
 
-    verdict: Outcome
-    #: Some single check came out `error` (an optional step too), whatever the verdict.
-    any_error: bool
-    source: str
-    conversation_id: str | None
-    warnings: tuple[Problem, ...] = ()
-    result: ConversationResult | None = None
-    encoded: bytes | None = None
-    #: Its `CheckJob.encode_alone` encoding, for the first conversation of a chunk.
-    alone: bytes | None = None
+    #: A Scenario, an Sop, or a ScenarioSet (each conversation against its own scenario).
+    subject: Standard
+    no_judge: bool = False
+    #: Probable typos in a record's names are bad input (`--strict`), not warnings.
+    strict: bool = False
+    #: `review(standard, conversation, result)`: the result with its user's review (`check --review-user`);
+    #: a top-level function, so it travels to workers by name.
+    review: Callable[[Standard, Conversation, ConversationResult], ConversationResult] | None = None
+    #: Each result carries what the user and the agent said (`ConversationResult.transcript`), for `check --html`.
+    transcript: bool = False
+    #: From worker processes, the results come back encoded (the adapter above), not typed.
+    encoding: Encoding | None = None
+    #: With an output folder, only the counts come back: no one takes the typed results.
+    counts_only: bool = False
 
 
 @dataclass
 class ChunkResult:
-    """Everything a chunk gives back: its judged conversations in order, then the bad record it stopped at.
+    """Everything a chunk gives back: its results in input order, then the bad record it stopped at.
 
-    `counts` always; then `items`, or (with `CheckJob.join`) `block`, or (with an output folder) `shard`.
+    `counts` always; `results` (typed), or with `CheckJob.encoding` their `encoded` pieces and the first
+    result, or with an output folder only the `shard` written.
     """
 
-    items: list[Judged] = field(default_factory=list)
+    results: list[ConversationResult] = field(default_factory=list)
     problems: tuple[Problem, ...] | None = None
-    block: bytes = b""
+    encoded: list[bytes] = field(default_factory=list)
     counts: Counts = field(default_factory=Counts)
     any_error: bool = False
     shard: str | None = None  # the shard written, with an output folder
@@ -95,13 +86,11 @@ class ChunkResult:
 
 def judged(
     job: CheckJob, conversations: Iterable[Conversation], *, judge=None, metrics: tuple[str, ...] = (), stats: CheckStats | None = None
-) -> Iterator[Judged]:
-    """Each conversation judged (and encoded), in order, its checks counted in `stats`; a bad record raises
-    `LoadError` where it is."""
+) -> Iterator[ConversationResult]:
+    """Each conversation judged, in order, its checks counted in `stats`; a bad record raises `LoadError` where it is."""
     if job.strict:
         conversations = _strictly(conversations)
     slug = subject_slug(job.subject)
-    first = True
     taken: deque[Conversation] = deque()
     if job.review is not None or job.transcript:
         conversations = _taken(conversations, taken)
@@ -114,25 +103,13 @@ def judged(
                 result = replace(result, transcript=transcript_of(conversation))
         if stats is not None:
             stats.add(result, result.source, slug=slug)
-        yield Judged(
-            result.verdict,
-            result.any_error,
-            result.source,
-            result.conversation_id,
-            result.warnings,
-            result if job.keep_results else None,
-            job.encode(result) if job.encode is not None else None,
-            job.encode_alone(result) if first and job.encode_alone is not None else None,
-        )
-        first = False
+        yield result
 
 
-def subject_slug(subject: Any) -> str | None:
+def subject_slug(standard: Standard) -> str | None:
     """What a lone subject's row of per-scenario verdicts is keyed by: a scenario's slug, an SOP's id; None for a
     set of scenarios, whose results each name their own."""
-    if isinstance(subject, Scenario):
-        return subject.slug
-    return subject.id if isinstance(subject, Sop) else None
+    return None if standard.several else standard.subjects[0].key
 
 
 def transcript_of(conversation: Conversation) -> tuple[TranscriptLine, ...]:
@@ -159,30 +136,30 @@ def _strictly(conversations: Iterable[Conversation]) -> Iterator[Conversation]:
         yield conversation
 
 
-ShardWriter = Callable[[int, list[Judged]], "str | None"]
+ShardWriter = Callable[[int, list[ConversationResult]], "str | None"]
 
 
 def check_chunk(job: CheckJob, chunk, *, index: int = 0, write_shard: ShardWriter | None = None, judge=None, metrics: tuple[str, ...] = ()) -> ChunkResult:
     """`judged` collected for a worker: a bad record becomes data, so a worker never raises for user input.
 
-    With `write_shard`, the chunk's results go to its own shard (`part-INDEX`) and only counts come back
-    (and the full results, when kept); with `job.join`, the encodings come back as one block.
+    With `write_shard`, the chunk's results go to its own shard (`part-INDEX`), written here; with
+    `job.encoding`, they come back encoded.
     """
     out = ChunkResult()
     try:
-        for item in judged(job, chunk.read(), judge=judge, metrics=metrics, stats=out.stats):
-            out.items.append(item)
+        for result in judged(job, chunk.read(), judge=judge, metrics=metrics, stats=out.stats):
+            out.results.append(result)
     except LoadError as err:
         out.problems = err.problems
-    for item in out.items:
-        out.counts.add(item.verdict)
-        out.warnings.extend(item.warnings)
-    out.any_error = any(item.any_error for item in out.items)
-    if write_shard is not None:
-        if not out.problems:
-            out.shard = write_shard(index, out.items)
-        out.items = [Judged(i.verdict, i.any_error, i.source, i.conversation_id, i.warnings, i.result) for i in out.items] if job.keep_results else []
-    elif job.join is not None and out.items:
-        out.block = job.join.join(item.encoded or b"" for item in out.items)
-        out.items = []
+    for result in out.results:
+        out.counts.add(result.verdict)
+        out.warnings.extend(result.warnings)
+    out.any_error = any(result.any_error for result in out.results)
+    if write_shard is not None and not out.problems:
+        out.shard = write_shard(index, out.results)
+    if job.counts_only:
+        out.results = []
+    elif job.encoding is not None:
+        out.encoded = job.encoding.encoded(out.results)
+        out.results = out.results[:1]
     return out
