@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .engines.chunks import CHUNK_BYTES, RUN_PLAN, STDIN, ReadChunk, held_bytes, input_files, is_stream, plan_local, unfinished_runs
-from .engines.local import WorkerLost, results_in_order, shards_in_order, usable_cores
+from .engines.local import WorkerLost, encoded_in_order, results_in_order, shards_in_order, usable_cores
 from .engines.storage import is_uri
 from .engines.work import CheckJob, ChunkResult, Encoding
 from .errors import COMMAND_LINE, PYTHON_API, DialogcheckError, LoadError, Problem, Spelling
@@ -316,8 +316,8 @@ class CheckRun:
         if not self.streaming:
             items = iter(list(items))
         for result in items:
-            self.tally.add(result)  # type: ignore[arg-type]  # without an encoding, only typed results come
-            yield result  # type: ignore[misc]
+            self.tally.add(result)
+            yield result
 
     def write(self, sink: Sink | EncodedSink) -> None:
         """Every result to `sink`, in input order; from worker processes as their encodings, when the sink takes them."""
@@ -326,13 +326,12 @@ class CheckRun:
             for result in self.results():
                 sink.add(result)
             return
-        job = replace(self.job, encoding=encoding)
-        items = results_in_order(job, self._chunks, self.workers, stats=self.tally.stats)
+        chunks = encoded_in_order(replace(self.job, encoding=encoding), self._chunks, self.workers, stats=self.tally.stats)
         if not self.streaming:
-            items = iter(list(items))
-        for chunk in items:
-            self.tally.add_chunk(chunk)  # type: ignore[arg-type]  # with an encoding, workers send chunks
-            sink.add_encoded(chunk)  # type: ignore[union-attr, arg-type]
+            chunks = iter(list(chunks))
+        for chunk in chunks:
+            self.tally.add_chunk(chunk)
+            sink.add_encoded(chunk)  # type: ignore[union-attr]  # a sink with an encoding takes encoded chunks
 
     def to_shards(self, folder: str, fmt: str, sink: Sink | None = None) -> None:
         """Each chunk's results as a shard in `folder` (the codec's JSON line a conversation), written where it was
@@ -340,7 +339,8 @@ class CheckRun:
         from .engines.shards import remove_shards, write_shard
 
         if self.engine == "ray":
-            self._ray(folder, fmt)
+            for result in self._ray(folder, fmt, keep=sink is not None).results:
+                sink.add(result)  # type: ignore[union-attr]  # results come back only for a sink
             return
         job = replace(self.job, counts_only=sink is None)
         chunks = shards_in_order(job, self._chunks, self.workers, functools.partial(write_shard, folder, fmt), judge=self.judge, metrics=self.metrics)
@@ -356,11 +356,12 @@ class CheckRun:
             remove_shards(folder, fmt)
             raise
 
-    def _ray(self, folder: str | None, fmt: str = "jsonl"):
-        """The check on Ray: shards in `folder`, or (None) the typed results sent back; counts, stats and shards tallied."""
+    def _ray(self, folder: str | None, fmt: str = "jsonl", keep: bool = True):
+        """The check on Ray: shards in `folder` and the typed results sent back when kept (always without a
+        folder); counts, stats and shards tallied."""
         from .engines.ray_engine import CHUNK_BYTES as RAY_CHUNK_BYTES, run_ray
 
-        job = replace(self.job, counts_only=folder is not None)
+        job = replace(self.job, counts_only=not keep)
         outcome = run_ray(job, self.sources, folder, fmt, address=self.ray_address, cpus=self.jobs or usable_cores(), chunk_bytes=self.chunk_bytes or RAY_CHUNK_BYTES)
         if folder is not None:
             self.tally.counts.update(outcome.counts)

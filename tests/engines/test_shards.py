@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-
-import pyarrow.parquet as pq
-
 from dataclasses import replace
 from functools import cache
+
+import pyarrow.parquet as pq
 
 from dialogcheck import check_conversations
 from dialogcheck.checks.base import Outcome

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import click
 
-from ..checking import CheckRun
+from ..checking import CheckRun, wants_judge
 from ..config import QUALITY_METRICS
+from ..engines import EngineError, RayUnavailable
 from ..engines.local import WorkerLost
 from ..errors import LoadError
 from ..importers import IMPORTERS
@@ -147,8 +148,6 @@ def check(**given) -> None:
 
 def _check(o: CheckOptions, config, subject) -> None:
     """Judge, with the output folder (if any) held; the reports written as the results go by are removed unless whole."""
-    from ..checking import wants_judge
-
     claim_report_paths([o.junit_path], "report", o.output_format)  # --html and --otlp-out are opened before the batch
     judge = None
     if o.engine == "local":
@@ -172,23 +171,16 @@ def _check(o: CheckOptions, config, subject) -> None:
 
 
 def _run(o: CheckOptions, config, subject, judge, html: bool) -> CheckRun:
-    from ..engines.ray_engine import RayUnavailable
-
-    try:
-        return CheckRun(
-            subject, o.conversations, jobs=o.jobs, engine=o.engine, ray_address=o.ray_address, judge=judge, no_judge=o.no_judge,
-            metrics=QUALITY_METRICS if o.metrics else (config.evaluation.metrics if config and o.engine == "local" else ()),
-            input_format=o.input_format, strict=o.strict, stream=o.stream, chunk_bytes=o.chunk_bytes, whole=bool(o.junit_path),
-            review_user=o.review_user, transcript=html,
-        )
-    except RayUnavailable as err:
-        raise click.UsageError(str(err)) from None
+    return CheckRun(
+        subject, o.conversations, jobs=o.jobs, engine=o.engine, ray_address=o.ray_address, judge=judge, no_judge=o.no_judge,
+        metrics=QUALITY_METRICS if o.metrics else (config.evaluation.metrics if config and o.engine == "local" else ()),
+        input_format=o.input_format, strict=o.strict, stream=o.stream, chunk_bytes=o.chunk_bytes, whole=bool(o.junit_path),
+        review_user=o.review_user, transcript=html,
+    )
 
 
 def _judge_and_write(run: CheckRun, o: CheckOptions, reports: list) -> None:
     """Judge in order and write as the results come; bad input stops it with exit 2, one JSON document in JSON."""
-    from ..engines.ray_engine import EngineError, RayUnavailable
-
     sink = None
     try:
         if o.output_dir:

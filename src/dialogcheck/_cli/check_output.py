@@ -82,7 +82,7 @@ class TextSink:
             self.seen += chunk.counts.total
             return
         for i, piece in enumerate(chunk.encoded):  # a failing conversation's piece is never empty
-            self._next(chunk.results[0], piece) if i == 0 else self._next(None, piece)
+            self._next(chunk.results[0] if i == 0 else None, piece)
 
     def _next(self, result: ConversationResult | None, piece: bytes | None) -> None:
         self.seen += 1
@@ -197,7 +197,8 @@ class JunitSink:
     """`--junit`: every result kept (the run reads its input whole for it), written at the end."""
 
     def __init__(self, path: str, subject: Any):
-        self.path, self.subject, self.results = path, subject, []  # type: ignore[var-annotated]
+        self.path, self.subject = path, subject
+        self.results: list[ConversationResult] = []
 
     def add(self, result: ConversationResult) -> None:
         self.results.append(result)

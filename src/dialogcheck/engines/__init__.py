@@ -8,3 +8,13 @@ path (`judging.iter_results`) into typed results, sent back in input order.
 `local` runs chunks in this process or in worker processes; `ray_engine` runs
 them as Ray Data tasks.
 """
+
+from ..errors import DialogcheckError
+
+
+class RayUnavailable(DialogcheckError):
+    """Ray is not installed, or no cluster could be reached: a usage problem, reported with exit code 2."""
+
+
+class EngineError(DialogcheckError):
+    """Ray failed for a reason that is not the input (a task or a node died)."""

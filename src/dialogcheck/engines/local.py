@@ -84,13 +84,12 @@ def _in_workers(job: CheckJob, chunks: Iterable, jobs: int, write_shard: ShardWr
 
 def results_in_order(
     job: CheckJob, chunks: Iterable, jobs: int = 1, *, judge=None, metrics: tuple[str, ...] = (), stats: CheckStats | None = None
-) -> Iterator[ConversationResult | ChunkResult]:
+) -> Iterator[ConversationResult]:
     """Every conversation of `chunks` judged into a typed result, in input order, each counted in `stats`; the
     first bad record raises `LoadError`.
 
-    From workers with `job.encoding` set, one `ChunkResult` of encodings a chunk instead (the adapter of
-    `work.Encoding`). With a judge, conversations are judged in this process whatever `jobs` says: the judge's
-    client holds the one limit on LLM calls in flight, and waiting on the LLM, not checking, takes the time.
+    With a judge, conversations are judged in this process whatever `jobs` says: the judge's client holds
+    the one limit on LLM calls in flight, and waiting on the LLM, not checking, takes the time.
     """
     if jobs <= 1 or judge is not None:
         for chunk in chunks:
@@ -99,9 +98,19 @@ def results_in_order(
     for result in _in_workers(job, chunks, jobs):
         if stats is not None:
             stats.merge(result.stats)
-        if job.encoding is None:
-            yield from result.results
-        elif result.counts.total:
+        yield from result.results
+        result.raise_problems()
+
+
+def encoded_in_order(job: CheckJob, chunks: Iterable, jobs: int, *, stats: CheckStats | None = None) -> Iterator[ChunkResult]:
+    """The adapter of `work.Encoding`: in worker processes, each chunk's results encoded by `job.encoding` where
+    they were checked, one `ChunkResult` a chunk in input order (its first result typed); the first bad record
+    raises `LoadError`."""
+    assert job.encoding is not None and jobs > 1
+    for result in _in_workers(job, chunks, jobs):
+        if stats is not None:
+            stats.merge(result.stats)
+        if result.counts.total:
             yield result
         result.raise_problems()
 

@@ -27,10 +27,11 @@ from urllib.parse import urlsplit
 import orjson
 
 from ..checks.base import Outcome
-from ..errors import DialogcheckError, LoadError, Problem, os_reason
+from ..errors import LoadError, Problem, os_reason
 from ..events.load import CONVERSATION_SUFFIXES
 from ..results.model import ConversationResult, Counts
 from ..results.stats import CheckStats
+from . import EngineError, RayUnavailable
 from .chunks import (
     PARQUET_SUFFIXES,
     LineRange,
@@ -50,14 +51,6 @@ INSTALL_HINT = "--engine ray needs Ray: pip install 'dialogcheck[ray]'"
 #: Input bytes per Ray task: each task also writes a shard, so fewer, bigger ones than the local engine's.
 CHUNK_BYTES = 16 << 20
 SUFFIXES = CONVERSATION_SUFFIXES + PARQUET_SUFFIXES
-
-
-class RayUnavailable(DialogcheckError):
-    """Ray is not installed, or no cluster could be reached: a usage problem, reported with exit code 2."""
-
-
-class EngineError(DialogcheckError):
-    """Ray failed for a reason that is not the input (a task or a node died)."""
 
 
 @dataclass
