@@ -91,3 +91,23 @@ def test_a_crashing_check_is_an_error_not_a_crash(scenario, monkeypatch):
     result = evaluate(scenario, CONVERSATION, no_judge=True)
     assert result.assertions[0].outcome is Outcome.ERROR
     assert result.assertions[0].detail == "the check crashed: ZeroDivisionError: division by zero"
+
+
+def test_a_scenario_and_an_sop_are_subjects_and_one_evaluate_judges_both():
+    from dialogcheck import evaluate_sop, load_conversation, load_sop
+    from dialogcheck.pairing import ScenarioSet
+    from dialogcheck.subject import Standard, Subject
+    from tests.conftest import EXAMPLE
+
+    scenario = load_scenario(EXAMPLE / "eval" / "scenarios" / "card_replace_confirms_first.yml")
+    sop = load_sop(EXAMPLE / "sops" / "replace_card.yml")
+    several = ScenarioSet.of([scenario])
+    assert isinstance(scenario, Subject) and isinstance(sop, Subject) and not isinstance(several, Subject)
+    assert all(isinstance(standard, Standard) for standard in (scenario, sop, several))
+    assert several.several and not scenario.several and several.own(scenario.slug) is scenario and sop.own(None) is sop
+    conversation = load_conversation(EXAMPLE / "conversations" / "sop_orders_without_confirming.jsonl")
+    assert evaluate_sop is evaluate
+    judged = evaluate(sop, conversation, no_judge=True)
+    assert judged.sop is not None and judged.sop.results == sop.evaluate(conversation, no_judge=True).results
+    assert judged.subject == sop.name and judged.assertions == () and judged.notes == ()
+    assert evaluate(scenario, conversation, no_judge=True).subject == scenario.name

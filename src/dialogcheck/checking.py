@@ -437,7 +437,7 @@ def _loaded(subject: Any) -> Any:
 
 
 def check_conversations(
-    subject: Any,
+    subject: Standard | str | Path,
     sources: str | Path | Iterable[Any],
     *,
     jobs: int | None = None,

@@ -11,7 +11,7 @@ they were given.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from .checks.base import CheckResult
 from .checks.judged import JudgedResult, Judgement, JudgeRequest
@@ -24,6 +24,7 @@ JudgeItems = list[tuple[str, JudgeRequest]]
 Checked = tuple[tuple[CheckResult, ...], tuple[JudgedResult, ...], "StepSetResult | None"]
 
 
+@runtime_checkable
 class Subject(Protocol):
     """A scenario's goals or an SOP's steps: what one conversation is judged against."""
 
@@ -59,6 +60,7 @@ class Subject(Protocol):
         ...
 
 
+@runtime_checkable
 class Standard(Protocol):
     """What a batch is judged against: one subject, or a set of scenarios each conversation finds its own in."""
 

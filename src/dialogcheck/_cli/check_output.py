@@ -39,6 +39,7 @@ from ..results.atomic import write_atomic
 from ..results.codec import check_summary_document, conversation_document, conversation_line
 from ..results.lock import BatchLock
 from ..results.model import ConversationResult
+from ..subject import Standard
 from .output import EXIT_BAD_INPUT, EXIT_ERRORED, _surely_not_terminal, console, fail_with_load_error, print_json, print_text
 
 
@@ -244,7 +245,7 @@ def print_warnings(tally: CheckTally) -> None:
         print_text(render_warnings(tally.warnings.as_json()), stderr=True)
 
 
-def judge_note(subject: Any, judge: Any, no_judge: bool) -> str | None:
+def judge_note(subject: Standard, judge: Any, no_judge: bool) -> str | None:
     """Say which checks were not judged, and why, so a skipped check is never mistaken for a pass."""
     count = judged_count(subject)
     if not count or (judge is not None and not no_judge):
