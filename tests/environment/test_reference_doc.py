@@ -51,10 +51,12 @@ def test_the_recorded_event_shown_is_what_the_example_records_and_it_parses(tmp_
 def test_the_environment_of_a_run_file_shown_has_the_fields_a_run_file_holds():
     import orjson
 
-    from dialogcheck.results.codec import _environment, environment_document
+    from dialogcheck.results.codec import environment_document
+    from dialogcheck.results.model import EnvironmentInfo
+    from dialogcheck.results.records import read_record
 
     (shown,) = [block for block in re.findall(r"^```json\n(.*?)^```", TEXT, re.S | re.M) if block.startswith('{"environment"')]
     document = orjson.loads(shown)["environment"]
-    info = _environment(document)
+    info = read_record(EnvironmentInfo, document)
     assert info is not None and info.faults[0].kind == "timeout"
     assert environment_document(info) == document
