@@ -202,7 +202,7 @@ class Fields:
 def framework_tools_setting(fields: Fields) -> frozenset[str]:
     """The `framework_tools` key of eval/conftest.yml or of an SOP file: the tools never counted as tool runs.
 
-    A list of tool names (empty: every tool is counted); absent, SPEC's list (`FRAMEWORK_TOOLS`), for agents
+    A list of tool names (empty: every tool is counted); absent, `FRAMEWORK_TOOLS`, for agents
     that are not Mantle and own a tool named like one of Mantle's (`cancel`, `complete`).
     """
     if not fields.has("framework_tools"):

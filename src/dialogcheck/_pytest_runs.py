@@ -24,7 +24,7 @@ from .connectors.base import AgentError, AgentSetupError
 from .errors import LoadError, os_reason
 from .llm.base import LLMError
 from .report.batch_files import BATCH_FILES
-from .report.text import render_load_error
+from .report.check_text import render_load_error
 from .results.codec import decode_run
 from .results.files import ResultsFolder
 from .results.load import with_events

@@ -99,14 +99,14 @@ def _each(load, items) -> list:
     return done
 
 
-def judged_count(standard: Standard) -> int:
+def llm_judged_count(standard: Standard) -> int:
     """How many LLM-judged checks the scenario or SOP holds (of all the scenarios, for several)."""
     return sum(len(subject.judge_items()) for subject in standard.subjects)
 
 
 def wants_judge(standard: Standard, no_judge: bool, metrics: bool) -> bool:
     """Whether a judge is needed: LLM-judged checks to decide, or quality metrics to score."""
-    return bool(not no_judge and judged_count(standard)) or metrics
+    return bool(not no_judge and llm_judged_count(standard)) or metrics
 
 
 class WarningLog:

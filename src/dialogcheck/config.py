@@ -160,7 +160,7 @@ class ProjectConfig:
     evaluation: RoleSettings = field(default_factory=RoleSettings)
     agent: AgentSettings | None = None
     cache: CacheSettings = field(default_factory=CacheSettings)
-    #: Tool names never counted as tool runs in this project's scenarios (`framework_tools`; SPEC's list by default).
+    #: Tool names never counted as tool runs in this project's scenarios (`framework_tools`; `FRAMEWORK_TOOLS` by default).
     framework_tools: frozenset[str] = FRAMEWORK_TOOLS
     #: The environment (`eval/environments/NAME.yml`) of every scenario that names none, and where the config names it.
     environment: str | None = None

@@ -151,7 +151,7 @@ class ProjectSettings:
         return self.catalog(scenario).get(config.environment, Problems(), config.environment_pos, "`environment`")
 
     def framework_tools(self, scenario: Path) -> frozenset[str]:
-        """The setting of the project `scenario` belongs to; SPEC's list outside a project, or when its config does not load.
+        """The setting of the project `scenario` belongs to; `FRAMEWORK_TOOLS` outside a project, or when its config does not load.
 
         A config that does not load is reported as its own file's problem, not once per scenario of the project.
         """

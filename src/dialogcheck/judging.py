@@ -166,7 +166,7 @@ async def evaluate_pairs(
 
 
 #: Conversations waiting on the judge at once when many are judged in order.
-DEFAULT_WINDOW = 64
+JUDGED_AHEAD = 64
 
 
 def iter_results(
@@ -176,7 +176,7 @@ def iter_results(
     judge: Judge | None = None,
     no_judge: bool = False,
     metrics: tuple[str, ...] = (),
-    window: int = DEFAULT_WINDOW,
+    window: int = JUDGED_AHEAD,
 ) -> Iterator[ConversationResult]:
     """One result per conversation, in order, for a scenario, an SOP, or a `ScenarioSet`.
 

@@ -393,7 +393,7 @@ class _State:
 def _load_error(err: LoadError) -> str:
     """A load error as a collection error shows it: `path:line:col: message` lines, masked (pytest is no writer of ours)."""
     from ._redact import mask
-    from .report.text import render_load_error
+    from .report.check_text import render_load_error
 
     return mask(render_load_error(err).plain.rstrip("\n"))
 

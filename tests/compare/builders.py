@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 
 from dialogcheck.checks.base import Outcome
-from dialogcheck.report.batch_text import render_run, render_summary
+from dialogcheck.report.run_text import render_run, render_summary
 from dialogcheck.results.files import ResultsFolder
 from dialogcheck.results.model import BatchResult, EnvironmentInfo, FaultMet, RunResult, ScenarioInfo
 from dialogcheck.results.plan import Plan, PlannedScenario

@@ -4,8 +4,8 @@ import pytest
 from rich.text import Text
 
 from dialogcheck.checks.base import Outcome
+from dialogcheck.report.check_text import outcome_line
 from dialogcheck.report.styled import Styled
-from dialogcheck.report.text import outcome_line
 
 PIECES = [
     ("  ", ""),

@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from dialogcheck.checks.base import Outcome
-from dialogcheck.report.batch_text import render_run, render_summary
+from dialogcheck.report.run_text import render_run, render_summary
 from dialogcheck.results.atomic import write_atomic
 from dialogcheck.results.codec import decode_run, run_document, summary_document
 from dialogcheck.results.files import ResultsFolder

@@ -7,8 +7,8 @@ import pytest
 
 from dialogcheck import check_conversations, load_scenario, load_sop
 from dialogcheck.checks.base import Outcome
-from dialogcheck.report.batch_text import render_summary
-from dialogcheck.report.text import render_check_table
+from dialogcheck.report.check_text import render_check_table
+from dialogcheck.report.run_text import render_summary
 from dialogcheck.results.codec import conversation_document, stats_document
 from dialogcheck.results.model import BatchResult, CheckKind, RunResult, ScenarioInfo
 from dialogcheck.results.stats import EXAMPLES, CheckStats, SopScores, run_stats

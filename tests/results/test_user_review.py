@@ -12,9 +12,9 @@ import pytest
 from dialogcheck._cli.output import EXIT_ERRORED, EXIT_FAILED, EXIT_OK, check_exit_code, exit_code_of
 from dialogcheck.checks.base import CheckResult, Outcome
 from dialogcheck.errors import LoadError
-from dialogcheck.report.batch_text import render_run, render_summary
+from dialogcheck.report.check_text import render_conversation
 from dialogcheck.report.junit import render_junit, render_junit_check
-from dialogcheck.report.text import render_conversation
+from dialogcheck.report.run_text import render_run, render_summary
 from dialogcheck.results.codec import conversation_document, decode_conversation, decode_run, run_document, summary_document
 from dialogcheck.results.model import BatchResult, CheckRef, ConversationResult, Counts, Reason, UserReview
 from dialogcheck.results.stats import CheckStats, run_stats

@@ -22,7 +22,7 @@ from dialogcheck import load_scenario, load_sop
 from dialogcheck.checks import patterns
 from dialogcheck.checks.schema import SchemaField, item_type, schema
 from dialogcheck.checks.sop import SOP_EVALUATORS
-from dialogcheck.checks.sop_confirmation import DEFAULT_WINDOW
+from dialogcheck.checks.sop_confirmation import DEFAULT_CONFIRMATION_TURNS
 from dialogcheck.config import load_config
 from dialogcheck.events.model import FRAMEWORK_TOOLS
 from dialogcheck.sop.load import SOP_FIELDS, STEP_FIELDS
@@ -141,7 +141,7 @@ def test_the_comparison_with_the_schema_sees_a_wrong_type_a_bound_and_required_n
     """The row check above fails when the reference and the class disagree on what a field is."""
     cls = SOP_EVALUATORS["confirmation_requested"]
     window = next(field for field in schema(cls) if field.key == "withinLastNTurns")
-    assert _described(window, DEFAULT_WINDOW) == "integer ≥ 1, default 4"
+    assert _described(window, DEFAULT_CONFIRMATION_TURNS) == "integer ≥ 1, default 4"
     assert _described(replace(window, spec=replace(window.spec, minimum=0)), 4) != "integer ≥ 1, default 4"
     assert _described(replace(window, required=True), 4) == "integer ≥ 1, required"
     assert _described(replace(window, type=float), 4) == "number ≥ 1, default 4"
@@ -162,7 +162,7 @@ def test_the_sop_file_and_step_fields_are_the_loaders():
 def test_the_numbers_in_the_reference_are_the_codes():
     listed = re.search(r"its skills: (.*?)\. They never", TEXT, re.S).group(1)
     assert set(re.findall(r"`([a-z_]+)`", listed)) == FRAMEWORK_TOOLS
-    assert f"integer ≥ 1, default {DEFAULT_WINDOW}" in TEXT
+    assert f"integer ≥ 1, default {DEFAULT_CONFIRMATION_TURNS}" in TEXT
     limits = _section("Regular expressions")
     for number in (patterns.MAX_PATTERN_CHARS, patterns.MAX_REPEAT, patterns.MAX_NESTING, patterns.MAX_PARTS):
         assert f"{number:,}" in limits

@@ -18,13 +18,12 @@ from typing import Any
 
 from .._redact import mask_bytes
 from .._shown import counted
-from ..checking import CheckTally, judged_count
+from ..checking import CheckTally, llm_judged_count
 from ..checks.base import Outcome
 from ..engines.work import ChunkResult, Encoding
 from ..errors import LoadError
 from ..report import json as json_report
-from ..report.styled import Styled
-from ..report.text import (
+from ..report.check_text import (
     plain_conversation,
     plain_failing_checks,
     render_check_scenarios,
@@ -35,6 +34,7 @@ from ..report.text import (
     render_tally,
     render_warnings,
 )
+from ..report.styled import Styled
 from ..results.atomic import write_atomic
 from ..results.codec import check_summary_document, conversation_document, conversation_line
 from ..results.lock import BatchLock
@@ -247,7 +247,7 @@ def print_warnings(tally: CheckTally) -> None:
 
 def judge_note(subject: Standard, judge: Any, no_judge: bool) -> str | None:
     """Say which checks were not judged, and why, so a skipped check is never mistaken for a pass."""
-    count = judged_count(subject)
+    count = llm_judged_count(subject)
     if not count or (judge is not None and not no_judge):
         return None
     why = "skipped (--no-judge)" if no_judge else "not judged: no judge configured (evaluation.llm in eval/conftest.yml)"

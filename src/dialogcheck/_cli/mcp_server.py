@@ -135,7 +135,7 @@ def _check(project: Project, subject: str, conversations: list[str], no_judge: b
     from ..checking import CheckRun, wants_judge
     from ..config import find_config, load_config
     from ..definitions import load_definition
-    from ..report.text import check_counts_text, render_conversation
+    from ..report.check_text import check_counts_text, render_conversation
     from ..results.codec import check_summary_document, conversation_document
 
     subject_path = project.path(subject)

@@ -103,7 +103,7 @@ def framework_tools_field() -> Any:
     """The `framework_tools` field of a check that reads the tool log (`Conversation.tool_log`).
 
     The loader sets it from the definition's setting (eval/conftest.yml for a scenario, `sop.framework_tools`
-    for an SOP file), so the list reaches the check with its definition; the default is SPEC's list.
+    for an SOP file), so the list reaches the check with its definition; the default is `FRAMEWORK_TOOLS`.
     """
     return spec(FRAMEWORK_TOOLS, repr=False, setting="framework_tools")
 

@@ -39,7 +39,7 @@ class Context:
 
     #: The key of the check it is written inside (`sequencing`, `tools_within_one_turn`); "" at the top.
     inside: str = ""
-    #: Tools never counted as runs: the definition's `framework_tools` setting, SPEC's list by default.
+    #: Tools never counted as runs: the definition's `framework_tools` setting, `FRAMEWORK_TOOLS` by default.
     framework_tools: frozenset[str] = FRAMEWORK_TOOLS
 
 

@@ -2,7 +2,7 @@
 
 The window is counted in turns: the call's own turn and the
 `withinLastNTurns - 1` turns before it, and only bot messages recorded
-before the call count (SPEC section 3). A tool never called needs no
+before the call count (docs/sop-reference.md). A tool never called needs no
 confirmation, so the step is `skip`, not a pass.
 """
 
@@ -22,7 +22,7 @@ from .patterns import one_budget, search
 from .schema import spec
 from .sop_tools import SHOWN_CALLS, calls_of, slug_name
 
-DEFAULT_WINDOW = 4
+DEFAULT_CONFIRMATION_TURNS = 4
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class ConfirmationRequested(Check):
     catalog_slug: str | None = spec(None, name="catalogSlug")
     #: Read after `catalogSlug`, so keyword-only.
     pattern: str = spec(kw_only=True, regex=True)
-    within_last_n_turns: int = spec(DEFAULT_WINDOW, kw_only=True, name="withinLastNTurns", minimum=1)
+    within_last_n_turns: int = spec(DEFAULT_CONFIRMATION_TURNS, kw_only=True, name="withinLastNTurns", minimum=1)
     framework_tools: frozenset[str] = framework_tools_field()
 
     @cached_property
@@ -91,4 +91,4 @@ class ConfirmationRequested(Check):
         return f"{where} ({count}; the last, at {at(last)}, said {show(last.text)})"
 
 
-__all__ = ["DEFAULT_WINDOW", "ConfirmationRequested"]
+__all__ = ["DEFAULT_CONFIRMATION_TURNS", "ConfirmationRequested"]

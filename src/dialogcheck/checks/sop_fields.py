@@ -2,7 +2,7 @@
 
 Both look for one call of a tool whose arguments (or result) satisfy every
 assertion. Paths, JSON-string results and the type rules of the ops are
-pinned in SPEC sections 3 and 10 ("SOP ops"); they live here once.
+pinned in docs/sop-reference.md ("SOP ops"); they live here once.
 """
 
 from __future__ import annotations

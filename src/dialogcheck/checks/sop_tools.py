@@ -2,7 +2,7 @@
 
 They read only the tool log (counted runs: framework tools left out, by the
 list the SOP was loaded with) and share one name resolution, so
-`catalogSlug` means the same in every SOP evaluator (SPEC sections 3 and 10,
+`catalogSlug` means the same in every SOP evaluator (docs/sop-reference.md,
 "Catalog").
 """
 

@@ -106,7 +106,7 @@ class StateCheck(Check):
 
 @dataclass(frozen=True)
 class StateEquals(StateCheck):
-    """The value at `path` of the final state equals `value` (SPEC's typed JSON equality)."""
+    """The value at `path` of the final state equals `value` (the typed JSON equality of docs/concepts.md)."""
 
     key = "state_equals"
 

@@ -59,7 +59,7 @@ class CommandError(DialogcheckError):
 def error_text(error: DialogcheckError) -> Styled:
     """An error as text output says it: a `LoadError`'s `path:line:col: message` lines, else its message in red."""
     if isinstance(error, LoadError):
-        from ..report.text import render_load_error
+        from ..report.check_text import render_load_error
 
         return render_load_error(error)
     return Styled(f"{error}\n", "bold red")

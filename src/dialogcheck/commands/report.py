@@ -22,12 +22,12 @@ def report(folder: str, *, show_all: bool = False, max_failures: int = 20, named
     (default: `folder`), the name its caller gave."""
     found = load_check_output(Path(folder))
     if found is not None:
-        from ..report.text import render_output_summary, render_warnings
+        from ..report.check_text import render_output_summary, render_warnings
 
         found.verify()
         text = render_output_summary(found.counts, found.stats(), found.shards, named or folder)
         return Answer(found.summary, text, check_exit_code(found.counts, found.any_error), render_warnings(found.summary.get("warnings", ())))
-    from ..report.batch_text import render_summary
+    from ..report.run_text import render_summary
     from ..results.codec import summary_document
 
     batch = load_results(folder)

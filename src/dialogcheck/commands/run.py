@@ -44,7 +44,7 @@ def check_agent(batch: ScenarioBatch) -> None:
 
 def run_answer(batch: BatchResult, *, show_all: bool = False, max_failures: int = 20) -> Answer:
     """What `run` says of a finished batch: its summary and where its folder is; the exit code is the batch's."""
-    from ..report.batch_text import render_summary
+    from ..report.run_text import render_summary
     from ..results.codec import summary_document
 
     text = render_summary(batch, show_all=show_all, max_failures=max_failures).append(f"results: {batch.folder}\n", "dim")

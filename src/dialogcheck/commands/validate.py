@@ -104,7 +104,7 @@ def validate(paths: Sequence[str | Path]) -> Answer:
         try:
             definition = load_definition(path, settings)
         except LoadError as err:
-            from ..report.text import render_load_error
+            from ..report.check_text import render_load_error
 
             problems.extend(err.problems)
             entries.append({"path": str(path), "ok": False, "problems": [p.to_dict() for p in err.problems]})

@@ -35,7 +35,7 @@ class AgentMessage:
 class AgentTurn:
     """What the agent said and did in answer to one message (or to the opening).
 
-    `events` are the events (SPEC section 1) this turn produced, typed; user and bot events may be left
+    `events` are the events (docs/concepts.md, the conversation record) this turn produced, typed; user and bot events may be left
     out. A connector written in Python may give them as native event objects instead: they are read as the
     turn is made (`events.parse`), and one that cannot be read raises `EventFieldError` naming its field.
     """

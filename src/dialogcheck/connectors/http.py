@@ -1,4 +1,4 @@
-"""A generic HTTP JSON agent (SPEC section 6(b)): one POST per turn, the turn's events in the answer.
+"""A generic HTTP JSON agent (docs/connectors.md): one POST per turn, the turn's events in the answer.
 
 Request: `{"conversation_id": ID, "text": TEXT}`; `text` is null to open the
 conversation, and the opening request also carries `"initial_slots": {...}`

@@ -43,7 +43,7 @@ def parse_buttons(raw: Any, where: str, label: str) -> tuple[AgentButton, ...]:
 
 
 def agent_events(raw: Any, where: str, label: str = "events") -> tuple[tuple[Event, ...], tuple[dict[str, Any], ...]]:
-    """A list of native event objects (SPEC section 1) read into typed events, and the objects as recorded;
+    """A list of native event objects (docs/concepts.md, the conversation record) read into typed events, and the objects as recorded;
     an event that cannot be read is an `AgentError` naming it."""
     if not isinstance(raw, list):
         raise AgentError(f"{where}: `{label}` must be a list of event objects, got {json_type(raw)}")

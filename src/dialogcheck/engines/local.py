@@ -14,7 +14,7 @@ from itertools import islice
 
 from ..results.model import ConversationResult
 from ..results.stats import CheckStats
-from .work import CheckJob, ChunkResult, ShardWriter, check_chunk, judged
+from .work import CheckJob, ChunkResult, ShardWriter, check_chunk, checked_in_order
 
 #: Chunks handed to workers ahead of the one being written, per worker.
 AHEAD_PER_WORKER = 2
@@ -93,7 +93,7 @@ def results_in_order(
     """
     if jobs <= 1 or judge is not None:
         for chunk in chunks:
-            yield from judged(job, chunk.read(), judge=judge, metrics=metrics, stats=stats)
+            yield from checked_in_order(job, chunk.read(), judge=judge, metrics=metrics, stats=stats)
         return
     for result in _in_workers(job, chunks, jobs):
         if stats is not None:

@@ -2,7 +2,7 @@
 
 Columns of an input file:
 
-* `events` (required): the conversation's native events (SPEC section 1),
+* `events` (required): the conversation's native events (docs/concepts.md, the conversation record),
   either a JSON string holding the list of event objects, or a list of
   structs, one struct an event. Arrow gives every struct of a column the same
   fields, so in the struct form a null field reads as absent; use the JSON

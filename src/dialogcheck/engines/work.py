@@ -84,7 +84,7 @@ class ChunkResult:
             raise LoadError(self.problems)
 
 
-def judged(
+def checked_in_order(
     job: CheckJob, conversations: Iterable[Conversation], *, judge=None, metrics: tuple[str, ...] = (), stats: CheckStats | None = None
 ) -> Iterator[ConversationResult]:
     """Each conversation judged, in order, its checks counted in `stats`; a bad record raises `LoadError` where it is."""
@@ -147,7 +147,7 @@ def check_chunk(job: CheckJob, chunk, *, index: int = 0, write_shard: ShardWrite
     """
     out = ChunkResult()
     try:
-        for result in judged(job, chunk.read(), judge=judge, metrics=metrics, stats=out.stats):
+        for result in checked_in_order(job, chunk.read(), judge=judge, metrics=metrics, stats=out.stats):
             out.results.append(result)
     except LoadError as err:
         out.problems = err.problems

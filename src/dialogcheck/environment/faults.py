@@ -182,7 +182,7 @@ class When:
     """Which calls of the tool a fault may fire on; every condition given must hold (none given: every call).
 
     `on_call` counts the tool's calls in the run from 1, those whose arguments fit its schema; `match` holds
-    when each listed argument equals its value (SPEC equality); `rate` is the chance a call that meets the
+    when each listed argument equals its value (the JSON equality of docs/concepts.md); `rate` is the chance a call that meets the
     others is hit, drawn from the run's seed.
     """
 

@@ -1,7 +1,7 @@
 """One run's environment: its own copy of the state, its fault schedule, and the record of every call it answered.
 
 `call(name, arguments)` answers `{"result": ..., "is_error": bool}` the way the agent receives it, and records a
-`tool_executed` event (SPEC section 1) with `metadata.environment: true`, and `metadata.fault` on a call a fault
+`tool_executed` event (docs/concepts.md, the conversation record) with `metadata.environment: true`, and `metadata.fault` on a call a fault
 hit. Calls are answered one at a time (a lock), so an agent calling from several threads sees one order,
 which is the order of the events. Delays go through the `sleep` it is given, so tests never wait.
 """

@@ -17,7 +17,7 @@ FORMAT_NAMES = {
     "tau2": "tau2-bench simulation results",
     "otlp": "OpenTelemetry traces (OTLP/JSON)",
 }
-#: The format of native events (SPEC section 1), which `check` reads without `--input-format`.
+#: The format of native events (docs/concepts.md, the conversation record), which `check` reads without `--input-format`.
 NATIVE_FORMAT = "rasa-tracker"
 #: Keys of a tau2 simulation run that an OpenAI conversation object does not have.
 _TAU2_RUN_KEYS = {"termination_reason", "reward_info", "task_id", "trial"}

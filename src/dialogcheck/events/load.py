@@ -1,4 +1,4 @@
-"""Read conversation files of every container SPEC section 1 accepts.
+"""Read conversation files of every container docs/concepts.md, the conversation record accepts.
 
 The container is detected from content: a JSON list of events, a tracker
 object with `events`, JSONL of events, or JSONL of tracker objects (one

@@ -1,4 +1,4 @@
-"""Typed events back to native JSON lines (SPEC section 1): the one encoder of events files.
+"""Typed events back to native JSON lines (docs/concepts.md, the conversation record): the one encoder of events files.
 
 An event read from a record keeps the object it was read from (`Conversation.raw_events`), unknown
 fields and key order included, and is written as it came. An event made in code (the simulated

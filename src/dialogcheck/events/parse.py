@@ -1,4 +1,4 @@
-"""Read native event objects (tracker form or shorthand, SPEC section 1) into typed events: the one way in.
+"""Read native event objects (tracker form or shorthand, docs/concepts.md, the conversation record) into typed events: the one way in.
 
 Files (`load.py`, and the fast decoder of `fast.py`), agents' answers
 (`connectors/`) and the events importers convert from other formats are all

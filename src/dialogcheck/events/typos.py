@@ -1,6 +1,6 @@
 """Names in a log one keystroke away from a known one: `tool_exectued` for `tool_executed`, `txt` for `text`.
 
-Unknown event types and fields are kept (SPEC section 1), so a typo would pass silently: an event
+Unknown event types and fields are kept (docs/concepts.md, the conversation record), so a typo would pass silently: an event
 nobody checks, a field left at its default. A name one edit from a known one (a letter added, dropped
 or changed, or two neighbours swapped: Damerau-Levenshtein distance 1) is worth a warning. Each
 distinct name is judged once and remembered, so a log that repeats a name costs one lookup an event.

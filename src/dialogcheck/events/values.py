@@ -2,7 +2,7 @@
 
 Python's `==` says `True == 1` and `1 == 1.0 == True`; a check that compares
 recorded values must not, so every comparison in dialogcheck goes through
-`json_equal` (SPEC section 1, "Equality of values").
+`json_equal` (docs/concepts.md, the conversation record, "Equality of values").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Read other tools' conversation logs as native events (SPEC section 1), so recorded runs can be checked.
+"""Read other tools' conversation logs as native events (docs/concepts.md, the conversation record), so recorded runs can be checked.
 
 One module per format, each with `read(path) -> Iterator[ImportedConversation]`:
 lazy (a JSONL of many conversations is converted one at a time), and every

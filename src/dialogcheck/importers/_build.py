@@ -27,7 +27,7 @@ class ImportedConversation:
 
     @property
     def events(self) -> tuple[Mapping[str, Any], ...]:
-        """The native events (SPEC section 1) the conversation was read from."""
+        """The native events (docs/concepts.md, the conversation record) the conversation was read from."""
         return tuple(self.conversation.raw_events)
 
     @property
@@ -35,7 +35,7 @@ class ImportedConversation:
         return self.conversation.conversation_id
 
     def tracker(self) -> dict[str, Any]:
-        """The native tracker object (SPEC section 1) that `dialogcheck check` reads back unchanged."""
+        """The native tracker object (docs/concepts.md, the conversation record) that `dialogcheck check` reads back unchanged."""
         return {"sender_id": self.conversation_id, "events": list(self.events)}
 
 

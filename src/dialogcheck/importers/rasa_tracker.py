@@ -2,7 +2,7 @@
 
 Listed as a format so a pipeline can name every source the same way; the
 conversations and their errors are exactly those of `dialogcheck check` on
-the file (SPEC section 1).
+the file (docs/concepts.md, the conversation record).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ when several came at once). Mapping:
   simulator, not of the customer, so they are taken out of the text and kept
   as the message's `metadata.end_token`. A message that held nothing else is
   kept as an empty `user` message (an empty message ends a simulated
-  conversation, SPEC section 6), so the place where the user ended stays.
+  conversation, docs/running-scenarios.md), so the place where the user ended stays.
 - the run's `termination_reason` (`user_stop`, `agent_stop`, `max_steps`,
   ...) is kept in the `metadata.termination_reason` of its last event.
 

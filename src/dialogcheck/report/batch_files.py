@@ -11,9 +11,9 @@ from pathlib import Path
 
 from ..results.atomic import write_atomic
 from ..results.model import BatchResult, RunResult
-from .batch_text import render_run, render_summary
 from .html import render_batch_html
 from .junit import render_junit
+from .run_text import render_run, render_summary
 
 JUNIT, HTML = "junit.xml", "report.html"
 

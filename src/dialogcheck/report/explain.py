@@ -12,8 +12,8 @@ from __future__ import annotations
 from .._shown import counted, cut, shown, visible
 from ..checks.base import Outcome
 from ..results.model import ConversationResult, RunResult
+from .check_text import STYLES, WORDS, check_counts_text, outcome_line, render_conversation, render_user_review
 from .styled import Styled
-from .text import STYLES, WORDS, check_counts_text, outcome_line, render_conversation, render_user_review
 from .world import world_text
 
 #: Transcript lines an explanation shows: the last ones, where a conversation usually went wrong.

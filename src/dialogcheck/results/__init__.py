@@ -1,1 +1,1 @@
-"""The results folder of a batch (SPEC section 8): run files written as runs finish, and the summary."""
+"""The results folder of a batch (docs/results-reference.md): run files written as runs finish, and the summary."""

@@ -56,7 +56,7 @@ INDENT = orjson.OPT_INDENT_2
 
 
 def conversation_document(result: ConversationResult, *, with_source: bool = False) -> dict[str, Any]:
-    """The `check --format json` shape of SPEC section 9 for one conversation."""
+    """The `check --format json` shape of docs/results-reference.md for one conversation."""
     data: dict[str, Any] = {}
     if with_source:
         data["source"] = result.source

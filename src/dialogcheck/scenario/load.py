@@ -1,4 +1,4 @@
-"""Load scenario files (SPEC section 4): the Mantle form plus dialogcheck's extensions."""
+"""Load scenario files (docs/scenario-reference.md): the Mantle form plus dialogcheck's extensions."""
 
 from __future__ import annotations
 
@@ -165,7 +165,7 @@ def parse_scenario(
     environments: Catalog | None = None,
     default_environment: Environment | None = None,
 ) -> Scenario | None:
-    """A scenario file's tree; `framework_tools` is its project's setting (eval/conftest.yml), SPEC's list by default.
+    """A scenario file's tree; `framework_tools` is its project's setting (eval/conftest.yml), `FRAMEWORK_TOOLS` by default.
     `environments` finds what `environment:` names (default: the project the file is in); `default_environment` is
     the config's, for a scenario that names none."""
     body = file_body(root, problems, "scenario", "a scenario")

@@ -1,6 +1,6 @@
 """One simulated conversation: the user speaks, the agent answers, until a stop rule ends it.
 
-Stop rules (SPEC section 6): the user says done (its last message is still
+Stop rules (docs/running-scenarios.md): the user says done (its last message is still
 sent), the user sends an empty message, the agent sends no text for a turn,
 or `max_turns` user messages were sent. The events are the agent's own record
 when it keeps one (a Rasa tracker), else the turns as recorded here: each

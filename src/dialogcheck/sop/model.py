@@ -3,7 +3,7 @@
 A step wraps one SOP evaluator with an id, a weight and whether it is
 required. The verdict (pass/fail/error) and the score are kept apart: a
 non-required step moves the score, never the verdict, unless a threshold
-is set (SPEC section 3).
+is set (docs/sop-reference.md).
 """
 
 from __future__ import annotations
@@ -145,13 +145,13 @@ class StepSet:
 
 @dataclass(frozen=True)
 class Sop:
-    """An SOP file (SPEC section 5): named steps applied to recorded conversations."""
+    """An SOP file (docs/sop-reference.md): named steps applied to recorded conversations."""
 
     id: str
     name: str
     steps: StepSet
     path: str = "<memory>"
-    #: Tool names its evaluators leave out of the tool log (`sop.framework_tools`; SPEC's list by default).
+    #: Tool names its evaluators leave out of the tool log (`sop.framework_tools`; `FRAMEWORK_TOOLS` by default).
     framework_tools: frozenset[str] = FRAMEWORK_TOOLS
 
     def evaluate(

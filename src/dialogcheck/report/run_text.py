@@ -12,8 +12,8 @@ from .._shown import counted, cut, shown, visible
 from ..checks.base import Outcome
 from ..results.model import BatchResult, RunResult, SimulatorInfo, unfinished_text
 from ..results.stats import persona_stats, run_stats
+from .check_text import STYLES, WORDS, outcome_line, rate, render_check_table, render_scenario_rows, render_user_review, with_citations
 from .styled import Styled
-from .text import STYLES, WORDS, outcome_line, rate, render_check_table, render_scenario_rows, render_user_review, with_citations
 from .world import world_text
 
 
