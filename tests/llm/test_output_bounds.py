@@ -151,4 +151,4 @@ def test_a_request_past_its_wall_clock_limit_is_retried_then_errors_the_check_na
     assert result.exit_code == 3, result.output
     detail = json.loads(result.stdout)["criteria"][0]["detail"]
     assert detail.endswith("failed after 2 attempts: timed out after 0.5 s (`timeout`, the limit of each attempt)")
-    assert openai_server.count == 2
+    assert 1 <= openai_server.count <= 2  # the second attempt may time out before it reaches a loaded server

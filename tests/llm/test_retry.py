@@ -88,7 +88,9 @@ def test_a_slow_answer_times_out_after_retries(openai_server, waits):
     with pytest.raises(LLMError, match=r"failed after 2 attempts: timed out after 0.3 s"):
         asyncio.run(client(f"{openai_server.root}/v1", max_retries=1, timeout=0.3).complete(chat()))
     elapsed = time.monotonic() - started
-    assert openai_server.count == 2 and len(waits) == 1
+    # The client made two attempts with one wait between; the server saw each that reached it before its limit
+    # (on a loaded machine the second may time out on the way), never a third.
+    assert len(waits) == 1 and 1 <= openai_server.count <= 2
     assert elapsed >= 0.59, elapsed  # each attempt had its whole limit (a loaded machine only adds to this)
 
 

@@ -74,7 +74,8 @@ def test_a_render_over_its_budget_stops_with_an_error_naming_the_template(tmp_pa
     template = tmp_path / "judge.j2"
     template.write_text(source)
     with pytest.raises(LLMError) as info:
-        Templates({"metrics_judge_prompt": template}).render("metrics_judge_prompt", transcript="x" * 2000, ledger="", metrics=[])
+        # a clock that stands still: the budget that decides is the one named, never a loaded machine's 30 s
+        Templates({"metrics_judge_prompt": template}, clock=lambda: 0.0).render("metrics_judge_prompt", transcript="x" * 2000, ledger="", metrics=[])
     assert str(info.value).startswith(f"{template}: the template was stopped, over its rendering budget: ")
     assert reason in str(info.value)
 
