@@ -7,6 +7,7 @@ instead of importing connectors, LLM clients and the batch runner.
 
 from __future__ import annotations
 
+import logging
 import sys
 from importlib import import_module
 
@@ -107,9 +108,35 @@ def _wants_json(args: list[str]) -> bool:
     )
 
 
+class StderrNotices(logging.Handler):
+    """The package's warnings (a server that refused a format) on the stderr of the moment, masked: a command's
+    notices are its own output, whatever handlers the embedding process has or lacks."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from .._redact import redact
+
+        try:
+            sys.stderr.write(redact(record.getMessage()) + "\n")
+            sys.stderr.flush()
+        except Exception:
+            self.handleError(record)
+
+
 def main(args: list[str] | None = None) -> None:
     """Run the CLI; a usage error is exit 2, as JSON too when `--format json` was asked for."""
     args = sys.argv[1:] if args is None else args
+    notices, package = StderrNotices(), logging.getLogger("dialogcheck")
+    package.addHandler(notices)
+    try:
+        _main(args)
+    finally:
+        package.removeHandler(notices)
+
+
+def _main(args: list[str]) -> None:
     try:
         cli.main(args, prog_name="dialogcheck", standalone_mode=False)
     except click.UsageError as err:
