@@ -121,7 +121,7 @@ class StderrNotices(logging.Handler):
         try:
             sys.stderr.write(redact(record.getMessage()) + "\n")
             sys.stderr.flush()
-        except Exception:
+        except (OSError, ValueError):  # a closed or broken stderr
             self.handleError(record)
 
 
