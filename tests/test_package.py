@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"results"},
     {"compare"},
     {"judge"},
-    {"judging", "calibration"},
+    {"judging", "calibration", "blame"},
     {"engines"},
     {"connectors", "simulate"},
     {"runner", "checking"},

@@ -34,7 +34,7 @@ def test_stdout_gets_one_tracker_a_line():
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [t["sender_id"] for t in lines] == ["task-1-trial-0", "task-44-trial-0", "task-1-trial-1", "task-44-trial-1"]
     first = json.loads(SAMPLE.read_text())[0]
-    assert lines[0]["events"][0] == {"event": "user", "text": first["traj"][1]["content"], "metadata": {"reward": first["reward"]}}
+    assert lines[0]["events"][0] == {"event": "user", "text": first["traj"][1]["content"], "metadata": {"source_index": 1, "reward": first["reward"]}}
     assert "imported 4 conversations" in result.stderr
 
 

@@ -132,7 +132,7 @@ def test_a_message_that_was_only_the_token_stays_as_an_empty_user_message(tmp_pa
     events = single.conversation.events
     assert [(e.type, e.text) for e in events] == [("bot", "Hi! How can I help you today?"), ("user", "My phone has no signal."),
                                                  ("bot", "Transferring you now."), ("user", "")]
-    assert events[-1].metadata == {"end_token": "###TRANSFER###", "termination_reason": "user_stop"}
+    assert events[-1].metadata == {"end_token": "###TRANSFER###", "source_index": 3, "termination_reason": "user_stop"}
     assert single.conversation.turn_count == 2  # the token opened no turn of its own
 
 
@@ -146,3 +146,13 @@ def test_real_runs_of_tau2_bench_keep_no_token_in_any_text():
     assert sorted(ends) == ["###STOP###", "###STOP###", "###TRANSFER###"]
     said_goodbye = next(run for run in runs if run.conversation.events[-1].text)
     assert said_goodbye.conversation.events[-1].text.endswith("Thanks for your help!")
+
+
+def test_every_event_keeps_the_index_of_its_message(tmp_path):
+    (single,) = convert(tmp_path, RUN, "sim.json")
+    for event in single.conversation.events:
+        message = RUN["messages"][event.metadata["source_index"]]
+        if event.type == "tool_executed":  # placed at the message holding the call (a user's too), not at its result
+            assert event.tool_name in [call["name"] for call in message["tool_calls"]]
+        else:
+            assert message["role"] == {"bot": "assistant", "user": "user"}[event.type]

@@ -114,3 +114,13 @@ def test_broken_json_is_reported_at_its_place(tmp_path):
     with pytest.raises(LoadError) as info:
         runs(path)
     assert str(info.value) == f"{path}:2:27: invalid JSON: Expecting value"
+
+
+def test_every_event_keeps_the_index_of_its_message_in_traj():
+    first, _ = runs(DATA / "tau_bench_quirks.json")
+    traj = json.loads((DATA / "tau_bench_quirks.json").read_text())[0]["traj"]
+    places = [e.metadata["source_index"] for e in first.conversation.events]
+    assert places == sorted(places) and all(0 <= i < len(traj) for i in places)
+    for event, i in zip(first.conversation.events, places):
+        role = {"user": "user", "bot": "assistant", "tool_executed": "assistant"}[event.type]
+        assert traj[i]["role"] == role  # a call is placed at the message holding it, not at its result

@@ -52,6 +52,14 @@ class Draft:
         self.origins.append((item, path))
         return event
 
+    def place_messages(self, key: str) -> Draft:
+        """Each event converted from a message of the list `key` keeps that message's index in
+        `metadata.source_index`, so a verdict (a blame) can point at the message in the original file."""
+        for event, (_, path) in zip(self.events, self.origins):
+            if len(path) >= 2 and path[0] == key and isinstance(path[1], int):
+                event.setdefault("metadata", {})["source_index"] = path[1]
+        return self
+
 
 def finish(draft: Draft, source: str) -> ImportedConversation:
     """Read the draft's events as native events; every refused field is a problem at its source."""

@@ -146,6 +146,7 @@ def _convert(item: Item) -> Iterator[Draft]:
         elif role != "system":
             raise ItemProblem(f"unknown role {role!r}: expected system, user, assistant or tool", (*path, "role"))
     pairing.close()
+    draft.place_messages("messages")
     reason = run.get("termination_reason")
     if isinstance(reason, str) and draft.events:
         draft.events[-1].setdefault("metadata", {})["termination_reason"] = reason

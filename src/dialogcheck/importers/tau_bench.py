@@ -73,7 +73,7 @@ def _convert(item: Item) -> Iterator[Draft]:
     entry = expect(item.value, dict, "trajectory", ())
     traj = expect(entry.get("traj"), list, "traj", ("traj",))
     entries = ((message, item, ("traj", j)) for j, message in enumerate(traj))
-    yield keep_reward(convert_messages(entries, trajectory_id(entry, item.index), TAU_BENCH), entry.get("reward"))
+    yield keep_reward(convert_messages(entries, trajectory_id(entry, item.index), TAU_BENCH).place_messages("traj"), entry.get("reward"))
 
 
 def read(path: str | Path) -> Iterator[ImportedConversation]:
