@@ -397,3 +397,33 @@ def tally(blames: Iterable[Blame | None]) -> dict[str, int]:
         if found is not None:
             counts[found.actor] += 1
     return counts
+
+
+# --------------------------------------------------------------------------- the LLM localiser (`--blame llm`)
+
+#: The rules whose placement the localiser may replace: nothing placed it, or only a fallback of `missing`.
+#: Every other rule is evidence, which the localiser never overrides.
+LOCALISED_RULES = frozenset({"unknown", "missing_from_start", "missing_at_end"})
+
+
+def failures_text(result: ConversationResult) -> str:
+    """The checks that made the verdict, one line each, as the localiser is told them."""
+    return "\n".join(f"- {f.id} ({getattr(f.result.check, 'key', 'check')}): {_clip(f.result.detail, 300)}" for f in failures(result)) or "- (none)"
+
+
+async def localised(conversation: Conversation, found: Blame | None, result: ConversationResult | None, judge: Any,
+                    framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> Blame | None:
+    """`found`, or the localiser's answer where the evidence could not place the failure (`LOCALISED_RULES`).
+
+    `judge` is the evaluation model's `ChatJudge`. The answer's turn and event are checked against the
+    conversation as the judge's citations are; a localiser that fails leaves `found` as it was, saying why."""
+    from .judge.base import JudgeError  # here: `blame` without the localiser never imports the judge
+
+    if found is None or result is None or found.rule not in LOCALISED_RULES or not hasattr(judge, "localise"):
+        return found
+    try:
+        answer = await judge.localise(conversation, failures_text(result), framework_tools)
+    except JudgeError as err:
+        return Blame(found.actor, found.turn, found.event, found.source_index, found.checks,
+                     f"{found.reason} (the LLM localiser gave no answer: {_clip(str(err), 120)})", found.rule)
+    return Blame(answer.actor, answer.turn, answer.event, source_index(conversation, answer.event), found.checks, answer.reason, "llm")

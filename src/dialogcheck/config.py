@@ -49,7 +49,7 @@ STRUCTURED_OUTPUT = ("json_schema", "json_object", "none")
 DEFAULT_CONCURRENCY = 3
 ROLE_PROMPTS = {
     "simulation": ("simulated_user_prompt",),
-    "evaluation": ("criteria_judge_prompt", "metrics_judge_prompt"),
+    "evaluation": ("criteria_judge_prompt", "metrics_judge_prompt", "blame_prompt"),
 }
 AGENT_TYPES = ("rasa", "http", "python")
 #: Sampling seeds are below this: the 32-bit range llama.cpp's server reads (others read more).

@@ -25,6 +25,19 @@ CRITERION_SCHEMA: Mapping[str, Any] = {
 }
 
 
+#: The localiser's answer (`--blame llm`): who erred, at which turn and event, and why; `unknown` is allowed.
+BLAME_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "actor": {"type": "string", "enum": ["agent", "user", "environment", "unknown"]},
+        "turn": {"type": ["integer", "null"]},
+        "event": {"type": ["integer", "null"]},
+        "reason": {"type": "string"},
+    },
+    "required": ["actor", "turn", "event", "reason"],
+}
+
+
 def metrics_schema(metrics: tuple[str, ...]) -> dict[str, Any]:
     """The answer schema of a metrics request: task_completion pass/fail, the others 1 to 5."""
     properties: dict[str, Any] = {}

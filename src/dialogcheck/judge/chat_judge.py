@@ -10,6 +10,7 @@ reproduce the same verdicts with zero calls.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .._redact import mask
@@ -19,9 +20,9 @@ from ..events.model import FRAMEWORK_TOOLS, Conversation
 from ..llm.base import ChatClient, ChatMessage, LLMError
 from ..llm.structured import DEFAULT_ATTEMPTS, JsonAnswer, NoValidAnswer, ask_json
 from ..llm.templates import Templates
-from .answers import CRITERION_SCHEMA, metrics_schema
+from .answers import BLAME_SCHEMA, CRITERION_SCHEMA, metrics_schema
 from .base import JudgeError, JudgeVerdict
-from .citations import answer_problem, cited_events
+from .citations import answer_problem, blame_problem, cited_events
 from .ledger import render_ledger
 from .transcript import TooLong, render_transcript
 
@@ -30,6 +31,8 @@ from .transcript import TooLong, render_transcript
 #: thinks aloud first, never the thousands of tokens a looping model would bill.
 CRITERION_MAX_TOKENS = 2048
 METRICS_MAX_TOKENS = 2048
+#: The output bound of the localiser's answer (`--blame llm`): an actor, a turn, an event and one sentence.
+BLAME_MAX_TOKENS = 1024
 
 METRIC_DESCRIPTIONS = {
     "task_completion": "did the customer get what they came for? (passed true or false)",
@@ -38,6 +41,17 @@ METRIC_DESCRIPTIONS = {
     "coherence": "did the agent stay consistent and on topic across turns? (score 1 to 5)",
     "tone": "was the agent polite, clear and appropriate? (score 1 to 5)",
 }
+
+
+@dataclass(frozen=True)
+class Localised:
+    """The localiser's answer: who erred, at which turn and event (None with `unknown`), why, and its tokens."""
+
+    actor: str
+    turn: int | None
+    event: int | None
+    reason: str
+    usage: Any = None
 
 
 class ChatJudge:
@@ -129,6 +143,21 @@ class ChatJudge:
             cited_events(verdict, conversation),
             verdict["verdict"] == "INCONCLUSIVE",
         )
+
+    async def localise(self, conversation: Conversation, failures: str, framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> Localised:
+        """Who erred and where, for a failure the evidence could not place (`--blame llm`); `unknown` is an answer.
+
+        The turn and event it cites must exist in the conversation (it is asked again otherwise), and an event
+        it names sets the turn, so what it cites is always a line of this conversation."""
+        prompt = self._render("blame_prompt", **self._conversation_text(conversation, framework_tools, numbered=True), failures=failures)
+        answer = await self.ask_json(prompt, BLAME_SCHEMA, validate=lambda value: blame_problem(value, conversation), max_tokens=BLAME_MAX_TOKENS)
+        value = answer.value
+        event = value["event"]
+        turn = conversation.events[event].turn if event is not None else value["turn"]
+        actor = value["actor"]
+        if actor == "unknown":
+            turn = event = None
+        return Localised(actor, turn, event, mask(" ".join(str(value["reason"]).split())), answer.usage)
 
     async def score_metrics(
         self,

@@ -55,3 +55,21 @@ def cited_events(answer: Mapping[str, Any], conversation: Conversation) -> tuple
         if event.turn in turns and isinstance(event, (UserMessage, BotMessage))
     )
     return tuple(sorted({*_cited(answer, "events"), *messages}))
+
+
+def blame_problem(answer: Mapping[str, Any], conversation: Conversation) -> str | None:
+    """Why the localiser's answer cannot be taken (said to the model when it is asked again), or None."""
+    last_turn = max((event.turn for event in conversation.events), default=0)
+    turn, event = answer.get("turn"), answer.get("event")
+    if answer.get("actor") != "unknown":
+        if turn is None and event is None:
+            return "it names no turn: give the turn where it went wrong, or answer unknown"
+        if turn is not None and not 0 <= turn <= last_turn:
+            return f"it cites turn {turn}, but this conversation has turns 0 to {last_turn}"
+        if event is not None and not 0 <= event < len(conversation.events):
+            return f"it cites event {event}, but this conversation has events 0 to {len(conversation.events) - 1:,}"
+        if event is not None and turn is not None and conversation.events[event].turn != turn:
+            return f"it cites event {event}, which is in turn {conversation.events[event].turn}, not turn {turn}"
+    if not str(answer.get("reason", "")).strip():
+        return "the reason is empty: say what went wrong, in one sentence"
+    return None

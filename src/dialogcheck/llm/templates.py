@@ -1,7 +1,7 @@
 """Prompt templates: Jinja2 files shipped with the package, overridable per project.
 
-`eval/conftest.yml` may point `criteria_judge_prompt`, `metrics_judge_prompt`
-or `simulated_user_prompt` at a file of the project; the built-in text is
+`eval/conftest.yml` may point `criteria_judge_prompt`, `metrics_judge_prompt`,
+`blame_prompt` or `simulated_user_prompt` at a file of the project; the built-in text is
 used otherwise. Undefined variables are errors, so a typo in a custom
 template fails loudly instead of sending an empty prompt.
 
@@ -34,6 +34,7 @@ from .base import LLMError
 BUILT_IN = {
     "criteria_judge_prompt": ("dialogcheck.judge", "prompts/criteria_judge.j2"),
     "metrics_judge_prompt": ("dialogcheck.judge", "prompts/metrics_judge.j2"),
+    "blame_prompt": ("dialogcheck.judge", "prompts/blame.j2"),
     "simulated_user_prompt": ("dialogcheck.simulate", "prompts/simulated_user.j2"),
     "user_review_prompt": ("dialogcheck.simulate.review", "prompts/user_review.j2"),
 }
