@@ -201,3 +201,14 @@ def test_tally_counts_every_actor():
             Blame("agent", 2, 3, None, (), "", "missing"), None]
     assert tally(made) == {"agent": 2, "user": 1, "environment": 0, "judge": 0, "unknown": 0}
     assert tuple(tally([])) == ACTORS
+
+
+def test_the_faults_a_scenario_gives_are_the_ones_it_tests():
+    from pathlib import Path
+
+    from dialogcheck.blame import tested_faults
+
+    scenarios = Path(__file__).parents[1] / "examples" / "card_replace" / "eval" / "scenarios"
+    assert tested_faults(load_scenario(scenarios / "run_order_timeout.yml")) == {"order_replacement"}
+    assert tested_faults(load_scenario(scenarios / "run_order_placed.yml")) == frozenset()  # the environment's own
+    assert tested_faults(load_scenario(scenarios / "card_replace_damaged.yml")) == frozenset()  # no environment

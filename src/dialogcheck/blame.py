@@ -266,6 +266,12 @@ class RunError:
     message: str
 
 
+def tested_faults(subject: Any) -> frozenset[str]:
+    """The tools whose faults a scenario injects itself (its `environment.faults`); none for an SOP."""
+    environment = getattr(subject, "environment", None)
+    return environment.tested_fault_tools if environment is not None else frozenset()
+
+
 def blame(
     conversation: Conversation,
     result: ConversationResult | None,

@@ -30,6 +30,14 @@ class Environment:
     state_json: bytes
     #: The sha256 of the file's bytes and its starting state, which a resumed batch must find unchanged ("": not known).
     digest: str = ""
+    #: Its faults are the scenario's own (`environment.faults` of a scenario file): faults the scenario tests the
+    #: agent on, not the environment's own outages (a blame tells the two apart).
+    faults_tested: bool = False
+
+    @property
+    def tested_fault_tools(self) -> frozenset[str]:
+        """The tools whose faults the scenario itself injects: a fault of one is the agent's to handle."""
+        return frozenset(fault.tool for fault in self.faults) if self.faults_tested else frozenset()
 
     @property
     def state(self) -> dict[str, Any]:

@@ -118,7 +118,7 @@ def _environment(node: YNode | None, problems: Problems, pos: Pos, catalog: Cata
             environment = replace(environment, state_json=state_json, digest=digest)
     if fields.has("faults"):
         tools = {tool.name: tool for tool in environment.tools}
-        environment = replace(environment, faults=parse_faults(fields.get("faults"), problems, fields.pos("faults"), tools))
+        environment = replace(environment, faults=parse_faults(fields.get("faults"), problems, fields.pos("faults"), tools), faults_tested=True)
     return environment
 
 
