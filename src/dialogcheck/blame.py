@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import orjson
@@ -51,27 +51,10 @@ import orjson
 from .checks.base import CheckResult, Outcome
 from .checks.judged import JudgedResult
 from .events.model import FRAMEWORK_TOOLS, BotMessage, Conversation, Event, ToolRun, UserMessage
-from .results.model import ConversationResult, UserReview
+from .results.model import ACTORS, Blame, ConversationResult, UserReview
 
 Actor = Literal["agent", "user", "environment", "judge", "unknown"]
 
-#: Every actor, in the order counts list them.
-ACTORS: tuple[Actor, ...] = ("agent", "user", "environment", "judge", "unknown")
-
-
-@dataclass(frozen=True)
-class Blame:
-    """Who a failure was due to, the decisive turn and event, the checks it explains, and the rule that decided."""
-
-    actor: Actor
-    turn: int | None
-    event: int | None
-    #: The decisive event's place in the file it was imported from: the index of its message in a tau-bench
-    #: `traj` or tau2 `messages` list, the span id of an OTLP span; None where the source has no such place.
-    source_index: int | str | None
-    checks: tuple[str, ...]
-    reason: str
-    rule: str
 
 
 @dataclass(frozen=True)
@@ -153,7 +136,7 @@ def agent_point(conversation: Conversation, failure: Failure, framework_tools: f
         return AgentPoint(cited[-1], "forbidden_event", failure, f"{failure.id}: written with another value")
     if key in _FORBIDS and cited:
         offending = next((e for e in cited if isinstance(e, ToolRun)), cited[0]) if key == "confirmation_requested" else cited[0]
-        return AgentPoint(offending, "forbidden_event", failure, _clip(result.detail))
+        return AgentPoint(offending, "forbidden_event", failure, f"{failure.id}: {_clip(result.detail.split(';')[0], 120)}")
     anchor = cited[-1] if key in _WAITS and cited else None
     return _missing(conversation, failure, anchor, framework_tools)
 
@@ -361,7 +344,9 @@ def _unexpected_fault(conversation: Conversation, expected: set[str], before: in
 def _after_expected_fault(conversation: Conversation, point: AgentPoint, expected: set[str], framework_tools: frozenset[str]) -> AgentPoint:
     """A fault the scenario injects, received at or before the agent's decisive point, is what the agent was
     tested on: its first move after that call is where it mishandled it."""
-    fault = next((r for r in conversation.tool_runs if r.index <= point.event.index and "fault" in r.metadata and r.tool_name in expected), None)
+    absent = point.rule.startswith("missing")  # what never happened may be the fault's doing wherever it came
+    fault = next((r for r in conversation.tool_runs
+                  if (absent or r.index <= point.event.index) and "fault" in r.metadata and r.tool_name in expected), None)
     if fault is None:
         return point
     after = next((e for e in conversation.events[fault.index + 1:] if _agent_move(e, framework_tools)), None)
@@ -398,7 +383,7 @@ def source_index(conversation: Conversation, index: int | None) -> int | str | N
 
 def tally(blames: Iterable[Blame | None]) -> dict[str, int]:
     """How many blames name each actor (`summary.blame`), every actor listed."""
-    counts = dict.fromkeys(ACTORS, 0)
+    counts: dict[str, int] = dict.fromkeys(ACTORS, 0)
     for found in blames:
         if found is not None:
             counts[found.actor] += 1
@@ -433,3 +418,10 @@ async def localised(conversation: Conversation, found: Blame | None, result: Con
         return Blame(found.actor, found.turn, found.event, found.source_index, found.checks,
                      f"{found.reason} (the LLM localiser gave no answer: {_clip(str(err), 120)})", found.rule)
     return Blame(answer.actor, answer.turn, answer.event, source_index(conversation, answer.event), found.checks, answer.reason, "llm")
+
+
+def with_blame(standard: Any, conversation: Conversation, result: ConversationResult) -> ConversationResult:
+    """`result` with its blame, decided against the scenario or SOP of `standard` it was judged against."""
+    subject = standard.own(result.scenario)
+    found = blame(conversation, result, expected_faults=tested_faults(subject), framework_tools=subject.framework_tools)
+    return result if found is None else replace(result, blame=found)

@@ -261,6 +261,7 @@ class CheckRun:
         whole: bool = False,
         review_user: bool = False,
         transcript: bool = False,
+        blame: bool = True,
     ):
         self.subject = subject
         if review_user and any(one.brief is None for one in subject.subjects):
@@ -269,7 +270,8 @@ class CheckRun:
             raise ValueError(f"engine {engine!r}: give 'local' (this process and its workers) or 'ray'")
         self.engine, self.jobs, self.ray_address, self.chunk_bytes = engine, jobs, ray_address, chunk_bytes
         self.judge, self.no_judge, self.metrics = judge, no_judge, metrics
-        self.job = CheckJob(subject, no_judge=no_judge, strict=strict, review=review_recorded if review_user else None, transcript=transcript)
+        self.job = CheckJob(subject, no_judge=no_judge, strict=strict, review=review_recorded if review_user else None, transcript=transcript,
+                            blame=blame)
         self.tally = CheckTally()
         given = list(sources)
         if engine == "ray":
@@ -450,6 +452,7 @@ def check_conversations(
     review_user: bool = False,
     pair: str | re.Pattern[str] | None = None,
     partial: bool = False,
+    blame: bool = True,
 ) -> Iterator[ConversationResult]:
     """Judge recorded conversations; one typed result each, in input order.
 
@@ -468,10 +471,12 @@ def check_conversations(
     `dialogcheck.LoadError` with its file, line and column; a bad `pair` pattern, `dialogcheck.pairing.PairError`.
     A `run` results folder whose batch did not finish raises `dialogcheck.UnfinishedBatch` before anything is
     judged (its missing runs would otherwise pass unseen), unless `partial` asks to judge the runs it holds.
+    Each result that did not pass carries its `blame` (whose fault it was, and where: `dialogcheck.blame`),
+    unless `blame=False`.
     """
     run = CheckRun(
         _subject_of(subject, pair), [sources] if isinstance(sources, (str, Path)) else sources, jobs=jobs, engine=engine, judge=judge, no_judge=no_judge,
-        metrics=metrics, input_format=input_format, strict=strict, review_user=review_user,
+        metrics=metrics, input_format=input_format, strict=strict, review_user=review_user, blame=blame,
     )
     if run.tally.unfinished_batches and not partial:  # found while the input was planned, before anything is judged
         raise UnfinishedBatch(*run.tally.unfinished_batches[0])

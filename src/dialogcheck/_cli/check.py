@@ -92,6 +92,11 @@ from .telemetry_out import TelemetryOut, telemetry_options
     help="Also review the conversations' `user` messages against the scenario's simulation_context: a conversation "
     "whose simulated user is suspect (it repeats its prompt, echoes the agent, leaks its brief, ...) is counted as suspect.",
 )
+@click.option(
+    "--blame", type=click.Choice(["evidence", "off"]), default="evidence", show_default=True,
+    help="evidence: each conversation that did not pass says whose fault it was (agent, user, environment, judge or "
+    "unknown) and its decisive turn, decided from its checks, its user's review and the faults injected. off: no blame.",
+)
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write an HTML report here.")
 @click.option("--jobs", type=click.IntRange(min=1), metavar="N", help=JOBS_HELP)
@@ -175,7 +180,7 @@ def _run(o: CheckOptions, config, subject, judge, html: bool) -> CheckRun:
         subject, o.conversations, jobs=o.jobs, engine=o.engine, ray_address=o.ray_address, judge=judge, no_judge=o.no_judge,
         metrics=QUALITY_METRICS if o.metrics else (config.evaluation.metrics if config and o.engine == "local" else ()),
         input_format=o.input_format, strict=o.strict, stream=o.stream, chunk_bytes=o.chunk_bytes, whole=bool(o.junit_path),
-        review_user=o.review_user, transcript=html,
+        review_user=o.review_user, transcript=html, blame=o.blame != "off",
     )
 
 

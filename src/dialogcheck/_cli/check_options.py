@@ -51,6 +51,7 @@ class CheckOptions:
     stream: bool
     strict: bool
     review_user: bool
+    blame: str
     jobs: int | None
     engine: str
     ray_address: str | None

@@ -128,7 +128,7 @@ class TextSink:
                 print_text(Styled("\n").extend(render_more_failures(self.hidden, self.MORE)))
             table = render_check_scenarios(self.tally.stats).extend(render_check_table(self.tally.stats))
             print_text(Styled("\n").extend(table) if table.pieces else table)
-            print_text(render_tally(self.tally.counts))
+            print_text(render_tally(self.tally.counts, self.tally.stats.blame))
 
 
 class JsonSink:

@@ -100,6 +100,11 @@ class _Interrupt:
     "--faults", type=click.Choice(["on", "off"]), default="on", show_default=True,
     help="off: run with the environments' fault schedules switched off (a baseline to `compare` a faulted batch with).",
 )
+@click.option(
+    "--blame", type=click.Choice(["evidence", "off"]), default="evidence", show_default=True,
+    help="evidence: each run that did not pass says whose fault it was (agent, user, environment, judge or unknown) "
+    "and its decisive turn, decided from its checks, its user's review and the faults injected. off: no blame.",
+)
 @click.option("--no-judge", is_flag=True, help="Skip LLM-judged checks instead of reporting them as errors.")
 @click.option("--no-cache", is_flag=True, help="Ask the LLMs again instead of reusing cached answers.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the LLM answer cache.")
@@ -153,6 +158,7 @@ class RunArguments:
     personas: tuple[str, ...]
     seed: int | None
     faults: str
+    blame: str
     no_judge: bool
     no_cache: bool
     cache_dir: str | None
@@ -172,7 +178,7 @@ class RunArguments:
         return RunOptions(
             runs=self.runs, parallel=self.parallel, time_limit=self.time_limit, results=self.results_dir, resume=self.resume_dir,
             config=self.config_path, no_judge=self.no_judge, simulate=self.simulate_mode, use_cache=not self.no_cache, cache_dir=self.cache_dir,
-            retry_suspect=self.retry_suspect, personas=self.personas, seed=self.seed, replay=self.replay, faults=self.faults == "on",
+            retry_suspect=self.retry_suspect, personas=self.personas, seed=self.seed, replay=self.replay, faults=self.faults == "on", blame=self.blame != "off",
         )
 
 

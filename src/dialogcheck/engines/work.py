@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from .._shown import cut
+from ..blame import with_blame
 from ..errors import LoadError, Problem
 from ..events.model import BotMessage, Conversation, UserMessage
 from ..judging import iter_results
@@ -59,6 +60,8 @@ class CheckJob:
     encoding: Encoding | None = None
     #: With an output folder, only the counts come back: no one takes the typed results.
     counts_only: bool = False
+    #: Each result that did not pass carries its blame (`--blame evidence`, the default; off with `--blame off`).
+    blame: bool = True
 
 
 @dataclass
@@ -92,13 +95,16 @@ def checked_in_order(
         conversations = _strictly(conversations)
     slug = subject_slug(job.subject)
     taken: deque[Conversation] = deque()
-    if job.review is not None or job.transcript:
+    keep = job.review is not None or job.transcript or job.blame
+    if keep:
         conversations = _taken(conversations, taken)
     for result in iter_results(job.subject, conversations, judge=judge, no_judge=job.no_judge, metrics=metrics):
-        if job.review is not None or job.transcript:  # one result per conversation, in order: the oldest taken is this result's
+        if keep:  # one result per conversation, in order: the oldest taken is this result's
             conversation = taken.popleft()
             if job.review is not None:
                 result = job.review(job.subject, conversation, result)
+            if job.blame:
+                result = with_blame(job.subject, conversation, result)
             if job.transcript:
                 result = replace(result, transcript=transcript_of(conversation))
         if stats is not None:

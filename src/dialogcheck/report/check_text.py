@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from .._shown import counted, shown, visible
 from ..checks.base import Outcome
 from ..errors import LoadError
-from ..results.model import CheckKind, CheckLine, ConversationResult, Counts, QualityScores, ScenarioStats, UserReview
+from ..results.model import Blame, CheckKind, CheckLine, ConversationResult, Counts, QualityScores, ScenarioStats, UserReview
 from ..results.stats import CheckStats
 from .styled import Styled
 
@@ -44,6 +44,19 @@ def render_user_review(review: UserReview, suspect_attempts: int = 0, indent: bo
     for reason in review.reasons:
         where = f"turn {reason.turn}" if reason.turn is not None else "overall"
         text.append(f"{'    ' if indent else '  '}{where} {shown(reason.rule)}: {shown(reason.text)}\n", "magenta")
+    return text
+
+
+def blame_line(blame: Blame, indent: str = "  ") -> Styled:
+    """`blame: agent at turn 2, event 7 (source message 9) [wrong_call]: why`: whose fault a failure was, and where."""
+    where = ", ".join(part for part in (
+        f"turn {blame.turn}" if blame.turn is not None else "",
+        f"event {blame.event}" if blame.event is not None else "",
+    ) if part)
+    source = f" (source {'message' if isinstance(blame.source_index, int) else 'span'} {shown(str(blame.source_index))})" if blame.source_index is not None else ""
+    text = Styled(f"{indent}blame: ")
+    text.append(blame.actor, "bold")
+    text.append(f"{' at ' + where if where else ''}{source} [{blame.rule}]: {shown(blame.reason)}\n")
     return text
 
 
@@ -99,6 +112,8 @@ def render_conversation(result: ConversationResult, *, failing_only: bool = Fals
         text.append(f"  {shown(note)}\n", "dim")
     if result.user_review is not None and (result.user_review.suspect or not failing_only):
         text.extend(render_user_review(result.user_review, indent=True))
+    if result.blame is not None:
+        text.extend(blame_line(result.blame))
     verdict = result.verdict
     text.append("  verdict: ")
     text.append(WORDS[verdict], STYLES[verdict])
@@ -191,9 +206,15 @@ def conversations_line(counts: Counts) -> str:
     return f"{counted(counts.total, 'conversation')}: {counts.verdicts_text()}"
 
 
-def render_tally(counts: Counts) -> Styled:
-    """The batch line after several conversations."""
-    return Styled(f"\n{conversations_line(counts)}\n", "bold")
+def blame_counts_line(blame: Mapping[str, int]) -> str:
+    """`whose fault: 87 agent, 21 user, 8 environment`: the actors blamed, each that was at least once; "" for none."""
+    named = [f"{n:,} {actor}" for actor, n in blame.items() if n]
+    return f"whose fault: {', '.join(named)}\n" if named else ""
+
+
+def render_tally(counts: Counts, blame: Mapping[str, int] | None = None) -> Styled:
+    """The batch line after several conversations, and whose fault the ones that did not pass were."""
+    return Styled(f"\n{conversations_line(counts)}\n", "bold").append(blame_counts_line(blame or {}))
 
 
 def render_output_summary(counts: Counts, stats: CheckStats, shards: int, folder: str) -> Styled:
@@ -201,7 +222,7 @@ def render_output_summary(counts: Counts, stats: CheckStats, shards: int, folder
     shards are."""
     table = render_check_scenarios(stats).extend(render_check_table(stats))
     return table.append("\n" if table.pieces else "").append(
-        f"{conversations_line(counts)}\n"
+        f"{conversations_line(counts)}\n{blame_counts_line(stats.blame)}"
         f"results: {counted(shards, 'shard')} in {folder}\n"
     )
 

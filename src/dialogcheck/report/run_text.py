@@ -12,7 +12,7 @@ from .._shown import counted, cut, shown, visible
 from ..checks.base import Outcome
 from ..results.model import BatchResult, RunResult, SimulatorInfo, unfinished_text
 from ..results.stats import persona_stats, run_stats
-from .check_text import STYLES, WORDS, outcome_line, rate, render_check_table, render_scenario_rows, render_user_review, with_citations
+from .check_text import STYLES, WORDS, blame_counts_line, blame_line, outcome_line, rate, render_check_table, render_scenario_rows, render_user_review, with_citations
 from .styled import Styled
 from .world import world_text
 
@@ -38,6 +38,8 @@ def render_run(run: RunResult) -> Styled:
         text.extend(render_user_review(run.user_review, run.suspect_attempts))
     for line in run.checks():
         outcome_line(text, line.outcome, line.title, with_citations(line, cut(line.detail)), "  ")
+    if run.blame is not None:
+        text.extend(blame_line(run.blame))
     if run.transcript:
         text.append("\ntranscript:\n", "bold")
         user_turn = 0
@@ -88,6 +90,7 @@ def render_summary(batch: BatchResult, *, show_all: bool = False, max_failures: 
     incomplete = f" of {planned:,} planned" if planned is not None and planned != done else ""
     counts = batch.counts
     text.append(f"\n{counted(done, 'run')}{incomplete}: {counts.verdicts_text()}\n", "bold")
+    text.append(blame_counts_line(batch.blame_counts()))
     return text
 
 

@@ -29,6 +29,7 @@ from ..llm.base import Usage
 from ..sop.model import Step, StepResult, StepSetResult
 from .model import (
     BatchResult,
+    Blame,
     CheckKind,
     CheckRef,
     ConversationResult,
@@ -110,6 +111,8 @@ def conversation_document(result: ConversationResult, *, with_source: bool = Fal
         data["notes"] = list(result.notes)
     if result.user_review is not None:
         data["user_review"] = user_review_document(result.user_review)
+    if result.blame is not None:
+        data["blame"] = record_document(result.blame)
     return data
 
 
@@ -261,6 +264,7 @@ class _Reader:
             usage=_usage(document.get("usage")),
             scenario=document.get("scenario"),
             user_review=self.user_review(document),
+            blame=read_record(Blame, document.get("blame")),
         )
 
     def _step(self, s: Mapping[str, Any]) -> StepResult:
@@ -315,7 +319,7 @@ def decode_conversation(document: Any, where: str, line: int | None = None) -> C
 def run_document(run: RunResult) -> dict[str, Any]:
     """`run_N.json`: verdict, every check with its detail, transcript, latency per turn, errors."""
     judged = conversation_document(run.conversation) if run.conversation is not None else {}
-    for key in ("verdict", "subject", "conversation_id", "user_review"):
+    for key in ("verdict", "subject", "conversation_id", "user_review", "blame"):
         judged.pop(key, None)
     scenario = run.scenario
     document = {
@@ -335,6 +339,8 @@ def run_document(run: RunResult) -> dict[str, Any]:
     }
     if run.user_review is not None:
         document["user_review"] = user_review_document(run.user_review)
+    if run.blame is not None:
+        document["blame"] = record_document(run.blame)
     if run.suspect_attempts:
         document["suspect_attempts"] = run.suspect_attempts
     if run.crashes:
@@ -378,7 +384,7 @@ def decode_run(document: Any, where: str) -> RunResult:
     conversation = reader.conversation(document, f"{info.slug}/run_{document['run']}", info.name) if judged else None
     if conversation is not None:
         # the document's `scenario` and `user_review` are the run's (below), not its checks'
-        conversation = replace(conversation, scenario=None, user_review=None)
+        conversation = replace(conversation, scenario=None, user_review=None, blame=None)
     crashes = [c for c in document.get("crashes") or () if isinstance(c, Mapping)]
     return RunResult(
         scenario=info,
@@ -393,6 +399,7 @@ def decode_run(document: Any, where: str) -> RunResult:
         latencies=tuple(document.get("latency_s") or ()),
         transcript=tuple(TranscriptLine(str(t.get("role")), str(t.get("text", ""))) for t in document.get("transcript") or () if isinstance(t, Mapping)),
         user_review=reader.user_review(document),
+        blame=read_record(Blame, document.get("blame")),
         suspect_attempts=int(document.get("suspect_attempts") or 0),
         persona=document["persona"] if isinstance(document.get("persona"), str) else None,
         simulator=read_record(SimulatorInfo, document.get("simulator")),
@@ -415,6 +422,7 @@ def summary_document(batch: BatchResult) -> dict[str, Any]:
         "failed": counts.failed,
         "errored": counts.errored,
         "suspect": counts.suspect,
+        **({"blame": blame} if any((blame := batch.blame_counts()).values()) else {}),
         "scenarios": [_scenario_row(s) for s in batch.scenarios()],
         "failed_runs": [
             {
@@ -508,6 +516,8 @@ def check_summary_document(
     document: dict[str, Any] = {"conversations": counts.total, "passed": counts.passed, "failed": counts.failed, "errored": counts.errored}
     if counts.suspect:
         document["suspect"] = counts.suspect
+    if stats is not None and any(stats.blame.values()):
+        document["blame"] = dict(stats.blame)
     if stats is not None:
         # per scenario, the same rows as a run's summary.json: its conversations are its repeats
         document["scenarios"] = [_scenario_row(s) for s in stats.scenarios()]

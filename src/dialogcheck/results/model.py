@@ -101,6 +101,26 @@ class UserReview:
         return UserReview.of((*self.reasons, *more))
 
 
+#: Who a failure may be blamed on, in the order counts list them (`summary.blame`).
+ACTORS = ("agent", "user", "environment", "judge", "unknown")
+
+
+@dataclass(frozen=True)
+class Blame:
+    """Who a failure was due to (`agent`, `user`, `environment`, `judge`, `unknown`), the decisive turn and event,
+    the checks it explains, a one-line reason and the rule that decided (`dialogcheck.blame`)."""
+
+    actor: str
+    turn: int | None
+    event: int | None
+    #: The decisive event's place in the file it was imported from: the index of its message in a tau-bench
+    #: `traj` or tau2 `messages` list, the span id of an OTLP span; None where the source has no such place.
+    source_index: int | str | None
+    checks: tuple[str, ...]
+    reason: str
+    rule: str
+
+
 class CheckKind(str, Enum):
     ASSERTION = "assertion"
     SOP = "sop"
@@ -345,6 +365,8 @@ class ConversationResult:
     crashes: tuple[Crash, ...] = ()
     #: The review of its `user` messages (`check --review-user`); a suspect one makes the verdict SUSPECT.
     user_review: UserReview | None = None
+    #: Whose fault it was that it did not pass, and where (`dialogcheck.blame`); None when it passed.
+    blame: Blame | None = None
     #: (trace id, root span id) of the trace the conversation was imported from, where verdicts exported as
     #: telemetry hang; None for a conversation not read from traces. Not written to results files.
     trace: tuple[str, str] | None = None
@@ -496,6 +518,8 @@ class RunResult:
     record_note: str | None = None
     #: The review of the simulated user, once the simulation ended (None: a scripted user, or a run cut short).
     user_review: UserReview | None = None
+    #: Whose fault it was that the run did not pass, and where (`dialogcheck.blame`); None when it passed.
+    blame: Blame | None = None
     #: How many attempts of this run were suspect (`--retry-suspect`); this result is the last attempt.
     suspect_attempts: int = 0
     #: The persona trait the simulated user played on this run (`--persona`, a scenario's `personas`), if any.
@@ -599,6 +623,14 @@ class BatchResult:
     @property
     def counts(self) -> Counts:
         return Counts(run.verdict for run in self.runs)
+
+    def blame_counts(self) -> dict[str, int]:
+        """How many runs that did not pass were blamed on each actor (`summary.blame`), every actor listed."""
+        counts = dict.fromkeys(ACTORS, 0)
+        for run in self.runs:
+            if run.blame is not None:
+                counts[run.blame.actor] = counts.get(run.blame.actor, 0) + 1
+        return counts
 
     @property
     def worst(self) -> Outcome:

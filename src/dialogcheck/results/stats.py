@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..checks.base import Outcome
-from .model import CheckKind, CheckLine, ConversationResult, Counts, RunResult, ScenarioStats
+from .model import ACTORS, CheckKind, CheckLine, ConversationResult, Counts, RunResult, ScenarioStats
 
 #: How many failing conversations (or runs) each check names as examples.
 EXAMPLES = 3
@@ -121,6 +121,8 @@ class CheckStats:
         self._marks: dict[tuple[Outcome, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
         #: The verdicts of each scenario's conversations (its repeats), by slug: (name, counts).
         self._scenarios: dict[str, tuple[str, Counts]] = {}
+        #: How many conversations that did not pass were blamed on each actor (`summary.blame`).
+        self.blame: dict[str, int] = dict.fromkeys(ACTORS, 0)
 
     @property
     def rows(self) -> dict[tuple, CheckStat]:
@@ -135,6 +137,8 @@ class CheckStats:
         counted in the rows, only in its scenario's verdicts."""
         key = scenario or result.scenario or slug or result.subject
         self._scenarios.setdefault(key, (result.subject, Counts()))[1].add(result.verdict)
+        if result.blame is not None:
+            self.blame[result.blame.actor] = self.blame.get(result.blame.actor, 0) + 1
         if result.verdict is Outcome.SUSPECT:
             return
         scenario = scenario or result.scenario
@@ -193,6 +197,8 @@ class CheckStats:
         return any(counts.total > 1 for _, counts in self._scenarios.values())
 
     def merge(self, other: CheckStats) -> None:
+        for actor, n in other.blame.items():
+            self.blame[actor] = self.blame.get(actor, 0) + n
         rows = self.rows  # its patterns counted once, before the other's rows join them
         for key, row in other.rows.items():
             mine = rows.get(key)

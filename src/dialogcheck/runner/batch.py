@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from .._redact import redact
+from ..blame import RunError, blame, tested_faults
 from ..checks.base import Outcome
 from ..connectors.base import AgentConnector, AgentError, describe, safe_text
 from ..events.parse import EventFieldError
@@ -63,6 +64,8 @@ class BatchSettings:
     retry_suspect: int = 1
     #: Whether the environments' fault schedules are on (`run --faults on|off`).
     faults: bool = True
+    #: Whether a run that did not pass carries its blame (`run --blame evidence`, the default; `off`).
+    blame: bool = True
 
 
 def _harness_error(err: BaseException, time_limit: float) -> str:
@@ -106,6 +109,7 @@ async def run_one(
     source = f"{scenario.slug}/run_{spec.number}"
     started = time.perf_counter()
     result = record = error = crash = review = played = world = environment = None
+    agent_failed = False
     try:
         async with asyncio.timeout(settings.time_limit):
             if scenario.environment is not None:
@@ -128,6 +132,7 @@ async def run_one(
     except Exception as err:  # noqa: BLE001 - every harness failure becomes an errored run
         error = redact(safe_text(_harness_error(err, settings.time_limit)))
         crash = _crash(err)
+        agent_failed = isinstance(err, AgentError)
     if record is None:  # a run cut short: what it recorded until then
         if world is not None:
             world.close()
@@ -152,6 +157,10 @@ async def run_one(
         persona=played.trait if played is not None else None,
         simulator=played.info() if played is not None else None,
         environment=environment,
+        blame=blame(
+            record, result, review=review, error=RunError("agent" if agent_failed else "harness", error) if error else None,
+            expected_faults=tested_faults(scenario), framework_tools=scenario.framework_tools,
+        ) if settings.blame else None,
     )
 
 

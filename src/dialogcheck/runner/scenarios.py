@@ -158,6 +158,8 @@ class RunOptions:
     replay: bool = False
     #: Whether the environments' fault schedules are on.
     faults: bool = True
+    #: Whether each run that did not pass carries its blame (`run --blame evidence`).
+    blame: bool = True
 
 
 class ScenarioBatch:
@@ -199,7 +201,8 @@ class ScenarioBatch:
         self.agent: AgentConnector = agent if _is_connector(agent) else _connector(self.project, agent, spelling)  # type: ignore[assignment, arg-type]  # _is_connector
         evaluation = self.project.config.evaluation
         self.settings = BatchSettings(
-            parallel=o.parallel, time_limit=o.time_limit, no_judge=o.no_judge, metrics=evaluation.metrics, retry_suspect=o.retry_suspect, faults=self.plan.faults
+            parallel=o.parallel, time_limit=o.time_limit, no_judge=o.no_judge, metrics=evaluation.metrics, retry_suspect=o.retry_suspect, faults=self.plan.faults,
+            blame=o.blame,
         )
         self.judge = None
         if not o.no_judge:
