@@ -212,3 +212,13 @@ def test_the_faults_a_scenario_gives_are_the_ones_it_tests():
     assert tested_faults(load_scenario(scenarios / "run_order_timeout.yml")) == {"order_replacement"}
     assert tested_faults(load_scenario(scenarios / "run_order_placed.yml")) == frozenset()  # the environment's own
     assert tested_faults(load_scenario(scenarios / "card_replace_damaged.yml")) == frozenset()  # no environment
+
+
+def test_checks_that_could_not_be_decided_blame_no_one():
+    from pathlib import Path
+
+    placed = load_scenario(Path(__file__).parents[1] / "examples" / "card_replace" / "eval" / "scenarios" / "run_order_timeout.yml")
+    conversation = conv(user("my card broke"), bot("Your replacement card has been ordered", utter="utter_replacement_ordered"))
+    found = blame(conversation, evaluate(placed, conversation, no_judge=True))
+    assert (found.actor, found.rule, found.event, found.checks) == ("unknown", "check_errored", None, ("assertion 2",))
+    assert found.reason.startswith("assertion 2 could not be decided: no environment state was recorded")

@@ -16,7 +16,8 @@ together into one answer per conversation, by the first rule of this order that 
    first move after it becomes its decisive point (`fault_mishandled`).
 5. `judge_undecided`: the conversation failed or errored only by LLM-judged checks, and the judge was
    inconclusive, errored or uncalibrated on one of them: the `judge`'s.
-6. `check_crashed`: only checks that crashed (a bug of dialogcheck or of a project's check): `unknown`.
+6. `check_errored`: only checks that could not be decided (a check that crashed, a state check with no
+   state recorded): `unknown`.
 7. The agent's decisive point (see `AgentPoint`): the earliest event a failing check cites (a wrong call, a
    forbidden event, a judge's citation), or, when none cites one, the earliest place a check that failed by
    absence gives, those placed by what they waited on or needed before the fallbacks.
@@ -303,8 +304,8 @@ def blame(
         return _made(conversation, "judge", event, tuple(f.id for f in undecided), _judge_reason(undecided[0]), "judge_undecided")
     if first is not None:
         return _made(conversation, "agent", first.event, ids, first.reason, first.rule)
-    if failed and all(f.result.exception is not None for f in failed):
-        return _made(conversation, "unknown", None, ids, f"{failed[0].id} crashed: {_clip(failed[0].result.detail)}", "check_crashed")
+    if failed and all(f.result.outcome is Outcome.ERROR for f in failed):
+        return _made(conversation, "unknown", None, ids, f"{failed[0].id} could not be decided: {_clip(failed[0].result.detail, 120)}", "check_errored")
     return _made(conversation, "unknown", None, ids, "no failing check places the failure", "unknown")
 
 

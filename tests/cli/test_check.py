@@ -119,7 +119,7 @@ def test_failing_example_explains_the_closest_miss():
 def test_batch_of_conversations_text_summary():
     result = check("--no-judge", "--scenario", scenario("card_replace_confirms_first"), conversation("damaged_card_ok.jsonl"), conversation("damaged_card_no_confirmation.jsonl"))
     assert result.exit_code == 1
-    assert result.stdout.endswith("\n2 conversations: 1 passed, 1 failed, 0 errored\n")
+    assert result.stdout.endswith("\n2 conversations: 1 passed, 1 failed, 0 errored\nwhose fault: 1 agent\n")
 
 
 # --- exit codes -------------------------------------------------------------

@@ -16,6 +16,7 @@ from dialogcheck.checks.judged import Criterion, JudgedResult, Judgement
 from dialogcheck.llm.base import Usage
 from dialogcheck.results.codec import check_stats_of, check_summary_document, conversation_line, decode_conversation, decode_run, encode_run
 from dialogcheck.results.model import (
+    Blame,
     CheckRef,
     ConversationResult,
     Counts,
@@ -76,13 +77,16 @@ REVIEW = UserReview("suspect", (Reason(2, "repeats", "said the same twice"), Rea
 METRICS = QualityScores((MetricScore("helpfulness", "clear", score=4), MetricScore("task_completion", "done", passed=True)), Usage(7, 3, None))
 
 
+BLAME = Blame("agent", 2, 7, 12, ("assertion 1", "sop confirm"), "`order_replacement` called with `arguments.shipping` other than expected", "wrong_call")
+
+
 def conversation(**more) -> ConversationResult:
     return ConversationResult(
         **{
             "source": "conversations/a.jsonl", "subject": "Replace a card", "assertions": (ASSERTION,), "sop": SOP,
             "criteria": (CRITERION,), "conversation_id": "conv-1", "notes": ("1 LLM-judged check not judged",),
             "metrics": METRICS, "usage": Usage(20, 9, 0.5), "scenario": "card_replace", "user_review": REVIEW,
-            **more,
+            "blame": BLAME, **more,
         }
     )
 
@@ -92,7 +96,7 @@ RUN = RunResult(
     number=2,
     verdict=Outcome.ERROR,
     # a run's conversation: named by its run and its scenario, its conversation id and review the run's
-    conversation=conversation(source="card_replace/run_2", subject="Replace a card", scenario=None, user_review=None),
+    conversation=conversation(source="card_replace/run_2", subject="Replace a card", scenario=None, user_review=None, blame=None),
     error="the agent answered 500",
     crashes=(Crash("RuntimeError", "boom", "Traceback ...", "the agent"),),
     conversation_id="conv-1",
@@ -101,6 +105,7 @@ RUN = RunResult(
     latencies=(0.5, 0.75),
     transcript=(TranscriptLine("user", "my card broke"), TranscriptLine("agent", "let me look")),
     user_review=REVIEW,
+    blame=Blame("environment", 3, None, "00f067aa0ba902b7", (), "the agent failed: 500", "agent_error"),
     suspect_attempts=1,
     persona="terse",
     simulator=SimulatorInfo("gpt-test", 0.7, 42, "ab" * 32, Usage(100, 50, 0.01)),

@@ -569,7 +569,9 @@ def check_stats_of(document: Mapping[str, Any]) -> CheckStats | None:
             [str(example) for example in entry["examples"]], int(entry.get("uncalibrated", 0)),
         ))
     verdicts = [(str(row["slug"]), str(row["name"]), verdict_counts_of(row)) for row in scenarios]
-    return CheckStats.restored(rows, _sop_scores_of(document.get("sop_scores")), verdicts)
+    blame = document.get("blame")
+    blamed = {str(actor): int(n) for actor, n in blame.items()} if isinstance(blame, Mapping) else {}
+    return CheckStats.restored(rows, _sop_scores_of(document.get("sop_scores")), verdicts, blamed)
 
 
 def verdict_counts_of(document: Mapping[str, Any]) -> Counts:

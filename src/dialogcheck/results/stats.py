@@ -15,7 +15,7 @@ given, so they say nothing about the agent, as an errored run's say nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..checks.base import Outcome
@@ -210,21 +210,24 @@ class CheckStats:
             self._scenarios.setdefault(slug, (name, Counts()))[1].update(counts)
 
     @classmethod
-    def restored(cls, rows: Iterable[CheckStat], sop_scores: SopScores, scenarios: Iterable[tuple[str, str, Counts]]) -> CheckStats:
-        """The statistics a summary recorded, read back: its rows in their order, its SOP scores, and per scenario
-        (slug, name, counts of its verdicts)."""
+    def restored(cls, rows: Iterable[CheckStat], sop_scores: SopScores, scenarios: Iterable[tuple[str, str, Counts]],
+                 blame: Mapping[str, int] | None = None) -> CheckStats:
+        """The statistics a summary recorded, read back: its rows in their order, its SOP scores, per scenario
+        (slug, name, counts of its verdicts), and how many were blamed on each actor."""
         stats = cls()
         stats._rows = {(row.scenario, row.kind, row.index, row.id): row for row in rows}
         stats.sop_scores = sop_scores
         stats._scenarios = {slug: (name, counts) for slug, name, counts in scenarios}
+        stats.blame.update(blame or {})
         return stats
 
     def __getstate__(self) -> dict:
         # the order index is rebuilt where it is needed
-        return {"rows": self.rows, "sop_scores": self.sop_scores, "scenarios": self._scenarios}
+        return {"rows": self.rows, "sop_scores": self.sop_scores, "scenarios": self._scenarios, "blame": self.blame}
 
     def __setstate__(self, state: dict) -> None:
         self._rows, self.sop_scores, self._scenarios = state["rows"], state["sop_scores"], state["scenarios"]
+        self.blame = state["blame"]
         self._in_order, self._patterns, self._marks = {}, {}, {}
 
     def __iter__(self):
