@@ -20,7 +20,7 @@ def test_a_run_folder_is_its_summary_and_its_batch_s_exit_code(folders):
 def test_a_check_output_folder_is_what_check_printed_named_as_the_caller_named_it(folders):
     said = report(str(folders["output"]), named="out")
     assert (said.document["conversations"], said.document["passed"], said.document["failed"]) == (8, 4, 4)
-    assert said.text.plain.endswith("8 conversations: 4 passed, 4 failed, 0 errored\nresults: 8 shards in out\n")
+    assert said.text.plain.endswith("8 conversations: 4 passed, 4 failed, 0 errored\nwhose fault: 4 agent\nresults: 8 shards in out\n")
     assert said.exit_code == EXIT_FAILED
 
 
