@@ -42,7 +42,7 @@ def test_a_batch_shows_only_its_failing_checks_then_the_table():
     assert all("  FAIL  " in block for block in shown)
     table = done.stdout[done.stdout.index("checks, most failures first:\n"):]
     assert "  #7 memory_was_cleared card_replace.draft_order_id  e.g. " in table.splitlines()[2]
-    assert done.stdout.endswith("8 conversations: 2 passed, 6 failed, 0 errored\n1 LLM-judged check per conversation skipped (--no-judge)\n")
+    assert done.stdout.endswith("8 conversations: 2 passed, 6 failed, 0 errored\nwhose fault: 6 agent\n1 LLM-judged check per conversation skipped (--no-judge)\n")
     assert "more failing" not in done.stdout
 
 
@@ -247,4 +247,4 @@ def test_on_a_terminal_check_s_failure_lines_start_on_a_clean_line_not_after_its
     sources = [line for line in screen if "runs.jsonl#task-" in line and "tau-bench airline task" in line]
     assert len(sources) == 2 and all(line.startswith(str(tmp_path / "runs.jsonl#task-")) for line in sources), screen
     assert not any("checking" in line or "conversations 0:00" in line for line in screen), screen  # the bar left no trace
-    assert screen[-2] == "4 conversations: 2 passed, 2 failed, 0 errored", screen
+    assert screen[-3:-1] == ["4 conversations: 2 passed, 2 failed, 0 errored", "whose fault: 2 agent"], screen

@@ -75,7 +75,7 @@ def test_two_jobs_write_the_bytes_one_job_writes(batch, output_format):
     else:
         assert two.stdout.count(b"  verdict: ") == (COUNT if show else 20)  # every conversation, or the first 20 failing
         assert show or b"\n460 more failing or errored: see --format json, --output or --html\n" in two.stdout
-        assert two.stdout.endswith(f"\n{COUNT:,} conversations: 720 passed, 480 failed, 0 errored\n".encode())
+        assert two.stdout.endswith(f"\n{COUNT:,} conversations: 720 passed, 480 failed, 0 errored\nwhose fault: 480 agent\n".encode())
 
 
 class PidChunk:

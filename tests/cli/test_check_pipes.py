@@ -79,7 +79,7 @@ def test_process_substitution_and_a_fifo_are_read_once(batch_file, tmp_path):
         capture_output=True, env=_env(), check=False,
     )
     assert substituted.returncode == 1, substituted.stderr
-    assert substituted.stdout.endswith(b"\n20 conversations: 19 passed, 1 failed, 0 errored\n")
+    assert substituted.stdout.endswith(b"\n20 conversations: 19 passed, 1 failed, 0 errored\nwhose fault: 1 agent\n")
 
     fifo = tmp_path / "log.fifo"
     os.mkfifo(fifo)

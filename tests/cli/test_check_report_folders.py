@@ -64,7 +64,7 @@ def test_report_prints_a_check_output_folder(output):
     assert text.returncode == 1
     printed = text.stdout.decode()
     assert printed.startswith("checks, most failures first:\n")  # the one check that failed, by its scenario
-    assert printed.endswith(f"\n14 conversations: 12 passed, 2 failed, 0 errored\nresults: 14 shards in {output}\n")
+    assert printed.endswith(f"\n14 conversations: 12 passed, 2 failed, 0 errored\nwhose fault: 2 agent\nresults: 14 shards in {output}\n")
     document = run("report", "--format", "json", output)
     assert document.returncode == 1 and json.loads(document.stdout) == json.loads((output / "summary.json").read_text())
 
