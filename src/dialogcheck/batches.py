@@ -36,6 +36,7 @@ def run_scenarios(
     seed: int | None = None,
     replay: bool = False,
     faults: bool = True,
+    blame: str = "evidence",
 ) -> BatchResult:
     """Run scenarios against an agent and judge each run; the batch's typed result.
 
@@ -46,7 +47,7 @@ def run_scenarios(
     folder instead. `personas` (built-in trait names) run each LLM-simulated scenario once per trait and
     repeat, in place of its own `personas`; `seed` is the simulated user's sampling seed (else
     `simulation.seed`), which the runs' environments draw their faults from too; `faults=False` switches the
-    environments' fault schedules off (`run --faults off`). `replay` answers every LLM call from the answer cache and sends none. `passed`,
+    environments' fault schedules off (`run --faults off`); `blame` is `run --blame` (`"evidence"`, `"llm"` or `"off"`). `replay` answers every LLM call from the answer cache and sends none. `passed`,
     `failed`, `errored` and `suspect` of the result count runs; a run whose simulated user is suspect (its
     `user_review`) is run again up to `retry_suspect` times. Bad input raises
     `dialogcheck.LoadError`; an agent that cannot be set up, `AgentSetupError`; one that is down, `AgentError`.
@@ -54,7 +55,7 @@ def run_scenarios(
     options = RunOptions(
         runs=runs, parallel=parallel or 4, time_limit=time_limit, results=results, resume=resume, config=config, no_judge=no_judge,
         simulate=simulate, use_cache=use_cache, cache_dir=cache_dir, retry_suspect=retry_suspect, personas=personas, seed=seed,
-        replay=replay, faults=faults,
+        replay=replay, faults=faults, blame=blame,
     )
     batch = ScenarioBatch([paths] if isinstance(paths, (str, Path)) else paths, options, agent=agent, spelling=PYTHON_API)
     batch.check_agent()

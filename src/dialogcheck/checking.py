@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from .blame import BLAME_MODES
 from .engines.chunks import CHUNK_BYTES, RUN_PLAN, STDIN, ReadChunk, held_bytes, input_files, is_stream, plan_local, unfinished_runs
 from .engines.local import WorkerLost, encoded_in_order, results_in_order, shards_in_order, usable_cores
 from .engines.storage import is_uri
@@ -261,9 +262,11 @@ class CheckRun:
         whole: bool = False,
         review_user: bool = False,
         transcript: bool = False,
-        blame: bool = True,
+        blame: str = "evidence",
     ):
         self.subject = subject
+        if blame not in BLAME_MODES:
+            raise ValueError(f"blame {blame!r}: give one of {', '.join(map(repr, BLAME_MODES))}")
         if review_user and any(one.brief is None for one in subject.subjects):
             raise ValueError("review_user reviews the user against a scenario's simulation_context: judge against a scenario, not an SOP")
         if engine not in ("local", "ray"):
@@ -298,8 +301,8 @@ class CheckRun:
         self.workers = 1 if (size_known and size < IN_PROCESS_BELOW_BYTES) or whole else (jobs or usable_cores())
 
     def _on_ray(self, given: list[Any], judge, metrics, review_user: bool, input_format: str | None, transcript: bool) -> None:
-        if judge is not None or metrics or review_user or input_format or transcript:
-            raise ValueError("engine='ray' runs the deterministic checks of native files: no judge, metrics, review_user or input_format")
+        if judge is not None or metrics or review_user or input_format or transcript or self.job.blame == "llm":
+            raise ValueError("engine='ray' runs the deterministic checks of native files: no judge, metrics, review_user, input_format or blame='llm'")
         if not all(isinstance(source, (str, Path)) for source in given):
             raise ValueError("engine='ray' reads files and object-store URIs, which its tasks open themselves: not conversations in memory")
         self.sources = [str(source) for source in given]
@@ -452,7 +455,7 @@ def check_conversations(
     review_user: bool = False,
     pair: str | re.Pattern[str] | None = None,
     partial: bool = False,
-    blame: bool = True,
+    blame: str = "evidence",
 ) -> Iterator[ConversationResult]:
     """Judge recorded conversations; one typed result each, in input order.
 
@@ -472,7 +475,8 @@ def check_conversations(
     A `run` results folder whose batch did not finish raises `dialogcheck.UnfinishedBatch` before anything is
     judged (its missing runs would otherwise pass unseen), unless `partial` asks to judge the runs it holds.
     Each result that did not pass carries its `blame` (whose fault it was, and where: `dialogcheck.blame`),
-    unless `blame=False`.
+    decided from the evidence; `blame="llm"` also asks `judge`'s localiser where the evidence placed nothing,
+    and `blame="off"` decides none.
     """
     run = CheckRun(
         _subject_of(subject, pair), [sources] if isinstance(sources, (str, Path)) else sources, jobs=jobs, engine=engine, judge=judge, no_judge=no_judge,

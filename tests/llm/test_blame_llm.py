@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from dialogcheck import LoadError, check_conversations, run_scenarios
+from dialogcheck._cli.main import cli
 from dialogcheck.blame import blame, localised
 from dialogcheck.config import LLMSettings
 from dialogcheck.judge.chat_judge import ChatJudge
 from dialogcheck.judging import evaluate
 from dialogcheck.llm.factory import make_client
-from tests.conftest import bot, conv, tool, user
+from tests import inprocess
+from tests.cli.test_run import AGENT
+from tests.conftest import bot, conv, plain_env, tool, user
 from tests.llm.conftest import Answer, openai_body
 from tests.test_blame import ORDERED_AS_ASKED, scenario
 
+DIALOGCHECK = Path(sys.executable).parent / "dialogcheck"
 #: A skill never completed, with nothing said that it needs: placed only by the fallback, after the first message.
 UNPLACED = "    assertions:\n      - skill_completed: {skill_id: card_replace}\n"
 
@@ -84,3 +94,86 @@ def test_a_localiser_that_fails_leaves_the_evidence_s_answer(tmp_path, openai_se
     kept = asyncio.run(localised(conversation, found, result, judge_for(openai_server)))
     assert (kept.actor, kept.rule, kept.event) == (found.actor, found.rule, found.event)
     assert "(the LLM localiser gave no answer:" in kept.reason
+
+
+# --------------------------------------------------------------------------- --blame llm on the command line
+
+
+def project_of(tmp_path, server, goals: str = UNPLACED, config: bool = True):
+    """A project judged by the loopback `server`, a scenario of `goals`, and the unplaced conversation as a file."""
+    (tmp_path / "eval" / "scenarios").mkdir(parents=True)
+    if config:
+        (tmp_path / "eval" / "conftest.yml").write_text(
+            f"evaluation:\n  llm: {{provider: openai_compatible, base_url: '{server.root}/v1', model: judge, max_retries: 1}}\n"
+        )
+    scenario = tmp_path / "eval" / "scenarios" / "card.yml"
+    scenario.write_text(f"scenario:\n  name: Card\n  simulation_context: c\n  goals:\n{goals}")
+    events = [bot("hi"), user("my card broke"), bot("sorry to hear"), user("I want a new one"), bot("I cannot do that")]
+    conversation = tmp_path / "conversation.jsonl"
+    conversation.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return str(scenario), str(conversation)
+
+
+def checked(*args, cwd):
+    return inprocess.run([DIALOGCHECK, "check", "--format", "json", "--no-cache", *args], cwd=cwd, text=True, env=plain_env("NO_COLOR"))
+
+
+def test_check_blame_llm_asks_the_evaluation_model_where_the_evidence_placed_nothing(tmp_path, openai_server):
+    scenario, conversation = project_of(tmp_path, openai_server)
+    openai_server.answer(says(actor="user", turn=1, event=None, reason="The customer never said which card."))
+    done = checked("--blame", "llm", "--scenario", scenario, conversation, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["blame"] == {
+        "actor": "user", "turn": 1, "event": None, "source_index": None, "checks": ["assertion 1"],
+        "reason": "The customer never said which card.", "rule": "llm",
+    }
+    assert openai_server.count == 1
+    evidence = checked("--scenario", scenario, conversation, cwd=tmp_path)  # the default: the evidence alone, nothing asked
+    assert json.loads(evidence.stdout)["blame"]["rule"] == "missing_from_start" and openai_server.count == 1
+
+
+def test_check_blame_llm_never_asks_about_a_failure_the_evidence_placed(tmp_path, openai_server):
+    scenario, conversation = project_of(tmp_path, openai_server, "    assertions:\n      - bot_did_not_utter: {text_matches: cannot}\n")
+    done = checked("--blame", "llm", "--scenario", scenario, conversation, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert (json.loads(done.stdout)["blame"]["rule"], openai_server.count) == ("forbidden_event", 0)
+
+
+def test_check_blame_llm_without_a_model_to_ask_is_a_usage_error(tmp_path, openai_server):
+    scenario, conversation = project_of(tmp_path, openai_server, config=False)
+    for extra, why in (((), "no evaluation.llm is configured"), (("--no-judge",), "--no-judge keeps it from being asked")):
+        done = checked("--blame", "llm", *extra, "--scenario", scenario, conversation, cwd=tmp_path)
+        assert done.returncode == 2 and why in json.loads(done.stdout)["error"]["message"], done.stdout
+        assert "blame" not in done.stdout.replace("--blame llm", "")
+    on_ray = CliRunner().invoke(cli, ["check", "--blame", "llm", "--engine", "ray", "--no-judge", "--output", str(tmp_path / "out"), "--scenario", scenario, conversation])
+    assert on_ray.exit_code == 2 and "--blame llm asks the evaluation model" in on_ray.output, on_ray.output
+    assert "--engine ray runs the deterministic checks (use --engine local)" in on_ray.output  # refused before Ray starts
+    assert openai_server.count == 0
+
+
+def test_check_conversations_takes_the_blame_modes_and_no_other(tmp_path, openai_server):
+    scenario, conversation = project_of(tmp_path, openai_server)
+    openai_server.answer(says(actor="agent", turn=2, event=4, reason="It refused a replacement it could have ordered."))
+    [placed] = check_conversations(scenario, conversation, judge=judge_for(openai_server), blame="llm")
+    assert (placed.blame.actor, placed.blame.event, placed.blame.rule) == ("agent", 4, "llm")
+    [unblamed] = check_conversations(scenario, conversation, no_judge=True, blame="off")
+    assert unblamed.blame is None and unblamed.verdict.value == "fail"
+    with pytest.raises(ValueError, match="blame 'yes': give one of 'evidence', 'llm', 'off'"):
+        list(check_conversations(scenario, conversation, no_judge=True, blame="yes"))
+
+
+def test_run_blame_llm_localises_a_run_and_needs_a_model(tmp_path, openai_server):
+    scenario, _ = project_of(tmp_path, openai_server)
+    (tmp_path / "eval" / "conftest.yml").write_text(
+        f"agent: {{type: python, callable: 'agent:respond'}}\n"
+        f"evaluation:\n  llm: {{provider: openai_compatible, base_url: '{openai_server.root}/v1', model: judge, max_retries: 1}}\n"
+    )
+    (tmp_path / "agent.py").write_text(AGENT)
+    Path(scenario).write_text(f"scenario:\n  name: Card\n  simulation_context: c\n  script: [my card broke]\n  goals:\n{UNPLACED}")
+    openai_server.answer(says(actor="agent", turn=1, event=None, reason="It looked the card up and never ordered one."))
+    batch = run_scenarios(tmp_path, results=tmp_path / "r", blame="llm", use_cache=False)
+    assert batch.failed == 1
+    written = json.loads((tmp_path / "r" / "card" / "run_1.json").read_text())["blame"]
+    assert (written["actor"], written["turn"], written["rule"]) == ("agent", 1, "llm")
+    with pytest.raises(LoadError, match="blame='llm' asks the evaluation model .* and no_judge= keeps it from being asked"):
+        run_scenarios(tmp_path, results=tmp_path / "r2", blame="llm", no_judge=True)

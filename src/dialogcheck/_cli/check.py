@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import click
 
+from ..blame import BLAME_MODES
 from ..checking import CheckRun, wants_judge
 from ..config import QUALITY_METRICS
 from ..engines import EngineError, RayUnavailable
@@ -26,6 +27,7 @@ from .check_options import (
     CheckOptions,
     config_and_subject,
     make_judge,
+    refuse_blame_llm_without_a_model,
     refuse_judging_on_ray,
     refuse_what_cannot_go_together,
 )
@@ -93,9 +95,10 @@ from .telemetry_out import TelemetryOut, telemetry_options
     "whose simulated user is suspect (it repeats its prompt, echoes the agent, leaks its brief, ...) is counted as suspect.",
 )
 @click.option(
-    "--blame", type=click.Choice(["evidence", "off"]), default="evidence", show_default=True,
+    "--blame", type=click.Choice(BLAME_MODES), default="evidence", show_default=True,
     help="evidence: each conversation that did not pass says whose fault it was (agent, user, environment, judge or "
-    "unknown) and its decisive turn, decided from its checks, its user's review and the faults injected. off: no blame.",
+    "unknown) and its decisive turn, decided from its checks, its user's review and the faults injected. llm: also ask the "
+    "evaluation model where the evidence placed nothing (its cited turn checked; it may answer unknown). off: no blame.",
 )
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write an HTML report here.")
@@ -143,6 +146,7 @@ def check(**given) -> None:
     refuse_what_cannot_go_together(o)
     config, subject = config_and_subject(o)
     refuse_judging_on_ray(o, config, subject)
+    refuse_blame_llm_without_a_model(o, config)
     lock = claim_output(o.output_dir, o.output_format) if o.output_dir else None
     try:
         _check(o, config, subject)
@@ -156,7 +160,8 @@ def _check(o: CheckOptions, config, subject) -> None:
     claim_report_paths([o.junit_path], "report", o.output_format)  # --html and --otlp-out are opened before the batch
     judge = None
     if o.engine == "local":
-        judge = make_judge(config, o.no_cache, o.cache_dir, o.where, o.output_format, o.replay) if wants_judge(subject, o.no_judge, o.metrics) else None
+        wanted = wants_judge(subject, o.no_judge, o.metrics) or o.blame == "llm"
+        judge = make_judge(config, o.no_cache, o.cache_dir, o.where, o.output_format, o.replay) if wanted else None
         require_calibration(judge, config.root if config else None, o.min_kappa)
     reports: list = []
     try:
@@ -180,7 +185,7 @@ def _run(o: CheckOptions, config, subject, judge, html: bool) -> CheckRun:
         subject, o.conversations, jobs=o.jobs, engine=o.engine, ray_address=o.ray_address, judge=judge, no_judge=o.no_judge,
         metrics=QUALITY_METRICS if o.metrics else (config.evaluation.metrics if config and o.engine == "local" else ()),
         input_format=o.input_format, strict=o.strict, stream=o.stream, chunk_bytes=o.chunk_bytes, whole=bool(o.junit_path),
-        review_user=o.review_user, transcript=html, blame=o.blame != "off",
+        review_user=o.review_user, transcript=html, blame=o.blame,
     )
 
 

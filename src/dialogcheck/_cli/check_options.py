@@ -145,6 +145,20 @@ def make_judge(config, no_cache: bool, cache_dir: str | None, where: str, output
         fail_with_load_error(err, output_format)
 
 
+def refuse_blame_llm_without_a_model(o: CheckOptions, config: ProjectConfig | None) -> None:
+    """`--blame llm` asks the evaluation model: a usage error where none may be asked."""
+    if o.blame != "llm":
+        return
+    why = (
+        "--engine ray runs the deterministic checks (use --engine local)" if o.engine == "ray"
+        else "--no-judge keeps it from being asked" if o.no_judge
+        else "no evaluation.llm is configured (eval/conftest.yml, or --config)" if config is None or config.evaluation.llm is None
+        else None
+    )
+    if why is not None:
+        raise click.UsageError(f"--blame llm asks the evaluation model for what the evidence cannot place, and {why}")
+
+
 def refuse_judging_on_ray(o: CheckOptions, config: ProjectConfig | None, subject) -> None:
     """Ray runs the deterministic checks: LLM-judged ones that a judge would decide, or metrics, are a usage error there."""
     if o.engine == "ray" and (o.metrics or (wants_judge(subject, o.no_judge, False) and config is not None and config.evaluation.llm is not None)):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import click
 
 from .._shown import counted
+from ..blame import BLAME_MODES
 from ..commands.answer import CommandError
 from ..commands.run import check_agent, plan_run, run_answer
 from ..config import SEED_RANGE
@@ -101,9 +102,10 @@ class _Interrupt:
     help="off: run with the environments' fault schedules switched off (a baseline to `compare` a faulted batch with).",
 )
 @click.option(
-    "--blame", type=click.Choice(["evidence", "off"]), default="evidence", show_default=True,
-    help="evidence: each run that did not pass says whose fault it was (agent, user, environment, judge or unknown) "
-    "and its decisive turn, decided from its checks, its user's review and the faults injected. off: no blame.",
+    "--blame", type=click.Choice(BLAME_MODES), default="evidence", show_default=True,
+    help="evidence: each run that did not pass says whose fault it was (agent, user, environment, judge or "
+    "unknown) and its decisive turn, decided from its checks, its user's review and the faults injected. llm: also ask the "
+    "evaluation model where the evidence placed nothing (its cited turn checked; it may answer unknown). off: no blame.",
 )
 @click.option("--no-judge", is_flag=True, help="Skip LLM-judged checks instead of reporting them as errors.")
 @click.option("--no-cache", is_flag=True, help="Ask the LLMs again instead of reusing cached answers.")
@@ -178,7 +180,7 @@ class RunArguments:
         return RunOptions(
             runs=self.runs, parallel=self.parallel, time_limit=self.time_limit, results=self.results_dir, resume=self.resume_dir,
             config=self.config_path, no_judge=self.no_judge, simulate=self.simulate_mode, use_cache=not self.no_cache, cache_dir=self.cache_dir,
-            retry_suspect=self.retry_suspect, personas=self.personas, seed=self.seed, replay=self.replay, faults=self.faults == "on", blame=self.blame != "off",
+            retry_suspect=self.retry_suspect, personas=self.personas, seed=self.seed, replay=self.replay, faults=self.faults == "on", blame=self.blame,
         )
 
 

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from .._shown import cut
-from ..blame import with_blame
+from ..blame import localised_in_order, with_blame
 from ..errors import LoadError, Problem
 from ..events.model import BotMessage, Conversation, UserMessage
-from ..judging import iter_results
+from ..judging import JUDGED_AHEAD, iter_results
 from ..results.model import ConversationResult, Counts, TranscriptLine
 from ..results.stats import CheckStats
 from ..subject import Standard
@@ -60,8 +60,9 @@ class CheckJob:
     encoding: Encoding | None = None
     #: With an output folder, only the counts come back: no one takes the typed results.
     counts_only: bool = False
-    #: Each result that did not pass carries its blame (`--blame evidence`, the default; off with `--blame off`).
-    blame: bool = True
+    #: Whose fault each result that did not pass was (`--blame`): `evidence` (the default), `llm` (the evidence, then the
+    #: judge's localiser where it placed nothing), or `off`.
+    blame: str = "evidence"
 
 
 @dataclass
@@ -94,22 +95,35 @@ def checked_in_order(
     if job.strict:
         conversations = _strictly(conversations)
     slug = subject_slug(job.subject)
-    taken: deque[Conversation] = deque()
-    keep = job.review is not None or job.transcript or job.blame
-    if keep:
-        conversations = _taken(conversations, taken)
-    for result in iter_results(job.subject, conversations, judge=judge, no_judge=job.no_judge, metrics=metrics):
-        if keep:  # one result per conversation, in order: the oldest taken is this result's
-            conversation = taken.popleft()
-            if job.review is not None:
-                result = job.review(job.subject, conversation, result)
-            if job.blame:
-                result = with_blame(job.subject, conversation, result)
-            if job.transcript:
-                result = replace(result, transcript=transcript_of(conversation))
+    finished = _finished(job, conversations, judge, metrics)
+    if job.blame == "llm" and judge is not None and not job.no_judge:
+        finished = localised_in_order(finished, judge, job.subject, JUDGED_AHEAD)
+    for conversation, result in finished:
+        if job.transcript and conversation is not None:
+            result = replace(result, transcript=transcript_of(conversation))
         if stats is not None:
             stats.add(result, result.source, slug=slug)
         yield result
+
+
+def _finished(
+    job: CheckJob, conversations: Iterable[Conversation], judge, metrics: tuple[str, ...]
+) -> Iterator[tuple[Conversation | None, ConversationResult]]:
+    """Each result judged, reviewed and blamed, with its conversation (None when nothing after needs it)."""
+    taken: deque[Conversation] = deque()
+    keep = job.review is not None or job.transcript or job.blame != "off"
+    if keep:
+        conversations = _taken(conversations, taken)
+    for result in iter_results(job.subject, conversations, judge=judge, no_judge=job.no_judge, metrics=metrics):
+        if not keep:
+            yield None, result
+            continue
+        conversation = taken.popleft()  # one result per conversation, in order: the oldest taken is this result's
+        if job.review is not None:
+            result = job.review(job.subject, conversation, result)
+        if job.blame != "off":
+            result = with_blame(job.subject, conversation, result)
+        yield conversation, result
 
 
 def subject_slug(standard: Standard) -> str | None:

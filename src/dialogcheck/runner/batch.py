@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from .._redact import redact
-from ..blame import RunError, blame, tested_faults
+from ..blame import RunError, blame, localised, tested_faults
 from ..checks.base import Outcome
 from ..connectors.base import AgentConnector, AgentError, describe, safe_text
 from ..events.parse import EventFieldError
@@ -64,8 +64,9 @@ class BatchSettings:
     retry_suspect: int = 1
     #: Whether the environments' fault schedules are on (`run --faults on|off`).
     faults: bool = True
-    #: Whether a run that did not pass carries its blame (`run --blame evidence`, the default; `off`).
-    blame: bool = True
+    #: Whose fault a run that did not pass was (`run --blame`): `evidence` (the default), `llm` (the evidence, then the
+    #: judge's localiser where it placed nothing), or `off`.
+    blame: str = "evidence"
 
 
 def _harness_error(err: BaseException, time_limit: float) -> str:
@@ -139,6 +140,12 @@ async def run_one(
             record, environment = world.record(simulated, source)
         else:
             record = simulated.conversation(source)
+    found = blame(
+        record, result, review=review, error=RunError("agent" if agent_failed else "harness", error) if error else None,
+        expected_faults=tested_faults(scenario), framework_tools=scenario.framework_tools,
+    ) if settings.blame != "off" else None
+    if settings.blame == "llm" and judge is not None and not settings.no_judge:
+        found = await localised(record, found, result, judge, scenario.framework_tools)
     return RunResult(
         scenario=ScenarioInfo(scenario.slug, scenario.name, scenario.path, scenario.type, tuple(scenario.tags)),
         number=spec.number,
@@ -157,10 +164,7 @@ async def run_one(
         persona=played.trait if played is not None else None,
         simulator=played.info() if played is not None else None,
         environment=environment,
-        blame=blame(
-            record, result, review=review, error=RunError("agent" if agent_failed else "harness", error) if error else None,
-            expected_faults=tested_faults(scenario), framework_tools=scenario.framework_tools,
-        ) if settings.blame else None,
+        blame=found,
     )
 
 

@@ -158,8 +158,8 @@ class RunOptions:
     replay: bool = False
     #: Whether the environments' fault schedules are on.
     faults: bool = True
-    #: Whether each run that did not pass carries its blame (`run --blame evidence`).
-    blame: bool = True
+    #: Whose fault each run that did not pass was (`run --blame`: `evidence`, `llm` or `off`).
+    blame: str = "evidence"
 
 
 class ScenarioBatch:
@@ -211,6 +211,10 @@ class ScenarioBatch:
             self.judge = judge_from_config(
                 self.project.config, use_cache=o.use_cache, cache_dir=cache, max_in_flight=in_flight_for(evaluation, o.parallel), replay=o.replay
             )
+        if o.blame == "llm" and self.judge is None:
+            blamed = self.spelling.option("blame", "llm")
+            why = f"{self.spelling.option('no_judge')} keeps it from being asked" if o.no_judge else "the project's config has no evaluation.llm"
+            raise LoadError.one(f"{blamed} asks the evaluation model for what the evidence cannot place, and {why}", blamed)
 
     def _new_plan(self, paths: Sequence[str | Path], o: RunOptions) -> Plan:
         """The project of `paths` loaded (`self.project`), and the plan of a new batch of it: `LoadError` for a
