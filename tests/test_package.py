@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"events"},
     {"_fields"},
     {"checks"},
-    {"scenario", "sop", "subject", "pairing", "importers", "environment"},
+    {"lone", "scenario", "sop", "subject", "pairing", "importers", "environment"},
     {"llm", "config", "definitions"},
     {"results"},
     {"compare"},

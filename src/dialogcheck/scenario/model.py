@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -11,6 +11,7 @@ from ..checks.judged import Criterion, Judgement, JudgeRequest, unjudged
 from ..checks.running import run_check
 from ..environment.model import Environment
 from ..events.model import FRAMEWORK_TOOLS, Conversation
+from ..lone import LoneStandard
 from ..sop.model import StepSet, StepSetResult
 
 SCENARIO_TYPES = ("happy_path", "sad_path", "edge_case", "ambiguity", "out_of_scope", "escalation", "adversarial")
@@ -44,7 +45,7 @@ class UserProfile:
 
 
 @dataclass(frozen=True)
-class Scenario:
+class Scenario(LoneStandard):
     slug: str
     name: str
     simulation_context: str
@@ -93,18 +94,6 @@ class Scenario:
         assertions = tuple([run_check(check, conversation) for check in goals.assertions])
         criteria = tuple([Criterion(text).judged(judged.get(f"criterion:{i}") or unjudged(no_judge)) for i, text in enumerate(goals.criteria)])
         return assertions, criteria, goals.sop.evaluate_keyed(conversation, judged, no_judge) if goals.sop is not None else None
-
-    @property
-    def subjects(self) -> tuple[Scenario]:
-        return (self,)
-
-    several = False
-
-    def pairs(self, conversations: Iterable[Conversation]) -> Iterator[tuple[Scenario, Conversation]]:
-        return ((self, conversation) for conversation in conversations)
-
-    def own(self, scenario: str | None) -> Scenario:
-        return self
 
 
 def with_replay(conversation: Conversation, scenario: Scenario) -> Conversation:

@@ -8,7 +8,7 @@ is set (docs/sop-reference.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from .._shown import counted
@@ -16,6 +16,7 @@ from ..checks.base import Check, CheckResult, Outcome
 from ..checks.judged import JudgedCheck, Judgement, JudgeRequest, unjudged
 from ..checks.running import run_check
 from ..events.model import FRAMEWORK_TOOLS, Conversation
+from ..lone import LoneStandard
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ class StepSet:
 
 
 @dataclass(frozen=True)
-class Sop:
+class Sop(LoneStandard):
     """An SOP file (docs/sop-reference.md): named steps applied to recorded conversations."""
 
     id: str
@@ -178,18 +179,6 @@ class Sop:
 
     def run_checks(self, conversation: Conversation, judged: Mapping[str, Judgement], no_judge: bool) -> tuple[tuple[()], tuple[()], StepSetResult]:
         return (), (), self.steps.evaluate_keyed(conversation, judged, no_judge)
-
-    @property
-    def subjects(self) -> tuple[Sop]:
-        return (self,)
-
-    several = False
-
-    def pairs(self, conversations: Iterable[Conversation]) -> Iterator[tuple[Sop, Conversation]]:
-        return ((self, conversation) for conversation in conversations)
-
-    def own(self, scenario: str | None) -> Sop:
-        return self
 
 
 __all__ = ["Sop", "Step", "StepResult", "StepSet", "StepSetResult", "verdict"]
