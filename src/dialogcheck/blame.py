@@ -45,6 +45,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import islice
 from typing import Any, Literal
 
 import orjson
@@ -166,14 +167,15 @@ def _missing(conversation: Conversation, failure: Failure, anchor: Event | None,
         asked = next((e for e in conversation.events if isinstance(e, UserMessage)), None)
         start = asked.index if asked is not None else -1
         since, rule = ("the user's first message" if asked is not None else "the start"), "missing_from_start"
-    moves = [e for e in conversation.events if _agent_move(e, framework_tools)]
-    if not moves:
-        return None
+    events = conversation.events
     what = f"{failure.id}: {_clip(failure.result.detail.split(';')[0], 100)}"
-    after = next((e for e in moves if e.index > start), None)
-    if after is None:
-        return AgentPoint(moves[-1], "missing_at_end", failure, f"{what}; the conversation ended without it")
-    return AgentPoint(after, rule, failure, f"{what}; the agent's first move after {since} (event {start})")
+    after = next((e for e in islice(events, start + 1, None) if _agent_move(e, framework_tools)), None)
+    if after is not None:
+        return AgentPoint(after, rule, failure, f"{what}; the agent's first move after {since} (event {start})")
+    last = next((e for e in reversed(events) if _agent_move(e, framework_tools)), None)
+    if last is None:
+        return None
+    return AgentPoint(last, "missing_at_end", failure, f"{what}; the conversation ended without it")
 
 
 def _agent_move(event: Event, framework_tools: frozenset[str]) -> bool:
@@ -372,10 +374,10 @@ def source_index(conversation: Conversation, index: int | None) -> int | str | N
     tau2 trajectory), else `metadata.span_id` (an OTLP span); None when it has neither."""
     if index is None:
         return None
-    raw = conversation.raw_events
-    if not 0 <= index < len(raw):
+    events = conversation.events
+    if not 0 <= index < len(events):
         return None
-    metadata = raw[index].get("metadata")
+    metadata = events[index].metadata
     if not isinstance(metadata, Mapping):
         return None
     place = metadata.get("source_index")
@@ -432,7 +434,6 @@ def localised_in_order(
     The localiser's calls of a window of results are asked at once, on an event loop of their own; results
     still leave in order, and at most `window` conversations are held."""
     import asyncio
-    from itertools import islice
 
     async def one(conversation: Conversation | None, result: ConversationResult) -> Blame | None:
         if conversation is None:
