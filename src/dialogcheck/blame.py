@@ -426,33 +426,6 @@ async def localised(conversation: Conversation, found: Blame | None, result: Con
     return Blame(answer.actor, answer.turn, answer.event, source_index(conversation, answer.event), found.checks, answer.reason, "llm")
 
 
-def localised_in_order(
-    finished: Iterable[tuple[Conversation | None, ConversationResult]], judge: Any, standard: Any, window: int
-) -> Iterator[tuple[Conversation | None, ConversationResult]]:
-    """Each (conversation, result) as it came, its blame `localised` where the evidence placed nothing.
-
-    The localiser's calls of a window of results are asked at once, on an event loop of their own; results
-    still leave in order, and at most `window` conversations are held."""
-    import asyncio
-
-    async def one(conversation: Conversation | None, result: ConversationResult) -> Blame | None:
-        if conversation is None:
-            return result.blame
-        return await localised(conversation, result.blame, result, judge, standard.own(result.scenario).framework_tools)
-
-    async def window_localised(chunk: list[tuple[Conversation | None, ConversationResult]]) -> list[Blame | None]:
-        return list(await asyncio.gather(*(one(c, r) for c, r in chunk)))
-
-    finished = iter(finished)
-    loop = asyncio.new_event_loop()
-    try:
-        while chunk := list(islice(finished, window)):
-            found = loop.run_until_complete(window_localised(chunk))
-            yield from ((c, r if b is r.blame else replace(r, blame=b)) for (c, r), b in zip(chunk, found))
-    finally:
-        loop.close()
-
-
 def with_blame(standard: Any, conversation: Conversation, result: ConversationResult) -> ConversationResult:
     """`result` with its blame, decided against the scenario or SOP of `standard` it was judged against."""
     subject = standard.own(result.scenario)

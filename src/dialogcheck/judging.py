@@ -9,7 +9,7 @@ synchronous, with those judgements handed in. A check that crashes becomes an
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from itertools import islice
 from typing import Any, TypeVar
@@ -25,6 +25,9 @@ from .judge.samples import judge_samples
 from .results.codec import quality_scores
 from .results.model import ConversationResult, Crash
 from .subject import JudgeItems, Standard, Subject
+
+#: What is done to a result once judged, with the subject and conversation it came of (`iter_results`' `finish`).
+Finish = Callable[[Subject, Conversation, ConversationResult], Awaitable[ConversationResult]]
 
 
 def judge_requests(subject: Subject) -> JudgeItems:
@@ -148,11 +151,13 @@ async def evaluate_pairs(
     no_judge: bool = False,
     metrics: tuple[str, ...] = (),
     in_flight: int = 16,
+    finish: Finish | None = None,
 ) -> list[ConversationResult]:
     """Judge many conversations, each with its own scenario or SOP, asking the judge for several at once.
 
     The judge's client bounds the LLM calls in flight; `in_flight` bounds how
     many conversations wait on it, so memory stays flat on big batches.
+    `finish` is awaited on each result as it is judged, on the same event loop.
     """
     import asyncio
 
@@ -160,7 +165,8 @@ async def evaluate_pairs(
 
     async def one(subject: Subject, conversation: Conversation) -> ConversationResult:
         async with gate:
-            return await evaluate_async(subject, conversation, judge=judge, no_judge=no_judge, metrics=metrics)
+            result = await evaluate_async(subject, conversation, judge=judge, no_judge=no_judge, metrics=metrics)
+            return await finish(subject, conversation, result) if finish is not None else result
 
     return list(await asyncio.gather(*(one(s, c) for s, c in pairs)))
 
@@ -177,6 +183,7 @@ def iter_results(
     no_judge: bool = False,
     metrics: tuple[str, ...] = (),
     window: int = JUDGED_AHEAD,
+    finish: Finish | None = None,
 ) -> Iterator[ConversationResult]:
     """One result per conversation, in order, for a scenario, an SOP, or a `ScenarioSet`.
 
@@ -186,6 +193,8 @@ def iter_results(
     on it at once and results still come out in input order. With a
     `ScenarioSet` each conversation is judged against its own scenario, and
     the first that has none raises `LoadError` there, before it is judged.
+    With a judge, `finish` is awaited on each result (naming its scenario) as it is judged, beside the judge's
+    calls and on their event loop (`check --blame llm` asks the judge's model there); without one it is not used.
     """
     several = subject.several
     pairs = subject.pairs(conversations)
@@ -195,10 +204,16 @@ def iter_results(
         return
     import asyncio
 
+    async def paired_then_finished(scenario: Subject, conversation: Conversation, result: ConversationResult) -> ConversationResult:
+        return await finish(scenario, conversation, _paired(several, scenario, result))  # type: ignore[misc]  # only when given
+
+    named = paired_then_finished if finish is not None else None
     loop = asyncio.new_event_loop()
     try:
         while window_pairs := list(islice(pairs, window)):
-            results = loop.run_until_complete(evaluate_pairs(window_pairs, judge=judge, no_judge=no_judge, metrics=metrics, in_flight=window))
+            results = loop.run_until_complete(
+                evaluate_pairs(window_pairs, judge=judge, no_judge=no_judge, metrics=metrics, in_flight=window, finish=named)
+            )
             yield from (_paired(several, scenario, result) for (scenario, _), result in zip(window_pairs, results))
     finally:
         loop.close()

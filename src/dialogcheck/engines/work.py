@@ -13,15 +13,16 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from .._shown import cut
-from ..blame import localised_in_order, with_blame
+from ..blame import localised, with_blame
 from ..errors import LoadError, Problem
 from ..events.model import BotMessage, Conversation, UserMessage
-from ..judging import JUDGED_AHEAD, iter_results
+from ..judging import iter_results
 from ..results.model import ConversationResult, Counts, TranscriptLine
 from ..results.stats import CheckStats
-from ..subject import Standard
+from ..subject import Standard, Subject
 
 #: Turns one result into the bytes a sink writes of it (a JSON line, a text block); a top-level function.
 Encoder = Callable[[ConversationResult], bytes]
@@ -95,35 +96,41 @@ def checked_in_order(
     if job.strict:
         conversations = _strictly(conversations)
     slug = subject_slug(job.subject)
-    finished = _finished(job, conversations, judge, metrics)
-    if job.blame == "llm" and judge is not None and not job.no_judge:
-        finished = localised_in_order(finished, judge, job.subject, JUDGED_AHEAD)
-    for conversation, result in finished:
-        if job.transcript and conversation is not None:
-            result = replace(result, transcript=transcript_of(conversation))
+    for result in _finished(job, conversations, judge, metrics):
         if stats is not None:
             stats.add(result, result.source, slug=slug)
         yield result
 
 
-def _finished(
-    job: CheckJob, conversations: Iterable[Conversation], judge, metrics: tuple[str, ...]
-) -> Iterator[tuple[Conversation | None, ConversationResult]]:
-    """Each result judged, reviewed and blamed, with its conversation (None when nothing after needs it)."""
-    taken: deque[Conversation] = deque()
-    keep = job.review is not None or job.transcript or job.blame != "off"
-    if keep:
-        conversations = _taken(conversations, taken)
-    for result in iter_results(job.subject, conversations, judge=judge, no_judge=job.no_judge, metrics=metrics):
-        if not keep:
-            yield None, result
-            continue
-        conversation = taken.popleft()  # one result per conversation, in order: the oldest taken is this result's
-        if job.review is not None:
-            result = job.review(job.subject, conversation, result)
-        if job.blame != "off":
-            result = with_blame(job.subject, conversation, result)
-        yield conversation, result
+def _finished(job: CheckJob, conversations: Iterable[Conversation], judge, metrics: tuple[str, ...]) -> Iterator[ConversationResult]:
+    """Each result judged, then reviewed, blamed and given its transcript as `job` asks; with `--blame llm`, the
+    localiser asked beside the judge's calls, on their event loop."""
+    judged = partial(iter_results, job.subject, judge=judge, no_judge=job.no_judge, metrics=metrics)
+    if job.review is None and not job.transcript and job.blame == "off":
+        yield from judged(conversations)
+    elif job.blame == "llm" and judge is not None and not job.no_judge:
+
+        async def finish(subject: Subject, conversation: Conversation, result: ConversationResult) -> ConversationResult:
+            result = _completed(job, conversation, result)
+            found = await localised(conversation, result.blame, result, judge, subject.framework_tools)
+            return result if found is result.blame else replace(result, blame=found)
+
+        yield from judged(conversations, finish=finish)
+    else:
+        taken: deque[Conversation] = deque()
+        for result in judged(_taken(conversations, taken)):
+            yield _completed(job, taken.popleft(), result)  # one result per conversation, in order: the oldest taken is its
+
+
+def _completed(job: CheckJob, conversation: Conversation, result: ConversationResult) -> ConversationResult:
+    """`result` reviewed, blamed and given its transcript, as `job` asks."""
+    if job.review is not None:
+        result = job.review(job.subject, conversation, result)
+    if job.blame != "off":
+        result = with_blame(job.subject, conversation, result)
+    if job.transcript:
+        result = replace(result, transcript=transcript_of(conversation))
+    return result
 
 
 def subject_slug(standard: Standard) -> str | None:
