@@ -192,3 +192,16 @@ def test_the_statistics_of_a_check_summary_read_back_as_they_were_counted():
     assert [vars(row) for row in read] == [vars(row) for row in stats]
     assert vars(read.sop_scores) == vars(stats.sop_scores)
     assert read.scenarios() == stats.scenarios()
+
+
+@pytest.mark.parametrize("usage", [{"input_tokens": "many", "output_tokens": [3], "cost": "free"}, {"input_tokens": {}}, "12 tokens"])
+def test_usage_of_another_type_in_a_hand_edited_file_reads_as_none_counted_not_a_crash(usage):
+    document = {**orjson.loads(conversation_line(conversation())), "usage": usage}
+    read = decode_conversation(document, "results/conversations.jsonl", 1)
+    assert read.usage in (Usage(), None)
+
+
+def test_usage_of_the_written_types_reads_back_its_counts():
+    written = {"input_tokens": 12, "output_tokens": 3, "cost": 0.5}
+    document = {**orjson.loads(conversation_line(conversation())), "usage": written}
+    assert decode_conversation(document, "results/conversations.jsonl", 1).usage == Usage(12, 3, 0.5)

@@ -10,7 +10,7 @@ hand: it is read leniently); a required field with neither makes the whole recor
 from __future__ import annotations
 
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import MISSING, fields, is_dataclass
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
@@ -23,14 +23,8 @@ _HINTS: dict[type, dict[str, Any]] = {}
 
 
 def read_usage(value: Any) -> Usage | None:
-    """Token counts and cost as `Usage.to_dict` wrote them; a count of another type reads as a number where it is one."""
-    if not isinstance(value, Mapping):
-        return None
-    return Usage(int(value.get("input_tokens") or 0), int(value.get("output_tokens") or 0), value.get("cost"))
-
-
-#: Types read by a reader of their own (None: not readable), not from their fields.
-READERS: dict[type, Callable[[Any], Any]] = {Usage: read_usage}
+    """Token counts and cost as `Usage.to_dict` wrote them, leniently like any record: a count of another type reads as 0."""
+    return read_record(Usage, value)
 
 
 def record_document(value: Any) -> dict[str, Any]:
@@ -83,9 +77,8 @@ def _read(hint: Any, value: Any) -> tuple[bool, Any]:
             return False, None
         item = get_args(hint)[0]
         return True, tuple(read for ok, read in (_read(item, one) for one in value) if ok)
-    reader = READERS.get(hint)
-    if reader is not None or is_dataclass(hint):
-        read = reader(value) if reader is not None else read_record(hint, value)
+    if isinstance(hint, type) and is_dataclass(hint):
+        read = read_record(hint, value)
         return read is not None, read
     if hint is bool:
         return isinstance(value, bool), value
