@@ -46,13 +46,14 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
 from .checks.base import CheckResult, Outcome
 from .checks.judged import JudgedResult
 from .events.model import FRAMEWORK_TOOLS, BotMessage, Conversation, Event, ToolRun, UserMessage
+from .llm.base import Usage
 from .results.model import ACTORS, Blame, ConversationResult, UserReview
 
 Actor = Literal["agent", "user", "environment", "judge", "unknown"]
@@ -408,8 +409,19 @@ def failures_text(result: ConversationResult) -> str:
     return "\n".join(f"- {f.id} ({getattr(f.result.check, 'key', 'check')}): {_clip(f.result.detail, 300)}" for f in failures(result)) or "- (none)"
 
 
+class Localisation(NamedTuple):
+    """What `localised` decided: the blame, and the tokens the localiser spent on it (None when it was not asked)."""
+
+    blame: Blame | None
+    usage: Usage | None = None
+
+    def counted(self, result: ConversationResult) -> ConversationResult:
+        """`result` with its usage counting the localiser's tokens beside the judge's."""
+        return result if self.usage is None else replace(result, usage=(result.usage or Usage()) + self.usage)
+
+
 async def localised(conversation: Conversation, found: Blame | None, result: ConversationResult | None, judge: Any,
-                    framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> Blame | None:
+                    framework_tools: frozenset[str] = FRAMEWORK_TOOLS) -> Localisation:
     """`found`, or the localiser's answer where the evidence could not place the failure (`LOCALISED_RULES`).
 
     `judge` is the evaluation model's `ChatJudge`. The answer's turn and event are checked against the
@@ -417,13 +429,14 @@ async def localised(conversation: Conversation, found: Blame | None, result: Con
     from .judge.base import JudgeError  # here: `blame` without the localiser never imports the judge
 
     if found is None or result is None or found.rule not in LOCALISED_RULES or not hasattr(judge, "localise"):
-        return found
+        return Localisation(found)
     try:
         answer = await judge.localise(conversation, failures_text(result), framework_tools)
     except JudgeError as err:
-        return Blame(found.actor, found.turn, found.event, found.source_index, found.checks,
-                     f"{found.reason} (the LLM localiser gave no answer: {_clip(str(err), 120)})", found.rule)
-    return Blame(answer.actor, answer.turn, answer.event, source_index(conversation, answer.event), found.checks, answer.reason, "llm")
+        return Localisation(Blame(found.actor, found.turn, found.event, found.source_index, found.checks,
+                                  f"{found.reason} (the LLM localiser gave no answer: {_clip(str(err), 120)})", found.rule))
+    placed = Blame(answer.actor, answer.turn, answer.event, source_index(conversation, answer.event), found.checks, answer.reason, "llm")
+    return Localisation(placed, answer.usage if isinstance(answer.usage, Usage) else None)
 
 
 def with_blame(standard: Any, conversation: Conversation, result: ConversationResult) -> ConversationResult:

@@ -47,7 +47,7 @@ def test_the_localiser_places_what_only_a_fallback_placed(tmp_path, openai_serve
     found = blame(conversation, result)
     assert found.rule == "missing_from_start"
     openai_server.answer(says(actor="agent", turn=2, event=4, reason="It refused a replacement it could have ordered."))
-    placed = asyncio.run(localised(conversation, found, result, judge_for(openai_server)))
+    placed = asyncio.run(localised(conversation, found, result, judge_for(openai_server))).blame
     assert (placed.actor, placed.turn, placed.event, placed.rule, placed.checks) == ("agent", 2, 4, "llm", ("assertion 1",))
     assert placed.reason == "It refused a replacement it could have ordered."
     prompt = openai_server.bodies[0]["messages"][0]["content"]
@@ -59,7 +59,7 @@ def test_a_cited_line_that_does_not_exist_is_asked_again(tmp_path, openai_server
     conversation, result = unplaced(tmp_path)
     openai_server.answer(says(actor="agent", turn=9, event=None, reason="late"),
                          says(actor="user", turn=1, event=None, reason="The customer never said which card."))
-    placed = asyncio.run(localised(conversation, blame(conversation, result), result, judge_for(openai_server)))
+    placed = asyncio.run(localised(conversation, blame(conversation, result), result, judge_for(openai_server))).blame
     assert (placed.actor, placed.turn, placed.event) == ("user", 1, None)
     assert "it cites turn 9, but this conversation has turns 0 to 2" in json.dumps(openai_server.bodies[1])
 
@@ -67,7 +67,7 @@ def test_a_cited_line_that_does_not_exist_is_asked_again(tmp_path, openai_server
 def test_an_event_sets_the_turn_and_must_agree_with_it(tmp_path, openai_server):
     conversation, result = unplaced(tmp_path)
     openai_server.answer(says(actor="agent", turn=1, event=4, reason="x"), says(actor="agent", turn=None, event=4, reason="refused"))
-    placed = asyncio.run(localised(conversation, blame(conversation, result), result, judge_for(openai_server)))
+    placed = asyncio.run(localised(conversation, blame(conversation, result), result, judge_for(openai_server))).blame
     assert (placed.turn, placed.event) == (2, 4)
     assert "it cites event 4, which is in turn 2, not turn 1" in json.dumps(openai_server.bodies[1])
 
@@ -75,7 +75,7 @@ def test_an_event_sets_the_turn_and_must_agree_with_it(tmp_path, openai_server):
 def test_unknown_is_an_answer(tmp_path, openai_server):
     conversation, result = unplaced(tmp_path)
     openai_server.answer(says(actor="unknown", turn=None, event=None, reason="The transcript does not show it."))
-    placed = asyncio.run(localised(conversation, blame(conversation, result), result, judge_for(openai_server)))
+    placed = asyncio.run(localised(conversation, blame(conversation, result), result, judge_for(openai_server))).blame
     assert (placed.actor, placed.turn, placed.event, placed.rule) == ("unknown", None, None, "llm")
 
 
@@ -83,7 +83,7 @@ def test_evidence_is_never_sent_to_the_localiser(tmp_path, openai_server):
     conversation = conv(user("card_4417 standard"), tool("order_replacement", {"card_id": "card_4417", "shipping": "express"}))
     result = evaluate(scenario(tmp_path, ORDERED_AS_ASKED), conversation, no_judge=True)
     found = blame(conversation, result)
-    assert asyncio.run(localised(conversation, found, result, judge_for(openai_server))) == found
+    assert asyncio.run(localised(conversation, found, result, judge_for(openai_server))) == (found, None)  # nothing asked, nothing spent
     assert openai_server.count == 0
 
 
@@ -91,7 +91,7 @@ def test_a_localiser_that_fails_leaves_the_evidence_s_answer(tmp_path, openai_se
     conversation, result = unplaced(tmp_path)
     found = blame(conversation, result)
     openai_server.answer(*[Answer(body=openai_body("not json at all"))] * 3)
-    kept = asyncio.run(localised(conversation, found, result, judge_for(openai_server)))
+    kept = asyncio.run(localised(conversation, found, result, judge_for(openai_server))).blame
     assert (kept.actor, kept.rule, kept.event) == (found.actor, found.rule, found.event)
     assert "(the LLM localiser gave no answer:" in kept.reason
 
@@ -128,6 +128,7 @@ def test_check_blame_llm_asks_the_evaluation_model_where_the_evidence_placed_not
         "reason": "The customer never said which card.", "rule": "llm",
     }
     assert openai_server.count == 1
+    assert json.loads(done.stdout)["usage"] == {"input_tokens": 11, "output_tokens": 7, "cost": None}  # the localiser's tokens count
     evidence = checked("--scenario", scenario, conversation, cwd=tmp_path)  # the default: the evidence alone, nothing asked
     assert json.loads(evidence.stdout)["blame"]["rule"] == "missing_from_start" and openai_server.count == 1
 
@@ -156,6 +157,7 @@ def test_check_conversations_takes_the_blame_modes_and_no_other(tmp_path, openai
     openai_server.answer(says(actor="agent", turn=2, event=4, reason="It refused a replacement it could have ordered."))
     [placed] = check_conversations(scenario, conversation, judge=judge_for(openai_server), blame="llm")
     assert (placed.blame.actor, placed.blame.event, placed.blame.rule) == ("agent", 4, "llm")
+    assert (placed.usage.input_tokens, placed.usage.output_tokens) == (11, 7)
     [unblamed] = check_conversations(scenario, conversation, no_judge=True, blame="off")
     assert unblamed.blame is None and unblamed.verdict.value == "fail"
     with pytest.raises(ValueError, match="blame 'yes': give one of 'evidence', 'llm', 'off'"):
@@ -175,5 +177,6 @@ def test_run_blame_llm_localises_a_run_and_needs_a_model(tmp_path, openai_server
     assert batch.failed == 1
     written = json.loads((tmp_path / "r" / "card" / "run_1.json").read_text())["blame"]
     assert (written["actor"], written["turn"], written["rule"]) == ("agent", 1, "llm")
+    assert batch.runs[0].conversation.usage.input_tokens == 11  # the localiser's tokens count as the judge's
     with pytest.raises(LoadError, match="blame='llm' asks the evaluation model .* and no_judge= keeps it from being asked"):
         run_scenarios(tmp_path, results=tmp_path / "r2", blame="llm", no_judge=True)

@@ -112,8 +112,8 @@ def _finished(job: CheckJob, conversations: Iterable[Conversation], judge, metri
 
         async def finish(subject: Subject, conversation: Conversation, result: ConversationResult) -> ConversationResult:
             result = _completed(job, conversation, result)
-            found = await localised(conversation, result.blame, result, judge, subject.framework_tools)
-            return result if found is result.blame else replace(result, blame=found)
+            asked = await localised(conversation, result.blame, result, judge, subject.framework_tools)
+            return asked.counted(result if asked.blame is result.blame else replace(result, blame=asked.blame))
 
         yield from judged(conversations, finish=finish)
     else:

@@ -145,7 +145,10 @@ async def run_one(
         expected_faults=tested_faults(scenario), framework_tools=scenario.framework_tools,
     ) if settings.blame != "off" else None
     if settings.blame == "llm" and judge is not None and not settings.no_judge:
-        found = await localised(record, found, result, judge, scenario.framework_tools)
+        asked = await localised(record, found, result, judge, scenario.framework_tools)
+        found = asked.blame
+        if result is not None:
+            result = asked.counted(result)
     return RunResult(
         scenario=ScenarioInfo(scenario.slug, scenario.name, scenario.path, scenario.type, tuple(scenario.tags)),
         number=spec.number,
